@@ -1,0 +1,308 @@
+"""Find and load declarative files (agents, designs, suites, handbooks) by name.
+
+Search order: explicit roots (``--lib DIR``), then ``$MASBENCH_PATH`` (os.pathsep-separated), then
+the current directory, then the libraries bundled with masbench. A root is a folder that holds
+any of ``agents/``, ``baselines/``, ``orchestrators/``, ``tasks/``, ``skills/``. The first file that
+declares a name wins, so a user's ``agents/solver.yaml`` shadows the bundled one.
+
+Nothing here executes anything: files are parsed (PyYAML safe loader) and validated.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from .spec import KINDS, Spec
+from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
+from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file
+
+FOLDERS: dict[str, tuple[str, ...]] = {
+    "agent": ("agents",),
+    "design": ("baselines", "orchestrators", "orchestrators/generated"),
+    "suite": ("tasks",),
+    "handbook": ("skills",),
+}
+"""Kind → folders (relative to a root) that hold files of that kind."""
+
+Check = Callable[[Any, Located, "Library"], list[Problem]]
+CHECKS: dict[str, list[Check]] = {}
+"""Kind → extra checks run after schema validation (references, graph shape, …). Other modules
+register theirs with :func:`register_check`."""
+
+
+def register_check(kind: str) -> Callable[[Check], Check]:
+    """Decorator: add a semantic check for one kind."""
+
+    def deco(fn: Check) -> Check:
+        CHECKS.setdefault(kind, []).append(fn)
+        return fn
+
+    return deco
+
+
+def bundled_root() -> Path:
+    """Where the bundled libraries live: inside the wheel (``masbench/_library``) or, in a source
+    checkout, the repository root."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_library"
+    return packaged if packaged.is_dir() else here.parent
+
+
+def detect_kind(path: Path, data: Any) -> str | None:
+    """Kind of a file, by its folder, else by its keys."""
+    parts = {p.lower() for p in path.resolve().parts[-3:-1]}
+    for kind, folders in FOLDERS.items():
+        if any(f.split("/")[-1] in parts for f in folders):
+            return kind
+    if not isinstance(data, dict):
+        return None
+    if "nodes" in data:
+        return "design"
+    if "designs" in data and "tasks" in data:
+        return "suite"
+    if "prompt" in data:
+        return "agent"
+    if "profiles" in data or "taxonomy" in data:
+        return "handbook"
+    if "id" in data:
+        return "model"
+    return None
+
+
+@dataclass
+class Loaded:
+    """A validated spec with where it came from."""
+
+    kind: str
+    spec: Spec
+    located: Located
+
+    @property
+    def path(self) -> Path:
+        return Path(self.located.file)
+
+
+class Library:
+    """Loads specs by name from user roots first, then the bundled libraries."""
+
+    def __init__(self, roots: list[str | Path] | None = None, include_cwd: bool = True,
+                 include_bundled: bool = True):
+        found: list[Path] = [Path(r) for r in (roots or [])]
+        env = os.environ.get("MASBENCH_PATH")
+        if env:
+            found += [Path(p) for p in env.split(os.pathsep) if p]
+        if include_cwd:
+            found.append(Path.cwd())
+        if include_bundled:
+            found.append(bundled_root())
+        seen: set[Path] = set()
+        self.roots: list[Path] = []
+        for r in found:
+            rr = r.resolve()
+            if rr not in seen:
+                seen.add(rr)
+                self.roots.append(rr)
+        self._cache: dict[Path, Loaded] = {}
+        self._overlay: dict[str, dict[str, Loaded]] = {}
+
+    # ----- discovery -------------------------------------------------------------------------
+    def files(self, kind: str) -> list[Path]:
+        """Every YAML file of one kind, in search order."""
+        out = []
+        for root in self.roots:
+            for folder in FOLDERS.get(kind, ()):
+                d = root / folder
+                if d.is_dir():
+                    out += sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml")))
+        return out
+
+    @cached_property
+    def _index(self) -> dict[str, dict[str, Path]]:
+        idx: dict[str, dict[str, Path]] = {}
+        for kind in FOLDERS:
+            names: dict[str, Path] = {}
+            for f in self.files(kind):
+                try:
+                    data = load_yaml_file(f).data
+                except YamlSyntaxError:
+                    data = None
+                name = data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else f.stem
+                names.setdefault(name, f)
+                names.setdefault(f.stem, f)
+            idx[kind] = names
+        return idx
+
+    def names(self, kind: str) -> list[str]:
+        """Names available for a kind (user files first)."""
+        names = dict.fromkeys(self._overlay.get(kind, {}))
+        for f in self.files(kind):
+            try:
+                data = load_yaml_file(f).data
+            except YamlSyntaxError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("name"), str):
+                names.setdefault(data["name"])
+        return list(names)
+
+    def has(self, kind: str, name: str) -> bool:
+        return name in self._overlay.get(kind, {}) or name in self._index.get(kind, {})
+
+    def add(self, kind: str, spec: Spec, file: str = "<memory>") -> None:
+        """Register an in-memory spec (e.g. a generated design) that shadows files."""
+        self._overlay.setdefault(kind, {})[getattr(spec, "name")] = Loaded(
+            kind, spec, Located(data=spec.model_dump(by_alias=True), file=file))
+
+    # ----- loading ---------------------------------------------------------------------------
+    def load_path(self, path: str | Path, kind: str | None = None, check: bool = True) -> Loaded:
+        """Parse, validate and (optionally) check one file. Raises :class:`SpecError`."""
+        p = Path(path)
+        key = p.resolve()
+        if key in self._cache and (kind is None or self._cache[key].kind == kind):
+            return self._cache[key]
+        if not p.is_file():
+            raise SpecError([Problem(str(p), 1, 1, "<file>", "no such file")])
+        try:
+            located = load_yaml_file(p)
+        except YamlSyntaxError as exc:
+            raise SpecError([Problem(exc.file, exc.line, exc.col, "yaml", exc.msg)]) from None
+        data = located.data
+        kind = kind or detect_kind(p, data)
+        if kind is None or kind not in KINDS:
+            raise SpecError([problem_at(located, (), "cannot tell what kind of file this is "
+                                        "(put it under agents/, baselines/, orchestrators/, tasks/ or skills/)")])
+        if not isinstance(data, dict):
+            raise SpecError([problem_at(located, (), f"a {kind} file must be a mapping, got "
+                                        f"{type(data).__name__ if data is not None else 'an empty document'}")])
+        try:
+            spec = KINDS[kind].model_validate(data)
+        except ValidationError as exc:
+            raise SpecError(problems_from_validation(located, exc)) from None
+        loaded = Loaded(kind, spec, located)
+        if check:
+            problems = self.check(loaded)
+            if problems:
+                raise SpecError(problems)
+        self._cache[key] = loaded
+        return loaded
+
+    def check(self, loaded: Loaded) -> list[Problem]:
+        """Run the registered semantic checks for a loaded spec."""
+        problems: list[Problem] = []
+        for fn in CHECKS.get(loaded.kind, []):
+            problems += fn(loaded.spec, loaded.located, self)
+        return problems
+
+    def get(self, kind: str, name: str) -> Loaded:
+        """Load a spec by name (or by path, if ``name`` is an existing file)."""
+        if kind in self._overlay and name in self._overlay[kind]:
+            return self._overlay[kind][name]
+        path = self._index.get(kind, {}).get(name)
+        if path is None:
+            p = Path(name)
+            if p.suffix in (".yaml", ".yml") and p.is_file():
+                return self.load_path(p, kind)
+            avail = ", ".join(sorted(self.names(kind))[:30]) or "none"
+            raise SpecError([Problem("<library>", 1, 1, kind, f"no {kind} named {name!r} (available: {avail})")])
+        return self.load_path(path, kind)
+
+    def agent(self, name: str):
+        return self.get("agent", name).spec
+
+    def design(self, name: str):
+        return self.get("design", name).spec
+
+    def suite(self, name: str):
+        return self.get("suite", name).spec
+
+
+_default: Library | None = None
+
+
+def default_library() -> Library:
+    """A process-wide library over cwd + bundled roots."""
+    global _default
+    if _default is None:
+        _default = Library()
+    return _default
+
+
+# ----- reference checks (unknown names are errors, pinned to where they are used) ----------------
+from .spec.problems import problem_at as _at  # noqa: E402
+
+
+def _agent_refs(design) -> list[tuple[tuple, str]]:
+    """(path, agent name) for every agent a design names, loops included."""
+    out: list[tuple[tuple, str]] = []
+
+    def walk(nodes, base):
+        for nname, node in nodes.items():
+            if isinstance(node.agent, str):
+                out.append((base + (nname, "agent"), node.agent))
+            if node.select is not None:
+                out.append((base + (nname, "select"), node.select))
+            if node.loop is not None:
+                walk(node.loop.nodes, base + (nname, "loop", "nodes"))
+
+    walk(design.nodes, ("nodes",))
+    return out
+
+
+@register_check("design")
+def _check_design_refs(design, located: Located, lib: "Library") -> list[Problem]:
+    problems = []
+    for path, name in _agent_refs(design):
+        if name not in design.agents and not lib.has("agent", name):
+            problems.append(_at(located, path, f"unknown agent {name!r} (not in this design's agents "
+                                               "nor in any agents/ folder)"))
+        elif name not in design.agents:
+            try:
+                lib.get("agent", name)
+            except SpecError as exc:
+                problems.append(_at(located, path, f"agent {name!r} is invalid: {exc.problems[0]}"))
+
+    def walk(nodes, base):
+        for nname, node in nodes.items():
+            if node.design is not None:
+                if node.design == design.name:
+                    problems.append(_at(located, base + (nname, "design"), "a design cannot call itself"))
+                elif not lib.has("design", node.design):
+                    problems.append(_at(located, base + (nname, "design"), f"unknown design {node.design!r}"))
+            if node.loop is not None:
+                walk(node.loop.nodes, base + (nname, "loop", "nodes"))
+
+    walk(design.nodes, ("nodes",))
+    return problems
+
+
+@register_check("suite")
+def _check_suite_refs(suite, located: Located, lib: "Library") -> list[Problem]:
+    problems = []
+    aliases = set(suite.models)
+    for i, ref in enumerate(suite.designs):
+        name = ref if isinstance(ref, str) else ref.design
+        path = ("designs", i) if isinstance(ref, str) else ("designs", i, "design")
+        if not lib.has("design", name):
+            problems.append(_at(located, path, f"unknown design {name!r}"))
+            continue
+        try:
+            design = lib.get("design", name).spec
+        except SpecError as exc:
+            problems.append(_at(located, path, f"design {name!r} is invalid: {exc.problems[0]}"))
+            continue
+        for _p, aname in _agent_refs(design):
+            agent = design.agents.get(aname) or (lib.agent(aname) if lib.has("agent", aname) else None)
+            if agent is not None and isinstance(agent.model, str) and agent.model not in aliases \
+                    and "/" not in agent.model:
+                problems.append(_at(located, path, f"design {name!r}: agent {aname!r} uses model alias "
+                                                   f"{agent.model!r}, which this suite's models do not define"))
+    if suite.cot_sc.enabled and not lib.has("agent", suite.cot_sc.agent):
+        problems.append(_at(located, ("cot_sc", "agent"), f"unknown agent {suite.cot_sc.agent!r}"))
+    if "default" not in aliases:
+        problems.append(_at(located, ("models",), "models must define the alias 'default'"))
+    return problems

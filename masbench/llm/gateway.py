@@ -1,0 +1,274 @@
+"""The one gateway to models. Every model call in masbench goes through :meth:`Gateway.complete`.
+
+Per call: cache lookup (keyed with the sample index), a per-model concurrency slot, litellm
+``acompletion`` (or the in-process simulator for ``sim/…``), retries with exponential backoff and
+jitter on retryable errors only, USD cost from the model's YAML prices (else litellm's map, else 0
+with a warning), and one call row to the sink with tokens, cost, latency, cache hit, attempts and
+error. A call that still fails is *recorded* and returned with ``error`` set — never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from ..spec.model import ModelSpec
+from .cache import ResponseCache, cache_key
+from .errors import describe, is_retryable
+from .pricing import Prices, resolve_prices
+from .sim import Simulator, profile_for
+
+log = logging.getLogger("masbench.llm")
+
+Sink = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class CallResult:
+    """The outcome of one logical call (after retries)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    latency_s: float
+    cache_hit: bool
+    attempts: int
+    error: str | None
+    model: str
+    alias: str
+    simulated: bool
+    finish_reason: str | None
+    call_id: str
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] | None = None) -> dict[str, ModelSpec]:
+    """Suite ``models`` (alias → id or spec) plus CLI ``--model ALIAS=ID`` overrides → specs."""
+    out: dict[str, ModelSpec] = {}
+    for alias, m in mapping.items():
+        out[alias] = m if isinstance(m, ModelSpec) else ModelSpec(id=m)
+    for alias, mid in (overrides or {}).items():
+        if alias in out:
+            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None})
+        else:
+            out[alias] = ModelSpec(id=mid)
+    return out
+
+
+_counter = itertools.count()
+
+
+class Gateway:
+    """Routes calls to models by alias (or raw id), with cache, retries, limits, cost and logging."""
+
+    def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
+                 sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0):
+        self.models: dict[str, ModelSpec] = dict(models or {})
+        self.cache = cache
+        self.sink = sink
+        self.retry_base_s = retry_base_s
+        self.retry_max_s = retry_max_s
+        self._sems: dict[str, asyncio.Semaphore] = {}
+        self._prices: dict[str, Prices] = {}
+        self._sim = Simulator()
+        self._embedded_ready = False
+        self._prefix = uuid.uuid4().hex[:12]
+        self.stats = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                      "cost_usd": 0.0}
+        for alias, spec in self.models.items():
+            self._prepare(alias, spec)
+
+    # ----- model resolution ------------------------------------------------------------------
+    def _prepare(self, alias: str, spec: ModelSpec) -> None:
+        self._prices[alias] = resolve_prices(spec)
+        self._sems[alias] = asyncio.Semaphore(spec.concurrency)
+        if spec.provider == "sim":
+            profile_for(spec.id, spec.sim)  # fail fast on an unknown profile
+        elif spec.provider == "embedded" and not self._embedded_ready:
+            from .embedded import register_embedded
+            register_embedded()
+            self._embedded_ready = True
+
+    def resolve(self, model: str) -> tuple[str, ModelSpec]:
+        """An alias, or a raw model id (registered on first use as its own alias)."""
+        spec = self.models.get(model)
+        if spec is None:
+            if "/" not in model:
+                raise KeyError(f"unknown model alias {model!r} (known: {', '.join(sorted(self.models)) or 'none'}); "
+                               "give a litellm id like 'openai/gpt-4o-mini' or add the alias to the suite's models")
+            spec = ModelSpec(id=model)
+            self.models[model] = spec
+            self._prepare(model, spec)
+        return model, spec
+
+    def prices(self, model: str) -> Prices:
+        alias, _ = self.resolve(model)
+        return self._prices[alias]
+
+    def is_simulated(self, model: str) -> bool:
+        return self.resolve(model)[1].provider == "sim"
+
+    # ----- the call --------------------------------------------------------------------------
+    async def complete(self, model: str, messages: list[dict[str, Any]], *, sample_index: int = 0,
+                       temperature: float | None = None, max_tokens: int | None = None,
+                       params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None,
+                       metadata: dict[str, Any] | None = None) -> CallResult:
+        """Make one logical call. Never raises for model errors: a failure comes back with
+        ``error`` set and is recorded like any other call."""
+        alias, spec = self.resolve(model)
+        req: dict[str, Any] = dict(spec.params)
+        if params:
+            req.update(params)
+        if temperature is not None:
+            req["temperature"] = temperature
+        if max_tokens is not None:
+            req["max_tokens"] = max_tokens
+        call_id = f"{self._prefix}-{next(_counter)}"
+        key = None
+        t0 = time.perf_counter()
+        if self.cache is not None:
+            key = cache_key(spec.id, spec.api_base, messages, req, sample_index)
+            hit = self.cache.get(key)
+            if hit is not None:
+                res = CallResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit.get("cached_tokens", 0),
+                                 hit["cost_usd"], time.perf_counter() - t0, True, 0, None, spec.id, alias,
+                                 spec.provider == "sim", hit.get("finish_reason"), call_id)
+                self._record(res, tags, sample_index, [])
+                return res
+        attempts = 0
+        attempt_log: list[str] = []
+        sem = self._sems[alias]
+        result: CallResult | None = None
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(spec.max_attempts),
+                wait=wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_max_s),
+                retry=retry_if_exception(is_retryable),
+                reraise=True,
+            ):
+                with attempt:
+                    attempts += 1
+                    try:
+                        async with sem:
+                            result = await self._once(alias, spec, messages, req, sample_index, attempts, metadata, call_id)
+                    except BaseException as exc:
+                        if isinstance(exc, asyncio.CancelledError):
+                            raise
+                        attempt_log.append(describe(exc))
+                        raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the call failed for good: record it, return it
+            res = CallResult("", 0, 0, 0, 0.0, time.perf_counter() - t0, False, attempts, describe(exc), spec.id,
+                             alias, spec.provider == "sim", None, call_id)
+            self._record(res, tags, sample_index, attempt_log)
+            return res
+        assert result is not None
+        result.attempts = attempts
+        result.latency_s = time.perf_counter() - t0
+        if key is not None:
+            self.cache.put(key, {"text": result.text, "prompt_tokens": result.prompt_tokens,
+                                 "completion_tokens": result.completion_tokens,
+                                 "cached_tokens": result.cached_tokens, "cost_usd": result.cost_usd,
+                                 "finish_reason": result.finish_reason})
+        self._record(result, tags, sample_index, attempt_log)
+        return result
+
+    async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
+                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str) -> CallResult:
+        prices = self._prices[alias]
+        if spec.provider == "sim":
+            r = await self._sim.complete(spec.id, profile_for(spec.id, spec.sim), messages, req.get("max_tokens"),
+                                         sample_index, attempt, (metadata or {}).get("sim"))
+            cost = prices.cost(r.prompt_tokens, r.completion_tokens)
+            return CallResult(r.text, r.prompt_tokens, r.completion_tokens, 0, cost, 0.0, False, attempt, None,
+                              spec.id, alias, True, r.finish_reason, call_id)
+        from ._litellm import litellm
+
+        kwargs: dict[str, Any] = dict(req)
+        kwargs.setdefault("timeout", spec.timeout_s)
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        if spec.api_key_env:
+            key = os.environ.get(spec.api_key_env)
+            if key is None:
+                raise PermissionError(f"environment variable {spec.api_key_env} is not set")
+            kwargs["api_key"] = key
+        if spec.provider == "embedded":
+            kwargs.setdefault("seed", sample_index)
+        resp = await litellm.acompletion(model=spec.id, messages=messages, num_retries=0, max_retries=0, **kwargs)
+        usage = getattr(resp, "usage", None)
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        choice = resp.choices[0]
+        text = getattr(choice.message, "content", None) or ""
+        cost = prices.cost(pt, ct, cached)
+        return CallResult(text, pt, ct, cached, cost, 0.0, False, attempt, None, spec.id, alias, False,
+                          getattr(choice, "finish_reason", None), call_id)
+
+    # ----- logging ---------------------------------------------------------------------------
+    def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> None:
+        st = self.stats
+        st["calls"] += 1
+        st["errors"] += res.error is not None
+        st["cache_hits"] += res.cache_hit
+        st["prompt_tokens"] += res.prompt_tokens
+        st["completion_tokens"] += res.completion_tokens
+        st["cost_usd"] += res.cost_usd
+        if self.sink is None:
+            return
+        row = {
+            "call_id": res.call_id, "model_alias": res.alias, "model": res.model, "sample_index": sample_index,
+            "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
+            "cached_tokens": res.cached_tokens, "cost_usd": res.cost_usd, "latency_s": res.latency_s,
+            "cache_hit": res.cache_hit, "attempts": res.attempts, "error": res.error,
+            "attempt_errors": json.dumps(attempt_log) if attempt_log else None,
+            "simulated": res.simulated, "finish_reason": res.finish_reason, "ts": time.time(),
+        }
+        if tags:
+            row.update(tags)
+        self.sink(row)
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.flush()
+
+
+def prompt_token_bound(gateway: Gateway, model: str, messages: list[dict[str, Any]]) -> int:
+    """An upper bound on the prompt tokens a call will be billed, for budget enforcement.
+
+    Exact for ``sim/…`` (its own formula). Otherwise litellm's token counter with a 25% + 16
+    margin (different tokenizers disagree), falling back to UTF-8 bytes (a token is ≥ 1 byte).
+    """
+    from .sim import _prompt_tokens
+
+    _, spec = gateway.resolve(model)
+    if spec.provider == "sim":
+        return _prompt_tokens(messages)
+    try:
+        from ._litellm import litellm
+
+        n = litellm.token_counter(model=spec.id if spec.provider == "litellm" else "gpt-4o", messages=messages)
+        return int(n * 1.25) + 16
+    except Exception:
+        return sum(len(str(m.get("content", "")).encode()) + 8 for m in messages)

@@ -1,0 +1,127 @@
+"""Designs: a MAS (or a baseline) as data — named nodes, each one op, and one output.
+
+Ops (exactly one per node):
+- ``agent``: one call (``repeat: k`` → k parallel calls; ``map: node.field`` → one call per item)
+- ``op: majority``: vote over the extracted answers of ``from``
+- ``select``: an agent picks one candidate among ``from`` (verifier / ScEnsemble)
+- ``loop``: a bounded sub-graph repeated until a condition holds
+- ``python``: a registered Python function, called by name (never model-written code)
+- ``design``: another design, called as a sub-agent
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from .agent import AgentSpec, OutputSpec
+from .base import Spec
+
+NAME = r"^[A-Za-z_][A-Za-z0-9_\-]*$"
+
+
+class LoopSpec(Spec):
+    """A bounded loop: run ``nodes`` up to ``max_rounds`` times, stopping early when ``until`` holds."""
+
+    max_rounds: int | str = Field(default=3)
+    """Most rounds (an int, or a ``{param}`` template)."""
+    until: str | None = None
+    """Stop condition, e.g. ``critic.correct`` (a boolean JSON field) or ``critic contains CORRECT``."""
+    nodes: dict[str, "NodeSpec"]
+    """The body: a small graph run once per round. Its nodes see the previous round's values."""
+    output: str
+    """Body node whose value is the loop's value."""
+
+
+class NodeSpec(Spec):
+    """One node of a design."""
+
+    agent: str | AgentSpec | None = None
+    """Agent name (library or this design's ``agents``), or an inline agent."""
+    op: Literal["majority"] | None = None
+    """A non-model op over ``from``: ``majority`` vote after answer normalization."""
+    select: str | None = None
+    """Agent that picks one of the ``from`` candidates (verifier / ScEnsemble)."""
+    loop: LoopSpec | None = None
+    """A bounded loop over a body sub-graph."""
+    python: str | None = None
+    """Name of a registered Python function (e.g. ``calculator``)."""
+    design: str | None = None
+    """Another design, run as a sub-agent on this node's input."""
+    repeat: int | str | None = None
+    """k independent calls in parallel (an int or a ``{param}`` template)."""
+    map: str | None = None
+    """``node.field`` holding a list; one call per item, in parallel."""
+    from_: str | list[str] | None = Field(default=None, alias="from")
+    """Upstream nodes (or ``question``) this node reads. Defaults to what its prompt references."""
+    prompt: str | None = None
+    """Overrides the agent's prompt template for this node."""
+    output: OutputSpec | None = None
+    """Structured output for this node (overrides the agent's)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra template params / sub-design params / python arguments."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Overrides the agent's temperature."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Overrides the agent's max_tokens."""
+
+    @property
+    def kind(self) -> str:
+        for k in ("loop", "python", "design", "select"):
+            if getattr(self, k) is not None:
+                return k
+        if self.op is not None:
+            return self.op
+        return "agent"
+
+    @model_validator(mode="after")
+    def _one_op(self) -> "NodeSpec":
+        ops = [k for k in ("agent", "op", "select", "loop", "python", "design") if getattr(self, k) is not None]
+        if self.select is not None and self.agent is not None:
+            ops.remove("agent")
+        if len(ops) != 1:
+            raise ValueError(
+                "a node needs exactly one of agent, op, select, loop, python, design"
+                + (f" (got {', '.join(ops)})" if ops else ""))
+        if self.repeat is not None and self.map is not None:
+            raise ValueError("use repeat or map, not both")
+        if (self.repeat is not None or self.map is not None) and self.kind not in ("agent", "design"):
+            raise ValueError("repeat/map apply to agent or design nodes only")
+        return self
+
+
+class DesignSpec(Spec):
+    """A design (baseline or MAS): named nodes forming a DAG, plus one output node."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    """Name suites refer to."""
+    description: str | None = None
+    """What this design is and where it comes from."""
+    kind: Literal["baseline", "expert", "generated"] = "expert"
+    """Provenance: a single-agent baseline, an expert MAS, or a generated design."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Default parameters, usable as ``{name}`` in node fields and prompts; suites may override."""
+    agents: dict[str, AgentSpec] = Field(default_factory=dict)
+    """Agents defined inline (they shadow library agents of the same name)."""
+    nodes: dict[str, NodeSpec] = Field(min_length=1)
+    """Node name → node."""
+    output: str
+    """The node whose answer is the design's answer."""
+    source: dict[str, Any] | None = None
+    """Lineage of a generated design (parent, round, prompt hash, cost)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_names(cls, data: Any) -> Any:
+        # Inline agents may omit ``name``: it is their key.
+        if isinstance(data, dict) and isinstance(data.get("agents"), dict):
+            data = dict(data)
+            data["agents"] = {
+                k: ({"name": k, **v} if isinstance(v, dict) and "name" not in v else v)
+                for k, v in data["agents"].items()
+            }
+        return data
+
+
+LoopSpec.model_rebuild()

@@ -1,0 +1,101 @@
+"""Model definitions: a litellm id plus prices, limits and default parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from .base import Spec
+
+
+class TokenDist(Spec):
+    """A token-count distribution for the simulator (normal, clipped at ``min``)."""
+
+    mean: float = Field(default=120, gt=0)
+    """Mean completion tokens."""
+    sd: float = Field(default=30, ge=0)
+    """Standard deviation of completion tokens."""
+    min: int = Field(default=1, ge=1)
+    """Smallest completion length returned."""
+
+
+class SimFaults(Spec):
+    """Faults the simulator injects, to exercise retries and failure isolation."""
+
+    rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that one attempt fails."""
+    kinds: list[Literal["rate_limit", "server_error", "timeout", "connection", "bad_request"]] = Field(
+        default_factory=lambda: ["rate_limit", "server_error", "timeout"])
+    """Which errors a failing attempt raises (chosen uniformly)."""
+    permanent: bool = False
+    """If true, a faulty request fails on every attempt (a branch that never succeeds)."""
+
+
+class SimProfile(Spec):
+    """A seeded simulated model, for tests and controlled studies. Its numbers are always
+    labelled simulated. It answers correctly with a per-skill probability; otherwise it draws a
+    wrong answer from ``distractor_weights``."""
+
+    accuracy: dict[str, float] = Field(default_factory=lambda: {"default": 0.6})
+    """Probability of a correct answer per skill id; ``default`` covers unlisted skills. Dotted
+    skills fall back to their parent (``arith.add`` → ``arith``) before ``default``."""
+    distractor_weights: list[float] = Field(default_factory=lambda: [0.5, 0.3, 0.2])
+    """Relative probability of wrong answer 1, 2, 3, … (wrong answer i = gold + i for numbers)."""
+    completion_tokens: TokenDist = Field(default_factory=TokenDist)
+    """Completion-length distribution."""
+    latency_ms: float = Field(default=0.0, ge=0)
+    """Mean simulated latency per call in milliseconds (exponential jitter around it)."""
+    faults: SimFaults = Field(default_factory=SimFaults)
+    """Injected faults."""
+    seed: int = 0
+    """Seed mixed into every draw; the same request with the same seed gives the same answer."""
+
+    @field_validator("accuracy")
+    @classmethod
+    def _probabilities(cls, v: dict[str, float]) -> dict[str, float]:
+        for k, p in v.items():
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"accuracy[{k!r}] = {p} is not a probability in [0, 1]")
+        return v
+
+
+class ModelSpec(Spec):
+    """One model as the gateway sees it. ``id`` is any litellm model id, ``embedded/smollm2``
+    (in-process llama.cpp) or ``sim/<profile>`` (the seeded simulator)."""
+
+    id: str = Field(min_length=1)
+    """litellm model id (e.g. ``openai/gpt-4o-mini``), ``embedded/smollm2`` or ``sim/<name>``."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible server (e.g. ``http://127.0.0.1:8000/v1``)."""
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the API key. Keys never go in YAML."""
+    input_usd_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per 1M prompt tokens; overrides litellm's price map."""
+    output_usd_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per 1M completion tokens; overrides litellm's price map."""
+    concurrency: int = Field(default=16, ge=1)
+    """Most calls in flight to this model at once (per process)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Per-attempt timeout in seconds."""
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    """Attempts per call on retryable errors (429, 5xx, timeouts, connection errors)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Default request parameters (e.g. ``top_p``); an agent's own settings win."""
+    sim: SimProfile | None = None
+    """Simulator profile, for ``sim/…`` ids. A bare ``sim/<name>`` uses a built-in profile."""
+    skills: list[str] = Field(default_factory=list)
+    """Optional skill hints for routing (what this model is known to be good at)."""
+
+    @property
+    def provider(self) -> str:
+        """``sim``, ``embedded`` or ``litellm``."""
+        head = self.id.split("/", 1)[0]
+        return head if head in ("sim", "embedded") else "litellm"
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and (not v.replace("_", "").isalnum() or v[0].isdigit()):
+            raise ValueError("api_key_env must be the NAME of an environment variable, not a key")
+        return v

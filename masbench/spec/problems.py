@@ -1,0 +1,96 @@
+"""Problems found in user files, each pinned to ``FILE:LINE:COL: field: message``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from .yamlpos import Located
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one file, at one place."""
+
+    file: str
+    line: int
+    col: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.field}: {self.message}"
+
+
+class SpecError(ValueError):
+    """One or more problems in user files. ``str()`` gives one line per problem."""
+
+    def __init__(self, problems: Iterable[Problem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def field_name(path: tuple[Any, ...]) -> str:
+    """``('nodes', 'plan', 'agent')`` → ``nodes.plan.agent``; list indices as ``[i]``."""
+    out = ""
+    for seg in path:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            out += ("." if out else "") + str(seg)
+    return out or "<document>"
+
+
+def problem_at(located: Located, path: tuple[Any, ...], message: str) -> Problem:
+    """A problem at a data path of a located document."""
+    line, col = located.locate(path)
+    return Problem(located.file, line, col, field_name(path), message)
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
+    """Keep the loc segments that walk real data (pydantic adds union-branch tags such as
+    ``'str'`` or ``'RouteSpec'``). Returns (path, fully_exists)."""
+    path: list[Any] = []
+    cur = data
+    for i, seg in enumerate(loc):
+        if isinstance(cur, dict) and seg in cur:
+            path.append(seg)
+            cur = cur[seg]
+        elif isinstance(cur, list) and isinstance(seg, int) and 0 <= seg < len(cur):
+            path.append(seg)
+            cur = cur[seg]
+        elif isinstance(cur, dict) and isinstance(seg, str) and i == len(loc) - 1:
+            path.append(seg)  # a missing (or unknown) key: name it
+            return tuple(path), False
+        # else: a union tag or function-after marker — skip it
+    return tuple(path), True
+
+
+def _clean(msg: str) -> str:
+    return msg.replace("Value error, ", "")
+
+
+def problems_from_validation(located: Located, exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
+    """Turn a pydantic ValidationError into located problems, one per field. Errors from the
+    branches of one union at one field are merged into one line."""
+    by_path: dict[tuple[Any, ...], list[str]] = {}
+    sub = located.data
+    for seg in prefix:
+        sub = sub[seg]
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc", ()))
+        path, _exists = _data_path(sub, loc)
+        msg = _clean(err.get("msg", "invalid"))
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown field (check the spelling; see `masbench schema`)"
+        elif err.get("type") == "missing":
+            msg = "required field is missing"
+        msgs = by_path.setdefault(prefix + path, [])
+        if msg not in msgs:
+            msgs.append(msg)
+    problems = []
+    for path, msgs in by_path.items():
+        problems.append(problem_at(located, path, "; or ".join(msgs[:3])))
+    return problems

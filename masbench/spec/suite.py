@@ -1,0 +1,94 @@
+"""Benchmark suites: which tasks, which designs, which models, under which budget."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from .base import Spec
+from .budget import Budget
+from .model import ModelSpec
+
+
+class TaskSource(Spec):
+    """Where a suite's tasks come from: exactly one of ``generator``, ``jsonl``, ``parquet``."""
+
+    generator: str | None = None
+    """Registered generator name, e.g. ``masbench.depth`` or ``smfr``."""
+    values: list[int] | None = None
+    """Axis values to generate (generators only)."""
+    n: int = Field(default=10, ge=1)
+    """Instances per value (generators) or the most rows to read (files)."""
+    seed: int = 0
+    """Generator seed: the same seed regenerates byte-identical tasks."""
+    split: Literal["train", "test"] = "test"
+    """Template split (train and test use disjoint templates)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra generator parameters."""
+    jsonl: str | None = None
+    """Path to a GSM8K-style JSONL file (relative to the suite file)."""
+    parquet: str | None = None
+    """Path to a MASBench-layout parquet file (relative to the suite file)."""
+    fields: dict[str, str] = Field(default_factory=dict)
+    """Field names for file sources, e.g. ``{question: problem, answer: solution}``."""
+    name: str | None = None
+    """Label for this task group in reports (default: generator or file stem)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "TaskSource":
+        given = [k for k in ("generator", "jsonl", "parquet") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError("a task source needs exactly one of generator, jsonl, parquet")
+        return self
+
+
+class DesignRef(Spec):
+    """A design with parameter overrides, e.g. ``{design: cot-sc, params: {k: 9}, label: cot-sc@9}``."""
+
+    design: str
+    """Design name."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameter overrides."""
+    label: str | None = None
+    """Name in reports (default: the design name plus its overrides)."""
+
+
+class CotScSpec(Spec):
+    """The CoT-SC reference curve, drawn once as a pool of samples per task."""
+
+    k_max: int = Field(default=16, ge=1, le=256)
+    """Samples per task in the pool; maj@k for every k ≤ k_max comes from subsampling it."""
+    agent: str = "cot-solver"
+    """The agent that draws the samples."""
+    bootstrap: int = Field(default=500, ge=0)
+    """Bootstrap resamples for the curve's confidence intervals."""
+    enabled: bool = True
+    """Set false to skip the pool (no iso-cost metrics then)."""
+
+
+class SuiteSpec(Spec):
+    """A benchmark suite: designs × tasks × seeds (× models), compared with CoT-SC at equal budget."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    """Suite name."""
+    description: str | None = None
+    """What the suite measures."""
+    models: dict[str, str | ModelSpec] = Field(default_factory=lambda: {"default": "embedded/smollm2"})
+    """Alias → litellm id or full model spec. Agents use ``model: <alias>``; ``default`` is the fallback."""
+    tasks: list[TaskSource] = Field(min_length=1)
+    """Task sources."""
+    designs: list[str | DesignRef] = Field(min_length=1)
+    """Designs to compare (names or refs with params)."""
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    """Seeds: each (design, task) cell runs once per seed."""
+    cot_sc: CotScSpec = Field(default_factory=CotScSpec)
+    """The CoT-SC reference pool."""
+    budget: Budget = Field(default_factory=Budget)
+    """Per-task budget, enforced for every design."""
+    concurrency: int = Field(default=8, ge=1)
+    """Cells (design × task × seed) in flight at once per worker."""
+    store: str = "runs/masbench.duckdb"
+    """DuckDB file (relative to the working directory)."""
+    cache: bool = True
+    """Use the durable response cache (reruns hit it)."""

@@ -1,0 +1,11 @@
+"""The DuckDB store: versioned schema, batched writer, SQL views, Parquet export."""
+
+from .db import Store, merge_into
+from .export import export_parquet
+from .runs import finish_run, latest_run, list_runs, new_run_id, start_run
+from .schema import MIGRATIONS, TABLES
+from .views import VIEWS, register_view
+from .writer import StoreWriter
+
+__all__ = ["MIGRATIONS", "Store", "StoreWriter", "TABLES", "VIEWS", "export_parquet", "finish_run", "latest_run",
+           "list_runs", "merge_into", "new_run_id", "register_view", "start_run"]

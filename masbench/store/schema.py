@@ -1,0 +1,109 @@
+"""The DuckDB schema, versioned with forward-only migrations.
+
+Each migration is applied once, in order, inside a transaction, and recorded in
+``schema_version``. Never edit a released migration: add a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "runs, calls, results, nodes, pool", """
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY,
+    suite VARCHAR,
+    status VARCHAR,              -- running | finished | interrupted | failed
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    finished_at TIMESTAMP,
+    config JSON,                 -- the resolved suite (never secrets)
+    models JSON,                 -- alias -> model id
+    simulated BOOLEAN,           -- any sim/ model involved: numbers are simulated
+    masbench_version VARCHAR,
+    host VARCHAR,
+    command VARCHAR
+);
+CREATE TABLE calls (
+    call_id VARCHAR,
+    run_id VARCHAR,
+    purpose VARCHAR,             -- design | pool | search | routing | smoke
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    node VARCHAR,
+    agent VARCHAR,
+    model_alias VARCHAR,
+    model VARCHAR,
+    sample_index INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cached_tokens INTEGER,
+    cost_usd DOUBLE,
+    latency_s DOUBLE,
+    cache_hit BOOLEAN,
+    attempts INTEGER,
+    error VARCHAR,
+    attempt_errors VARCHAR,      -- JSON list: one description per failed attempt
+    simulated BOOLEAN,
+    finish_reason VARCHAR,
+    ts DOUBLE
+);
+CREATE TABLE results (
+    run_id VARCHAR,
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    source VARCHAR,
+    axis VARCHAR,
+    axis_value INTEGER,
+    answer VARCHAR,
+    gold VARCHAR,
+    correct BOOLEAN,
+    partial DOUBLE,
+    prompt_tokens BIGINT,
+    completion_tokens BIGINT,
+    tokens BIGINT,
+    cost_usd DOUBLE,
+    calls INTEGER,
+    wall_s DOUBLE,
+    status VARCHAR,              -- ok | degraded | budget_exhausted | failed
+    error VARCHAR,
+    detail JSON,
+    simulated BOOLEAN,
+    ts DOUBLE
+);
+CREATE TABLE nodes (
+    run_id VARCHAR,
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    node VARCHAR,
+    op VARCHAR,
+    agent VARCHAR,
+    model VARCHAR,
+    calls INTEGER,
+    tokens BIGINT,
+    cost_usd DOUBLE,
+    latency_s DOUBLE,
+    status VARCHAR,
+    error VARCHAR,
+    output VARCHAR,
+    ts DOUBLE
+);
+CREATE TABLE pool (
+    run_id VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    sample_index INTEGER,
+    answer VARCHAR,
+    correct BOOLEAN,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    tokens INTEGER,
+    cost_usd DOUBLE,
+    error VARCHAR,
+    ts DOUBLE
+);
+"""),
+]
+"""(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
+
+TABLES = ("runs", "calls", "results", "nodes", "pool")

@@ -1,0 +1,100 @@
+"""A batched writer: rows are buffered and inserted through Arrow in one transaction per flush.
+
+Single-row INSERTs cost ~1.3 ms of CPU each (measured); Arrow batches reach ~280k rows/s.
+A row is *acknowledged* once :meth:`flush` has returned (its transaction committed; DuckDB's WAL
+makes it durable). Unacknowledged rows can be lost in a crash — the harness only counts a cell as
+done when its result row is acknowledged, and on resume removes call rows of unfinished cells.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from .db import Store
+
+
+class StoreWriter:
+    """Buffers rows per table; flushes when ``flush_rows`` are pending or ``flush_interval_s`` passed."""
+
+    def __init__(self, store: Store, flush_rows: int = 2000, flush_interval_s: float = 2.0):
+        self.store = store
+        self.flush_rows = flush_rows
+        self.flush_interval_s = flush_interval_s
+        self._buf: dict[str, list[dict[str, Any]]] = {}
+        self._pending = 0
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+        self._cols: dict[str, list[str]] = {}
+        self.written: dict[str, int] = {}
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        """Buffer one row (flushes synchronously if the batch is full)."""
+        with self._lock:
+            self._buf.setdefault(table, []).append(row)
+            self._pending += 1
+            due = self._pending >= self.flush_rows
+        if due:
+            self.flush()
+
+    def due(self) -> bool:
+        return self._pending > 0 and (self._pending >= self.flush_rows
+                                      or time.monotonic() - self._last >= self.flush_interval_s)
+
+    def _columns(self, table: str) -> list[str]:
+        if table not in self._cols:
+            self._cols[table] = self.store.columns(table)
+        return self._cols[table]
+
+    def flush(self) -> int:
+        """Write everything buffered in one transaction. Returns rows written."""
+        with self._lock:
+            buf, self._buf, self._pending = self._buf, {}, 0
+            self._last = time.monotonic()
+        if not buf:
+            return 0
+        n = 0
+        st = self.store
+        with st.lock:
+            st.con.execute("BEGIN TRANSACTION")
+            try:
+                for table, rows in buf.items():
+                    cols = self._columns(table)
+                    unknown = set().union(*(r.keys() for r in rows)) - set(cols)
+                    if unknown:
+                        raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
+                    data = {c: [r.get(c) for r in rows] for c in cols if any(c in r for r in rows)}
+                    tbl = pa.table(data)  # noqa: F841 - referenced by name in SQL
+                    st.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM tbl")
+                    n += len(rows)
+                    self.written[table] = self.written.get(table, 0) + len(rows)
+                st.con.execute("COMMIT")
+            except Exception:
+                st.con.execute("ROLLBACK")
+                with self._lock:  # put rows back: nothing acknowledged is lost, nothing unacknowledged is dropped
+                    for table, rows in buf.items():
+                        self._buf[table] = rows + self._buf.get(table, [])
+                        self._pending += len(rows)
+                raise
+        return n
+
+    async def aflush(self) -> int:
+        """Flush off the event loop."""
+        return await asyncio.to_thread(self.flush)
+
+    def sink(self, table: str, extra: dict[str, Any] | None = None):
+        """A callable that adds rows to ``table`` (merging ``extra`` columns), for the gateway."""
+        if extra:
+            def _add(row: dict[str, Any]) -> None:
+                self.add(table, {**extra, **row})
+        else:
+            def _add(row: dict[str, Any]) -> None:
+                self.add(table, row)
+        return _add
+
+    def close(self) -> None:
+        self.flush()

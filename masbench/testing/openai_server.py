@@ -1,0 +1,532 @@
+"""A small, fast, local OpenAI-compatible HTTP server for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` (plain JSON, or server-sent events when
+``stream: true``) and ``GET /v1/models`` with a configurable canned reply, reports token
+usage in the standard OpenAI shape, and can inject faults (HTTP 429/500/503, a hang, or a
+dropped connection) drawn from a seeded random generator, so retry and error paths are
+exercised over real HTTP.
+
+Three ways to run it:
+
+* on the current event loop: ``await server.start()`` … ``await server.stop()``
+  (or ``async with FakeOpenAIServer(...) as server``);
+* in a daemon thread with its own loop: ``base_url = server.start_in_thread()`` …
+  ``server.stop()`` (or ``with FakeOpenAIServer(...) as server``);
+* as a separate process (benchmarks, so the server does not steal client CPU)::
+
+      python -m masbench.testing.openai_server --port 0 --latency-ms 50 --fail-rate 0
+
+  which prints ``READY http://127.0.0.1:PORT/v1`` on stdout and serves until killed.
+
+Besides the OpenAI routes the server exposes ``GET /stats`` (request counters and the
+Authorization headers seen) and ``POST /stats/reset``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["FAIL_KINDS", "FakeOpenAIServer", "ServerConfig", "ServerStats", "main"]
+
+#: The fault kinds the server can inject.
+FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect")
+
+_ERROR_BODIES: dict[str, tuple[int, str, str]] = {
+    "429": (429, "rate_limit_exceeded", "Rate limit reached (injected fault)."),
+    "500": (500, "server_error", "The server had an error (injected fault)."),
+    "503": (503, "service_unavailable", "The server is overloaded (injected fault)."),
+    "timeout": (504, "timeout", "The request timed out (injected fault)."),
+}
+
+
+@dataclass
+class ServerConfig:
+    """Behaviour of a :class:`FakeOpenAIServer`.
+
+    Attributes:
+        host: interface to bind; always loopback by default.
+        port: TCP port; 0 picks a free ephemeral port.
+        latency_ms: artificial delay added to every chat completion, in milliseconds.
+        fail_rate: probability in [0, 1] that a chat completion is answered with a fault.
+        fail_kinds: fault kinds drawn uniformly when a fault fires; from :data:`FAIL_KINDS`.
+        timeout_sleep_s: how long a ``"timeout"`` fault hangs before answering 504.
+        seed: seed of the random generator that draws faults.
+        prompt_tokens: reported ``usage.prompt_tokens``; ``None`` computes
+            ``ceil(total characters of the message contents / 4)``.
+        completion_tokens: reported ``usage.completion_tokens`` per choice; ``None`` derives
+            it from the reply length (``ceil(len(reply) / 4)``, at least 1).
+        cached_tokens: reported ``usage.prompt_tokens_details.cached_tokens``.
+        reply: reply text. It is a ``str.format`` template when it contains ``{``; the fields
+            ``{model}``, ``{n}`` (1-based request number), ``{seed}`` (the request's seed or
+            ``None``) and ``{index}`` (choice index) are available.
+        model: model name reported in responses and ``/v1/models``; ``None`` echoes the
+            request's ``model``.
+        auth_log_limit: at most this many Authorization headers are kept in the stats.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    latency_ms: float = 0.0
+    fail_rate: float = 0.0
+    fail_kinds: tuple[str, ...] = ("429", "500", "503")
+    timeout_sleep_s: float = 30.0
+    seed: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int = 0
+    reply: str = "The answer is computed. Answer: 42"
+    model: str | None = None
+    auth_log_limit: int = 100_000
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fail_kinds, str):
+            self.fail_kinds = tuple(k.strip() for k in self.fail_kinds.split(",") if k.strip())
+        self.fail_kinds = tuple(str(k) for k in self.fail_kinds)
+        unknown = [k for k in self.fail_kinds if k not in FAIL_KINDS]
+        if unknown:
+            raise ValueError(f"unknown fail_kinds {unknown}; choose from {list(FAIL_KINDS)}")
+        if not 0.0 <= float(self.fail_rate) <= 1.0:
+            raise ValueError(f"fail_rate must be in [0, 1], got {self.fail_rate}")
+        if self.fail_rate > 0 and not self.fail_kinds:
+            raise ValueError("fail_rate > 0 needs at least one fail_kind")
+        if self.latency_ms < 0 or self.timeout_sleep_s < 0 or self.cached_tokens < 0:
+            raise ValueError("latency_ms, timeout_sleep_s and cached_tokens must be >= 0")
+
+
+@dataclass
+class ServerStats:
+    """Counters kept by the server (mutated only on the server's event loop).
+
+    Attributes:
+        requests: chat-completion requests received.
+        by_status: chat-completion responses per HTTP status; a dropped connection is
+            counted under the key ``"disconnect"``.
+        faults: injected faults per kind.
+        auth_headers: the ``Authorization`` header of every chat-completion request, in
+            arrival order (``None`` when absent), capped at ``ServerConfig.auth_log_limit``.
+        prompt_tokens / completion_tokens: totals reported in successful responses.
+    """
+
+    requests: int = 0
+    by_status: dict[int | str, int] = field(default_factory=dict)
+    faults: dict[str, int] = field(default_factory=dict)
+    auth_headers: list[str | None] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy (status keys become strings)."""
+        d = asdict(self)
+        d["by_status"] = {str(k): v for k, v in self.by_status.items()}
+        return d
+
+
+def _content_chars(content: Any) -> int:
+    """Characters of text in a message ``content`` (a string or a list of parts)."""
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, Mapping):
+                text = part.get("text")
+                if isinstance(text, str):
+                    total += len(text)
+            elif isinstance(part, str):
+                total += len(part)
+        return total
+    return len(str(content))
+
+
+def _error_response(status: int, code: str, message: str) -> web.Response:
+    body = {"error": {"message": message, "type": code, "param": None, "code": code}}
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+
+
+class FakeOpenAIServer:
+    """A local OpenAI-compatible server; see the module docstring for usage.
+
+    Args:
+        config: behaviour; defaults to ``ServerConfig()``.
+        **overrides: fields of :class:`ServerConfig` to override, e.g. ``latency_ms=5``.
+
+    Attributes:
+        config: the active configuration (may be replaced between requests).
+        stats: the live :class:`ServerStats`.
+    """
+
+    def __init__(self, config: ServerConfig | None = None, **overrides: Any) -> None:
+        cfg = config or ServerConfig()
+        self.config: ServerConfig = replace(cfg, **overrides) if overrides else cfg
+        self.stats = ServerStats()
+        self._rng = random.Random(self.config.seed)
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._thread_loop: asyncio.AbstractEventLoop | None = None
+        self._created = int(time.time())
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def port(self) -> int:
+        """The bound TCP port (valid after start)."""
+        if self._port is None:
+            raise RuntimeError("server not started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI base URL, e.g. ``http://127.0.0.1:PORT/v1`` (valid after start)."""
+        return f"http://{self.config.host}:{self.port}/v1"
+
+    def reset_stats(self) -> None:
+        """Clear the counters (in place) and reseed the fault generator."""
+        self.stats.__dict__.update(ServerStats().__dict__)
+        self._rng = random.Random(self.config.seed)
+
+    # ------------------------------------------------------------------ app
+    def make_app(self) -> web.Application:
+        """The aiohttp application (routes only; no middleware, for speed)."""
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/models", self._models)
+        app.router.add_get("/stats", self._stats)
+        app.router.add_post("/stats/reset", self._stats_reset)
+        app.router.add_get("/health", self._health)
+        return app
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.Response(text=json.dumps(self.stats.as_dict()), content_type="application/json")
+
+    async def _stats_reset(self, request: web.Request) -> web.Response:
+        self.reset_stats()
+        return web.Response(text="{}", content_type="application/json")
+
+    async def _models(self, request: web.Request) -> web.Response:
+        name = self.config.model or "fake-model"
+        body = {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": self._created, "owned_by": "masbench"}],
+        }
+        return web.Response(text=json.dumps(body), content_type="application/json")
+
+    def _count(self, status: int | str) -> None:
+        by = self.stats.by_status
+        by[status] = by.get(status, 0) + 1
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        cfg = self.config
+        stats = self.stats
+        stats.requests += 1
+        n_request = stats.requests
+        if len(stats.auth_headers) < cfg.auth_log_limit:
+            stats.auth_headers.append(request.headers.get("Authorization"))
+
+        try:
+            payload = json.loads(await request.read())
+            if not isinstance(payload, dict):
+                raise ValueError("body must be a JSON object")
+            messages = payload.get("messages")
+            if not isinstance(messages, list):
+                raise ValueError("'messages' must be a list")
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            self._count(400)
+            return _error_response(400, "invalid_request_error", f"bad request: {exc}")
+
+        if cfg.latency_ms > 0:
+            await asyncio.sleep(cfg.latency_ms / 1000.0)
+
+        if cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate:
+            kind = self._rng.choice(cfg.fail_kinds)
+            stats.faults[kind] = stats.faults.get(kind, 0) + 1
+            if kind == "disconnect":
+                self._count("disconnect")
+                transport = request.transport
+                if transport is not None:
+                    transport.abort()
+                raise asyncio.CancelledError  # aiohttp drops the request silently
+            if kind == "timeout":
+                await asyncio.sleep(cfg.timeout_sleep_s)
+            status, code, message = _ERROR_BODIES[kind]
+            self._count(status)
+            return _error_response(status, code, message)
+
+        model = cfg.model or str(payload.get("model") or "fake-model")
+        seed = payload.get("seed")
+        try:
+            n_choices = max(1, int(payload.get("n") or 1))
+        except (TypeError, ValueError):
+            n_choices = 1
+        template = cfg.reply
+        if "{" in template:
+            texts = [
+                template.format(model=model, n=n_request, seed=seed, index=i) for i in range(n_choices)
+            ]
+        else:
+            texts = [template] * n_choices
+
+        if cfg.prompt_tokens is not None:
+            prompt_tokens = cfg.prompt_tokens
+        else:
+            chars = 0
+            for m in messages:
+                if isinstance(m, Mapping):
+                    chars += _content_chars(m.get("content"))
+            prompt_tokens = math.ceil(chars / 4)
+        if cfg.completion_tokens is not None:
+            completion_tokens = cfg.completion_tokens * n_choices
+        else:
+            completion_tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": min(cfg.cached_tokens, prompt_tokens)},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+        stats.prompt_tokens += prompt_tokens
+        stats.completion_tokens += completion_tokens
+        self._count(200)
+        rid = f"chatcmpl-fake-{n_request}"
+        created = int(time.time())
+
+        if payload.get("stream"):
+            return await self._stream(request, payload, rid, created, model, texts, usage)
+
+        body = {
+            "id": rid,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": t},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+                for i, t in enumerate(texts)
+            ],
+            "usage": usage,
+            "system_fingerprint": "fp_masbench_fake",
+        }
+        return web.Response(text=json.dumps(body), content_type="application/json")
+
+    async def _stream(
+        self,
+        request: web.Request,
+        payload: dict[str, Any],
+        rid: str,
+        created: int,
+        model: str,
+        texts: list[str],
+        usage: dict[str, Any],
+    ) -> web.StreamResponse:
+        """Server-sent events: a role+content chunk and a finish chunk per choice, then usage."""
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+
+        def chunk(choices: list[dict[str, Any]], usage_obj: dict[str, Any] | None = None) -> bytes:
+            obj: dict[str, Any] = {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": choices,
+            }
+            if usage_obj is not None:
+                obj["usage"] = usage_obj
+            return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+        parts = []
+        for i, t in enumerate(texts):
+            parts.append(
+                chunk([{"index": i, "delta": {"role": "assistant", "content": t}, "finish_reason": None}])
+            )
+            parts.append(chunk([{"index": i, "delta": {}, "finish_reason": "stop"}]))
+        opts = payload.get("stream_options") or {}
+        if isinstance(opts, Mapping) and opts.get("include_usage"):
+            parts.append(chunk([], usage))
+        parts.append(b"data: [DONE]\n\n")
+        await resp.write(b"".join(parts))
+        await resp.write_eof()
+        return resp
+
+    # ------------------------------------------------------------------ lifecycle (async)
+    async def start(self) -> str:
+        """Start serving on the current event loop; returns :attr:`base_url`."""
+        if self._runner is not None:
+            raise RuntimeError("server already started")
+        runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True)
+        await site.start()
+        self._runner = runner
+        self._port = int(runner.addresses[0][1])
+        return self.base_url
+
+    async def _astop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    def stop(self) -> Any:
+        """Stop the server.
+
+        After :meth:`start_in_thread` this is synchronous: it shuts the thread down before
+        returning (the returned value may be awaited or ignored). After :meth:`start` it
+        returns a coroutine: ``await server.stop()``.
+        """
+        if self._thread is not None:
+            self._stop_thread()
+            return _Done()
+        return self._astop()
+
+    async def __aenter__(self) -> FakeOpenAIServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._astop()
+
+    # ------------------------------------------------------------------ lifecycle (thread)
+    def start_in_thread(self, timeout: float = 10.0) -> str:
+        """Run the server on its own event loop in a daemon thread; returns :attr:`base_url`."""
+        if self._thread is not None or self._runner is not None:
+            raise RuntimeError("server already started")
+        ready = threading.Event()
+        errors: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # reported to the starting thread
+                errors.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(self._astop())
+                loop.close()
+
+        self._thread_loop = loop
+        self._thread = threading.Thread(target=run, name="fake-openai-server", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise RuntimeError("fake OpenAI server did not start in time")
+        if errors:
+            self._thread.join()
+            self._thread = None
+            self._thread_loop = None
+            raise errors[0]
+        return self.base_url
+
+    def _stop_thread(self, timeout: float = 10.0) -> None:
+        thread, loop = self._thread, self._thread_loop
+        self._thread = None
+        self._thread_loop = None
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start_in_thread()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._stop_thread()
+
+
+class _Done:
+    """An already-finished awaitable (what the synchronous ``stop()`` returns)."""
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return iter(())
+
+
+# ---------------------------------------------------------------------- CLI
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m masbench.testing.openai_server",
+        description="Local OpenAI-compatible server for tests and benchmarks. "
+        "Prints 'READY <base_url>' on stdout once listening.",
+    )
+    defaults = ServerConfig()
+    p.add_argument("--host", default=defaults.host)
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--latency-ms", type=float, default=defaults.latency_ms)
+    p.add_argument("--fail-rate", type=float, default=defaults.fail_rate)
+    p.add_argument("--fail-kinds", default=",".join(defaults.fail_kinds), help=f"comma list of {','.join(FAIL_KINDS)}")
+    p.add_argument("--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--prompt-tokens", type=int, default=None)
+    p.add_argument("--completion-tokens", type=int, default=None)
+    p.add_argument("--cached-tokens", type=int, default=0)
+    p.add_argument("--reply", default=defaults.reply)
+    p.add_argument("--model", default=None)
+    return p.parse_args(argv)
+
+
+def config_from_args(ns: argparse.Namespace) -> ServerConfig:
+    """Build a :class:`ServerConfig` from parsed CLI arguments."""
+    names = {f.name for f in fields(ServerConfig)}
+    return ServerConfig(**{k: v for k, v in vars(ns).items() if k in names})
+
+
+async def _serve(config: ServerConfig) -> None:
+    server = FakeOpenAIServer(config)
+    base_url = await server.start()
+    sys.stdout.write(f"READY {base_url}\n")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
+            pass
+    try:
+        await stop.wait()
+    finally:
+        await server._astop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: serve until SIGTERM/SIGINT."""
+    config = config_from_args(_parse_args(argv))
+    try:
+        asyncio.run(_serve(config))
+    except KeyboardInterrupt:  # pragma: no cover
+        pass
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
