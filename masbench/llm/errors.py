@@ -31,6 +31,9 @@ _FATAL_TYPES: tuple[type[BaseException], ...] = tuple(
 )
 
 
+_FATAL_MESSAGES = ("Missing credentials", "Incorrect API key", "invalid_api_key", "api_key client option must be set")
+
+
 class SimFault(Exception):
     """A fault injected by the simulator, shaped like a provider error."""
 
@@ -42,6 +45,9 @@ class SimFault(Exception):
 def is_retryable(exc: BaseException) -> bool:
     """429, 5xx, timeouts and connection errors are retried; auth and bad requests are not."""
     if _FATAL_TYPES and isinstance(exc, _FATAL_TYPES):
+        return False
+    text = str(exc)
+    if any(m in text for m in _FATAL_MESSAGES):  # litellm maps some auth problems to 500
         return False
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):

@@ -212,6 +212,8 @@ class Gateway:
             if key is None:
                 raise PermissionError(f"environment variable {spec.api_key_env} is not set")
             kwargs["api_key"] = key
+        elif spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "sk-no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) need none
         if spec.provider == "embedded":
             kwargs.setdefault("seed", sample_index)
         resp = await litellm.acompletion(model=spec.id, messages=messages, num_retries=0, max_retries=0, **kwargs)

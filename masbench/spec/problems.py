@@ -49,7 +49,7 @@ def problem_at(located: Located, path: tuple[Any, ...], message: str) -> Problem
     return Problem(located.file, line, col, field_name(path), message)
 
 
-def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
+def _data_path(data: Any, loc: tuple[Any, ...], names_key: bool = True) -> tuple[tuple[Any, ...], bool]:
     """Keep the loc segments that walk real data (pydantic adds union-branch tags such as
     ``'str'`` or ``'RouteSpec'``). Returns (path, fully_exists)."""
     path: list[Any] = []
@@ -61,7 +61,7 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
         elif isinstance(cur, list) and isinstance(seg, int) and 0 <= seg < len(cur):
             path.append(seg)
             cur = cur[seg]
-        elif isinstance(cur, dict) and isinstance(seg, str) and i == len(loc) - 1:
+        elif names_key and isinstance(cur, dict) and isinstance(seg, str) and i == len(loc) - 1:
             path.append(seg)  # a missing (or unknown) key: name it
             return tuple(path), False
         # else: a union tag or function-after marker — skip it
@@ -73,24 +73,41 @@ def _clean(msg: str) -> str:
 
 
 def problems_from_validation(located: Located, exc: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Problem]:
-    """Turn a pydantic ValidationError into located problems, one per field. Errors from the
-    branches of one union at one field are merged into one line."""
-    by_path: dict[tuple[Any, ...], list[str]] = {}
+    """Turn a pydantic ValidationError into located problems, one per field, sorted by position.
+
+    A union (e.g. ``str | RouteSpec``) reports one error per branch; a bare type mismatch at a
+    field is dropped when another branch got further (its error is deeper), so the user sees
+    the real mistake, not "Input should be a valid string"."""
     sub = located.data
     for seg in prefix:
         sub = sub[seg]
+    errs = []
     for err in exc.errors(include_url=False):
-        loc = tuple(err.get("loc", ()))
-        path, _exists = _data_path(sub, loc)
+        path, _exists = _data_path(sub, tuple(err.get("loc", ())),
+                                   names_key=err.get("type") in ("missing", "extra_forbidden"))
+        errs.append((prefix + path, err))
+    paths = [p for p, _ in errs]
+    by_path: dict[tuple[Any, ...], list[str]] = {}
+    key_level: set[tuple[Any, ...]] = set()
+    for path, err in errs:
+        etype = str(err.get("type", ""))
+        if (etype.endswith("_type") or etype == "model_attributes_type") and any(
+                len(o) > len(path) and o[:len(path)] == path for o in paths):
+            continue
         msg = _clean(err.get("msg", "invalid"))
-        if err.get("type") == "extra_forbidden":
+        if etype == "extra_forbidden":
             msg = "unknown field (check the spelling; see `masbench schema`)"
-        elif err.get("type") == "missing":
+            key_level.add(path)
+        elif etype == "missing":
             msg = "required field is missing"
-        msgs = by_path.setdefault(prefix + path, [])
+        msgs = by_path.setdefault(path, [])
         if msg not in msgs:
             msgs.append(msg)
     problems = []
     for path, msgs in by_path.items():
-        problems.append(problem_at(located, path, "; or ".join(msgs[:3])))
-    return problems
+        if path in key_level and path in located.key_positions:
+            line, col = located.key_positions[path]
+            problems.append(Problem(located.file, line, col, field_name(path), "; or ".join(msgs[:3])))
+        else:
+            problems.append(problem_at(located, path, "; or ".join(msgs[:3])))
+    return sorted(problems, key=lambda p: (p.line, p.col))

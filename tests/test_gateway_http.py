@@ -1,0 +1,134 @@
+"""The gateway through litellm over real HTTP against a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from masbench.llm import Gateway, ResponseCache
+from masbench.spec import ModelSpec
+from masbench.store import StoreWriter
+
+
+def _model(srv, **kw) -> ModelSpec:
+    return ModelSpec(id="openai/fake-model", api_base=srv.base_url, api_key_env="MASBENCH_TEST_KEY",
+                     input_usd_per_mtok=2.0, output_usd_per_mtok=8.0, **kw)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
+
+
+async def test_tokens_and_cost_land_in_duckdb_exactly_as_reported(http_server, store):
+    srv = http_server(prompt_tokens=37, completion_tokens=11, cached_tokens=5, reply="Answer: 7")
+    writer = StoreWriter(store)
+    gw = Gateway({"m": _model(srv)}, sink=writer.sink("calls", {"run_id": "r1", "purpose": "smoke"}))
+    results = await asyncio.gather(*[
+        gw.complete("m", [{"role": "user", "content": f"q{i}"}], sample_index=i, max_tokens=16,
+                    tags={"design": "d", "task_id": f"t{i}", "node": "n", "agent": "a", "seed": 0})
+        for i in range(6)])
+    writer.flush()
+    assert all(r.ok and r.text == "Answer: 7" for r in results)
+    rows = store.sql("SELECT prompt_tokens, completion_tokens, cached_tokens, cost_usd, attempts, cache_hit, simulated "
+                     "FROM calls WHERE run_id = 'r1'")
+    assert len(rows) == 6
+    for pt, ct, cached, cost, attempts, hit, sim in rows:
+        assert (pt, ct, cached) == (37, 11, 5)
+        assert cost == pytest.approx(37 * 2.0 / 1e6 + 11 * 8.0 / 1e6)
+        assert attempts == 1 and hit is False and sim is False
+    assert srv.stats.requests == 6
+    # the key went to the server in the Authorization header
+    assert all(h == "Bearer sk-test-not-a-secret" for h in srv.stats.auth_headers)
+
+
+async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(http_server, store):
+    srv = http_server(fail_rate=0.3, fail_kinds=("429", "500", "timeout"), timeout_sleep_s=3.0, seed=7,
+                      prompt_tokens=10, completion_tokens=5)
+    writer = StoreWriter(store)
+    gw = Gateway({"m": _model(srv, timeout_s=0.5, max_attempts=10, concurrency=32)},
+                 sink=writer.sink("calls", {"run_id": "r2"}), retry_base_s=0.01, retry_max_s=0.05)
+    n = 60
+    results = await asyncio.gather(*[
+        gw.complete("m", [{"role": "user", "content": f"question {i}"}], sample_index=i, max_tokens=8)
+        for i in range(n)])
+    writer.flush()
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    total_attempts, retried, logged = store.sql(
+        "SELECT sum(attempts), count(*) FILTER (WHERE attempts > 1), "
+        "sum(CASE WHEN attempt_errors IS NULL THEN 0 ELSE json_array_length(attempt_errors) END) "
+        "FROM calls WHERE run_id = 'r2'")[0]
+    assert total_attempts == srv.stats.requests  # every attempt reached the server and is counted
+    assert retried > 0
+    assert logged == total_attempts - n  # every failed attempt has its error recorded
+    kinds = {e.split(":")[0] for (errs,) in store.sql("SELECT attempt_errors FROM calls WHERE attempt_errors IS NOT NULL")
+             for e in json.loads(errs)}
+    assert any("RateLimit" in k for k in kinds)
+    assert any("Timeout" in k for k in kinds)
+
+
+async def test_auth_and_bad_request_errors_are_not_retried_but_recorded(http_server, store, monkeypatch):
+    srv = http_server(fail_rate=1.0, fail_kinds=("401",) if "401" in __import__(
+        "masbench.testing.openai_server", fromlist=["FAIL_KINDS"]).FAIL_KINDS else ("400",))
+    writer = StoreWriter(store)
+    gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=writer.sink("calls", {"run_id": "r3"}), retry_base_s=0.01)
+    r = await gw.complete("m", [{"role": "user", "content": "x"}])
+    writer.flush()
+    assert not r.ok and r.attempts == 1 and srv.stats.requests == 1
+    assert store.sql("SELECT count(*), max(error) IS NOT NULL FROM calls WHERE run_id='r3'")[0] == (1, True)
+
+
+async def test_missing_key_env_is_a_recorded_error_not_a_crash(http_server, monkeypatch):
+    srv = http_server()
+    monkeypatch.delenv("MASBENCH_TEST_KEY")
+    rows = []
+    gw = Gateway({"m": _model(srv)}, sink=rows.append)
+    r = await gw.complete("m", [{"role": "user", "content": "x"}])
+    assert not r.ok and "MASBENCH_TEST_KEY" in r.error and r.attempts == 1
+    assert srv.stats.requests == 0 and len(rows) == 1
+
+
+async def test_k_samples_are_k_cache_entries_and_rerun_hits_all(http_server, tmp_path):
+    srv = http_server(reply="sample seed={seed} n={n}. Answer: 3", prompt_tokens=20, completion_tokens=9)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    gw = Gateway({"m": _model(srv)}, cache=cache)
+    msgs = [{"role": "user", "content": "What is 1 + 2?"}]
+    first = await asyncio.gather(*[gw.complete("m", msgs, sample_index=i, temperature=0.8) for i in range(8)])
+    assert srv.stats.requests == 8
+    assert len({r.text for r in first}) == 8  # eight distinct responses, not one collapsed
+    cache.close()
+    # a new process-equivalent: new cache object over the same file, new gateway
+    cache2 = ResponseCache(tmp_path / "cache.sqlite")
+    assert len(cache2) == 8
+    rows = []
+    gw2 = Gateway({"m": _model(srv)}, cache=cache2, sink=rows.append)
+    again = await asyncio.gather(*[gw2.complete("m", msgs, sample_index=i, temperature=0.8) for i in range(8)])
+    assert srv.stats.requests == 8  # no model was called
+    assert [r.text for r in again] == [r.text for r in first]
+    assert all(r.cache_hit for r in again) and all(row["cache_hit"] for row in rows)
+    assert [r.prompt_tokens for r in again] == [20] * 8  # tokens are still accounted on a hit
+    # a different temperature is a different request
+    await gw2.complete("m", msgs, sample_index=0, temperature=0.2)
+    assert srv.stats.requests == 9
+
+
+async def test_unknown_price_costs_zero_with_a_warning(http_server, caplog):
+    srv = http_server(prompt_tokens=5, completion_tokens=5)
+    gw = Gateway({"m": ModelSpec(id="openai/totally-unknown-model-xyz", api_base=srv.base_url)})
+    with caplog.at_level("WARNING"):
+        gw2 = Gateway({"m": ModelSpec(id="openai/another-unknown-model-abc", api_base=srv.base_url)})
+    assert any("no price known" in r.message for r in caplog.records)
+    r = await gw2.complete("m", [{"role": "user", "content": "x"}])
+    assert r.ok and r.cost_usd == 0.0
+    assert gw.prices("m").source == "unknown"
+
+
+async def test_litellm_price_map_used_when_yaml_has_none(http_server):
+    srv = http_server(prompt_tokens=1000, completion_tokens=1000)
+    gw = Gateway({"m": ModelSpec(id="openai/gpt-4o-mini", api_base=srv.base_url)})
+    p = gw.prices("m")
+    assert p.source == "litellm" and p.input > 0
+    r = await gw.complete("m", [{"role": "user", "content": "x"}])
+    assert r.cost_usd == pytest.approx(1000 * p.input + 1000 * p.output)
