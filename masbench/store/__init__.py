@@ -6,6 +6,7 @@ from .runs import finish_run, latest_run, list_runs, new_run_id, start_run
 from .schema import MIGRATIONS, TABLES
 from .views import VIEWS, register_view
 from .writer import StoreWriter
+from . import metrics as _metrics  # noqa: F401 - registers the metric views
 
 __all__ = ["MIGRATIONS", "Store", "StoreWriter", "TABLES", "VIEWS", "export_parquet", "finish_run", "latest_run",
            "list_runs", "merge_into", "new_run_id", "register_view", "start_run"]

@@ -86,7 +86,7 @@ def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
     copied per table."""
     counts = {}
     with target.lock:
-        target.con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part (READ_ONLY)")
+        target.con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part")
         try:
             target.con.execute("BEGIN TRANSACTION")
             for t in _schema.TABLES:

@@ -103,7 +103,24 @@ CREATE TABLE pool (
     ts DOUBLE
 );
 """),
+    (2, "run config hash (resume), CoT-SC curve", """
+ALTER TABLE runs ADD COLUMN config_hash VARCHAR;
+ALTER TABLE results ADD COLUMN design_name VARCHAR;
+CREATE TABLE cot_sc_curve (
+    run_id VARCHAR,
+    axis VARCHAR,                -- 'all' for the whole run, else the task axis (depth, ...) or source
+    axis_value INTEGER,          -- NULL for 'all'
+    k INTEGER,
+    n_tasks INTEGER,             -- (task, seed) cells in the pool
+    accuracy DOUBLE,             -- expected maj@k accuracy (ties split uniformly)
+    ci_lo DOUBLE,
+    ci_hi DOUBLE,
+    tokens DOUBLE,               -- mean tokens per task at k samples
+    calls DOUBLE,
+    cost_usd DOUBLE
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
-TABLES = ("runs", "calls", "results", "nodes", "pool")
+TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve")

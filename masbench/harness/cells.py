@@ -1,0 +1,61 @@
+"""What a suite expands to: design cells (design × task × seed) and pool cells (task × seed)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..spec import DesignRef, SuiteSpec
+
+
+@dataclass(frozen=True)
+class DesignEntry:
+    """One design of a suite, with its label (the name it has in the store and reports)."""
+
+    label: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+def design_entries(suite: SuiteSpec) -> list[DesignEntry]:
+    out: list[DesignEntry] = []
+    seen: set[str] = set()
+    for ref in suite.designs:
+        if isinstance(ref, str):
+            ref = DesignRef(design=ref)
+        label = ref.label or (ref.design if not ref.params else
+                              ref.design + "[" + ",".join(f"{k}={v}" for k, v in sorted(ref.params.items())) + "]")
+        if label in seen:
+            raise ValueError(f"two designs in suite {suite.name!r} share the label {label!r}; give one a `label`")
+        seen.add(label)
+        out.append(DesignEntry(label, ref.design, dict(ref.params)))
+    return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A unit of work. ``kind`` is ``design`` (one design on one task and seed) or ``pool``
+    (the k_max CoT samples of one task and seed)."""
+
+    kind: str
+    task_id: str
+    seed: int
+    design: str = ""  # label; empty for pool cells
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}|{self.design}|{self.task_id}|{self.seed}"
+
+    def shard(self, n: int) -> int:
+        """Stable shard index in [0, n) — the same in every process (no Python hash seed)."""
+        return int.from_bytes(hashlib.blake2b(self.key.encode(), digest_size=8).digest(), "big") % n
+
+
+def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, base_dir: Path | None) -> str:
+    """Identity of a run's configuration: the same suite, overrides and limit resume one run."""
+    blob = json.dumps({"suite": suite.model_dump(mode="json", by_alias=True), "overrides": overrides,
+                       "limit": limit}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

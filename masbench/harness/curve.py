@@ -1,0 +1,90 @@
+"""The CoT-SC curve from one pool of samples: maj@k for every k ≤ k_max, no reruns.
+
+For each (task, seed) the pool holds k_max independent CoT samples. maj@k accuracy of a task is
+the *expected* accuracy of a majority vote over a uniformly random k-subset of its pool, with
+ties split uniformly (a tie between the gold answer and t−1 others earns 1/t). We estimate that
+expectation by seeded subsampling (exact at k = k_max, where there is one subset), average over
+tasks, and put a percentile bootstrap CI (resampling tasks) around it. Because subsets of an
+i.i.d. pool are i.i.d. draws, this is an unbiased estimate of maj@k for the sampling
+distribution — the property the tests check against the exact multinomial expectation.
+
+Cost at k is k times the task's mean sample cost (tokens, calls, USD): what CoT-SC@k would
+have spent in expectation. (The vote itself is free.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    k: int
+    n_tasks: int
+    accuracy: float
+    ci_lo: float
+    ci_hi: float
+    tokens: float
+    calls: float
+    cost_usd: float
+
+
+def task_maj_accuracy(answer_ids: np.ndarray, correct_id: int | None, k: int, draws: int,
+                      rng: np.random.Generator) -> float:
+    """Expected maj@k for one task. ``answer_ids``: pool answers as small ints (−1 = no answer,
+    which never wins a vote); ``correct_id``: the id of the gold answer (None if absent)."""
+    n = len(answer_ids)
+    if correct_id is None or n == 0:
+        return 0.0
+    k = min(k, n)
+    m = int(answer_ids.max()) + 1 if answer_ids.max() >= 0 else 0
+    if m == 0:
+        return 0.0
+    if k == n:
+        subsets = answer_ids[None, :]
+    else:
+        # draws × n random keys; the k smallest per row give a uniform k-subset
+        keys = rng.random((draws, n))
+        idx = np.argpartition(keys, k - 1, axis=1)[:, :k]
+        subsets = answer_ids[idx]
+    counts = np.zeros((subsets.shape[0], m), dtype=np.int32)
+    for j in range(m):
+        counts[:, j] = (subsets == j).sum(axis=1)
+    top = counts.max(axis=1)
+    gold = counts[:, correct_id]
+    ties = (counts == top[:, None]).sum(axis=1)
+    credit = np.where((gold == top) & (top > 0), 1.0 / ties, 0.0)
+    return float(credit.mean())
+
+
+def build_curve(pools: list[tuple[list[str | None], list[bool], list[float], list[float]]], k_max: int,
+                bootstrap: int = 500, draws: int = 256, seed: int = 0) -> list[CurvePoint]:
+    """``pools``: per (task, seed) cell: (normalized answers, correct flags, tokens, usd) of its
+    samples. Returns one point per k = 1..k_max."""
+    rng = np.random.default_rng(seed)
+    if not pools:
+        return []
+    per_task = np.zeros((len(pools), k_max))
+    tok = np.zeros(len(pools))
+    usd = np.zeros(len(pools))
+    for t, (answers, correct, tokens, cost) in enumerate(pools):
+        ids: dict[str, int] = {}
+        arr = np.array([ids.setdefault(a, len(ids)) if a not in (None, "") else -1 for a in answers], dtype=np.int64)
+        gold_ids = {ids[a] for a, c in zip(answers, correct) if c and a not in (None, "")}
+        correct_id = next(iter(gold_ids)) if gold_ids else None
+        for k in range(1, k_max + 1):
+            per_task[t, k - 1] = task_maj_accuracy(arr, correct_id, k, draws, rng)
+        tok[t] = float(np.mean(tokens)) if tokens else 0.0
+        usd[t] = float(np.mean(cost)) if cost else 0.0
+    n = len(pools)
+    acc = per_task.mean(axis=0)
+    if bootstrap > 0 and n > 1:
+        idx = rng.integers(0, n, size=(bootstrap, n))
+        boot = per_task[idx].mean(axis=1)  # bootstrap × k
+        lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+    else:
+        lo = hi = acc
+    return [CurvePoint(k, n, float(acc[k - 1]), float(lo[k - 1]), float(hi[k - 1]), k * float(tok.mean()),
+                       float(k), k * float(usd.mean())) for k in range(1, k_max + 1)]

@@ -1,0 +1,71 @@
+"""The progress display of ``masbench run``: cells done and remaining, calls, tokens, USD, ETA.
+
+On a terminal it is a live rich bar; elsewhere (CI, pipes) a plain line every few seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+
+class RunDisplay:
+    def __init__(self, console: Console | None = None, interval_s: float = 5.0):
+        self.console = console or Console(stderr=True)
+        self.interval_s = interval_s
+        self._stats: dict[str, Any] = {}
+        self._progress = None
+        self._task = None
+        self._state = None
+        self._last = 0.0
+        self._label = ""
+
+    def start(self, prep, run_id: str, state) -> None:
+        self._state = state
+        sim = " [SIMULATED models]" if prep.simulated else ""
+        self._label = prep.suite.name
+        self.console.print(f"run [bold]{run_id}[/] · suite {prep.suite.name}{sim} · {len(prep.tasks)} tasks × "
+                           f"{len(prep.designs)} designs × {len(prep.suite.seeds)} seed(s)"
+                           + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
+                           + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""))
+        if self.console.is_terminal:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[usage]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=self.console, transient=False)
+            self._progress.start()
+            self._task = self._progress.add_task(self._label, total=state.total, completed=state.done, usage="")
+        self._t0 = time.monotonic()
+        self._done0 = state.done
+
+    def attach(self, stats: dict[str, Any]) -> None:
+        self._stats = stats
+
+    def _usage(self) -> str:
+        s = self._stats
+        tok = int(s.get("prompt_tokens", 0) + s.get("completion_tokens", 0))
+        fail = f" · failed cells {self._state.failed}" if self._state and self._state.failed else ""
+        return (f"calls {int(s.get('calls', 0)):,} · tokens {tok:,} · ${float(s.get('cost_usd', 0.0)):.4f}"
+                f" · cache hits {int(s.get('cache_hits', 0)):,}{fail}")
+
+    def update(self) -> None:
+        st = self._state
+        if self._progress is not None:
+            self._progress.update(self._task, completed=st.done, usage=self._usage())
+            return
+        now = time.monotonic()
+        if now - self._last >= self.interval_s or st.done == st.total:
+            self._last = now
+            rate = (st.done - self._done0) / max(now - self._t0, 1e-9)
+            eta = (st.total - st.done) / rate if rate > 0 else float("nan")
+            self.console.print(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
+                               f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self._state.done, usage=self._usage())
+            self._progress.stop()
+            self._progress = None

@@ -1,0 +1,63 @@
+"""Worker process entry point: ``python -m masbench.harness.worker '<json options>'``.
+
+Runs the given cells of a suite into its own DuckDB part file and prints one JSON progress line
+per finished cell. Exits when its parent dies (it polls ``os.getppid()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+
+async def run_shard(o: dict) -> int:
+    from ..llm import ResponseCache
+    from ..store import Store, StoreWriter
+    from .runner import CellRunner, Progress, RunOptions, prepare, run_cells
+    from .cells import Cell
+
+    opts = RunOptions(suite=o["suite"], lib=[Path(p) for p in o["lib"]], overrides=o["overrides"], limit=o["limit"])
+    prep = prepare(opts)
+    wanted = set(json.loads(Path(o["cells"]).read_text()))
+    cells = [c for c in prep.cells() if c.key in wanted]
+    store = Store(o["part"])
+    use_cache = prep.suite.cache if o["cache"] is None else o["cache"]
+    cache = ResponseCache(o["cache_path"]) if use_cache else None
+    writer = StoreWriter(store, flush_rows=50_000, flush_interval_s=1.0)
+    runner = CellRunner(prep, store, o["run_id"], cache, writer)
+    progress = Progress(total=len(cells))
+    parent = os.getppid()
+
+    def report() -> None:
+        print(json.dumps({"done": progress.done, "failed": progress.failed, "stats": runner.gateway.stats}),
+              flush=True)
+
+    async def watchdog() -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            if os.getppid() != parent:
+                writer.flush()
+                os._exit(3)
+
+    wd = asyncio.ensure_future(watchdog())
+    try:
+        await run_cells(runner, cells, o["concurrency"], progress, report)
+    finally:
+        wd.cancel()
+        writer.flush()
+        if cache:
+            cache.close()
+        store.close()
+    report()
+    return 0
+
+
+def main() -> int:
+    return asyncio.run(run_shard(json.loads(sys.argv[1])))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

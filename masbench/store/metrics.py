@@ -1,0 +1,129 @@
+"""Equal-budget metrics as SQL views (formulas in docs/metrics.md).
+
+Groups: every metric exists for the whole run (``axis = 'all'``) and per task group (the task's
+axis and axis value, or its source when it has no axis).
+
+- ``design_metrics``: per design and group: n, accuracy with a Wilson 95% interval, mean tokens,
+  calls and USD per task, status counts.
+- ``design_comparison``: design_metrics plus, against the run's CoT-SC curve (``cot_sc_curve``)
+  and its CoT reference (the ``cot`` design if the suite has it, else the curve at k = 1):
+  cost multiples over CoT and CoT-SC@5; iso-cost gaps (design accuracy minus the curve's accuracy
+  linearly interpolated at the design's cost) by tokens, calls and USD; the iso-accuracy cost
+  ratio (design cost / the cost at which the curve first reaches the design's accuracy);
+  marginal utility against CoT in pp per 1k tokens and pp per USD; Pareto membership on
+  (tokens, accuracy) against the other designs and the curve points.
+"""
+
+from __future__ import annotations
+
+from .views import register_view
+
+_Z = 1.959963984540054
+
+DESIGN_METRICS = f"""
+WITH base AS (
+    SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct, partial, tokens, calls,
+           cost_usd, status, simulated FROM results
+    UNION ALL
+    SELECT run_id, design, coalesce(axis, source), axis_value, correct, partial, tokens, calls, cost_usd, status,
+           simulated FROM results
+), agg AS (
+    SELECT run_id, design, axis, axis_value, count(*) AS n,
+           avg(CAST(correct AS DOUBLE)) AS accuracy, avg(partial) AS partial,
+           avg(tokens) AS tokens, avg(calls) AS calls, avg(cost_usd) AS cost_usd,
+           count(*) FILTER (WHERE status = 'budget_exhausted') AS n_budget_exhausted,
+           count(*) FILTER (WHERE status = 'degraded') AS n_degraded,
+           count(*) FILTER (WHERE status = 'failed') AS n_failed,
+           bool_or(simulated) AS simulated
+    FROM base GROUP BY ALL
+)
+SELECT *,
+       (accuracy + {_Z}^2 / (2 * n) - {_Z} * sqrt(accuracy * (1 - accuracy) / n + {_Z}^2 / (4 * n * n)))
+           / (1 + {_Z}^2 / n) AS ci_lo,
+       (accuracy + {_Z}^2 / (2 * n) + {_Z} * sqrt(accuracy * (1 - accuracy) / n + {_Z}^2 / (4 * n * n)))
+           / (1 + {_Z}^2 / n) AS ci_hi
+FROM agg
+"""
+
+_SAME = "s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value"
+
+
+def _iso_cost(col: str) -> str:
+    """Curve accuracy linearly interpolated at the design's cost ``col`` (NULL outside the curve)."""
+    return f"""(SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.y1
+                        ELSE s.y1 + (s.y2 - s.y1) * (d.{col} - s.x1) / (s.x2 - s.x1) END
+              FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR (s.x2 IS NULL AND d.{col} = s.x1))
+              ORDER BY s.k LIMIT 1)"""
+
+
+def _iso_acc(col: str) -> str:
+    """Cost (``col``) at which the curve first reaches the design's accuracy (NULL if never)."""
+    return f"""(SELECT CASE WHEN s.y1 >= d.accuracy THEN s.x1
+                        ELSE s.x1 + (d.accuracy - s.y1) * (s.x2 - s.x1) / (s.y2 - s.y1) END
+              FROM seg_{col} s WHERE {_SAME} AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))
+              ORDER BY s.k LIMIT 1)"""
+
+
+def _seg(col: str) -> str:
+    return f"""seg_{col} AS (
+        SELECT run_id, axis, axis_value, k, {col} AS x1, accuracy AS y1,
+               lead({col}) OVER w AS x2, lead(accuracy) OVER w AS y2
+        FROM cot_sc_curve WINDOW w AS (PARTITION BY run_id, axis, axis_value ORDER BY k))"""
+
+
+DESIGN_COMPARISON = f"""
+WITH {_seg('tokens')}, {_seg('calls')}, {_seg('cost_usd')},
+ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k = 1
+    SELECT d.run_id, d.axis, d.axis_value,
+           coalesce(c.accuracy, k1.accuracy) AS cot_accuracy, coalesce(c.tokens, k1.tokens) AS cot_tokens,
+           coalesce(c.calls, k1.calls) AS cot_calls, coalesce(c.cost_usd, k1.cost_usd) AS cot_cost_usd,
+           k5.accuracy AS sc5_accuracy, k5.tokens AS sc5_tokens, k5.cost_usd AS sc5_cost_usd,
+           km.k AS k_max, km.accuracy AS kmax_accuracy, km.tokens AS kmax_tokens
+    FROM (SELECT DISTINCT run_id, axis, axis_value FROM design_metrics) d
+    LEFT JOIN design_metrics c ON c.run_id = d.run_id AND c.axis = d.axis
+         AND c.axis_value IS NOT DISTINCT FROM d.axis_value AND c.design = 'cot'
+    LEFT JOIN cot_sc_curve k1 ON k1.run_id = d.run_id AND k1.axis = d.axis
+         AND k1.axis_value IS NOT DISTINCT FROM d.axis_value AND k1.k = 1
+    LEFT JOIN cot_sc_curve k5 ON k5.run_id = d.run_id AND k5.axis = d.axis
+         AND k5.axis_value IS NOT DISTINCT FROM d.axis_value AND k5.k = 5
+    LEFT JOIN (SELECT * FROM cot_sc_curve QUALIFY k = max(k) OVER (PARTITION BY run_id, axis, axis_value)) km
+         ON km.run_id = d.run_id AND km.axis = d.axis AND km.axis_value IS NOT DISTINCT FROM d.axis_value
+), x AS (
+    SELECT d.*, r.* EXCLUDE (run_id, axis, axis_value),
+           {_iso_cost('tokens')} AS curve_acc_at_tokens,
+           {_iso_cost('calls')} AS curve_acc_at_calls,
+           {_iso_cost('cost_usd')} AS curve_acc_at_usd,
+           {_iso_acc('tokens')} AS curve_tokens_at_acc,
+           {_iso_acc('cost_usd')} AS curve_usd_at_acc
+    FROM design_metrics d
+    LEFT JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value
+)
+SELECT x.*,
+       tokens / nullif(cot_tokens, 0) AS x_cot_tokens,
+       cost_usd / nullif(cot_cost_usd, 0) AS x_cot_usd,
+       tokens / nullif(sc5_tokens, 0) AS x_sc5_tokens,
+       cost_usd / nullif(sc5_cost_usd, 0) AS x_sc5_usd,
+       accuracy - curve_acc_at_tokens AS iso_gap_tokens,
+       accuracy - curve_acc_at_calls AS iso_gap_calls,
+       accuracy - curve_acc_at_usd AS iso_gap_usd,
+       CASE WHEN tokens > kmax_tokens THEN 'beyond' WHEN tokens < cot_tokens THEN 'below' ELSE 'within' END
+           AS cost_vs_curve,
+       accuracy - kmax_accuracy AS gap_vs_kmax,
+       tokens / nullif(curve_tokens_at_acc, 0) AS iso_acc_cost_ratio_tokens,
+       cost_usd / nullif(curve_usd_at_acc, 0) AS iso_acc_cost_ratio_usd,
+       100 * (accuracy - cot_accuracy) / nullif((tokens - cot_tokens) / 1000.0, 0) AS mu_pp_per_1k_tokens,
+       100 * (accuracy - cot_accuracy) / nullif(cost_usd - cot_cost_usd, 0) AS mu_pp_per_usd,
+       NOT EXISTS (
+           SELECT 1 FROM design_metrics o WHERE o.run_id = x.run_id AND o.axis = x.axis
+             AND o.axis_value IS NOT DISTINCT FROM x.axis_value AND o.design <> x.design
+             AND o.tokens <= x.tokens AND o.accuracy >= x.accuracy AND (o.tokens < x.tokens OR o.accuracy > x.accuracy))
+       AND NOT EXISTS (
+           SELECT 1 FROM cot_sc_curve c WHERE c.run_id = x.run_id AND c.axis = x.axis
+             AND c.axis_value IS NOT DISTINCT FROM x.axis_value
+             AND c.tokens <= x.tokens AND c.accuracy >= x.accuracy AND (c.tokens < x.tokens OR c.accuracy > x.accuracy))
+       AS pareto
+FROM x
+"""
+
+register_view("design_metrics", DESIGN_METRICS)
+register_view("design_comparison", DESIGN_COMPARISON)
