@@ -120,7 +120,46 @@ CREATE TABLE cot_sc_curve (
     cost_usd DOUBLE
 );
 """),
+    (3, "routing decisions, generated designs", """
+CREATE TABLE routing_decisions (
+    decision_id VARCHAR,
+    run_id VARCHAR,
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    node VARCHAR,
+    agent VARCHAR,
+    handbook VARCHAR,
+    strategy VARCHAR,            -- greedy | thompson | ucb | floor
+    lambda_ DOUBLE,               -- the cost weight λ
+    skills JSON,                 -- inferred skill demand {skill: weight}
+    candidates JSON,             -- [{model, utility, p_mean, p_lo, cost}]
+    chosen VARCHAR,
+    outcome BOOLEAN,             -- filled in once the task is scored
+    ts DOUBLE
+);
+CREATE TABLE designs (
+    design_id VARCHAR,
+    run_id VARCHAR,
+    name VARCHAR,
+    designer VARCHAR,            -- holistic | meta | manual
+    task_id VARCHAR,             -- per-task designs (meta-designer); NULL for suite-level ones
+    parent VARCHAR,
+    round INTEGER,
+    prompt_hash VARCHAR,
+    prompt VARCHAR,
+    raw_output VARCHAR,          -- what the model wrote (data, never executed)
+    spec JSON,                   -- the validated design, if any
+    valid BOOLEAN,
+    rejection VARCHAR,
+    repairs JSON,
+    tokens BIGINT,
+    calls INTEGER,
+    cost_usd DOUBLE,
+    ts DOUBLE
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
-TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve")
+TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs")
