@@ -1,0 +1,31 @@
+"""Benchmark tasks: MASBench five-axis and SMFR-style generators, dataset loaders, scorers.
+
+Never calls a model. Public API::
+
+    load_tasks(source, base_dir)          # one TaskSource → [TaskInstance]
+    load_suite_tasks(suite, base_dir)     # a SuiteSpec → [TaskInstance]
+    extract_answers(text, n, how, field)  # reply → normalized answers
+    normalize_answer(s)                   # canonical answer string (voting equality)
+    score(task, prediction)               # → Score (all-or-nothing + partial credit)
+    GENERATORS / generator(name)          # generator registry
+    SCORERS / scorer(name)                # scorer registry
+"""
+
+from __future__ import annotations
+
+from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
+from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
+from .answers import extract_answers, extract_raw, normalize_answer
+from .dag import from_json as dag_from_json
+from .dag import measure as measure_axis
+from .dag import stats as dag_stats
+from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
+from .registry import GENERATORS, SCORERS, generator, scorer
+from .scorers import score
+from .types import Score, TaskInstance
+
+__all__ = [
+    "GENERATORS", "SCORERS", "Score", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
+    "measure_axis", "normalize_answer", "score", "scorer",
+]
