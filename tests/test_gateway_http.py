@@ -70,14 +70,14 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
 
 
 async def test_auth_and_bad_request_errors_are_not_retried_but_recorded(http_server, store, monkeypatch):
-    srv = http_server(fail_rate=1.0, fail_kinds=("401",) if "401" in __import__(
-        "masbench.testing.openai_server", fromlist=["FAIL_KINDS"]).FAIL_KINDS else ("400",))
-    writer = StoreWriter(store)
-    gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=writer.sink("calls", {"run_id": "r3"}), retry_base_s=0.01)
-    r = await gw.complete("m", [{"role": "user", "content": "x"}])
-    writer.flush()
-    assert not r.ok and r.attempts == 1 and srv.stats.requests == 1
-    assert store.sql("SELECT count(*), max(error) IS NOT NULL FROM calls WHERE run_id='r3'")[0] == (1, True)
+    for kind, run in (("401", "r3"), ("400", "r4")):
+        srv = http_server(fail_rate=1.0, fail_kinds=(kind,))
+        writer = StoreWriter(store)
+        gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=writer.sink("calls", {"run_id": run}), retry_base_s=0.01)
+        r = await gw.complete("m", [{"role": "user", "content": "x"}])
+        writer.flush()
+        assert not r.ok and r.attempts == 1 and srv.stats.requests == 1, (kind, r)
+        assert store.sql("SELECT count(*), max(error) FROM calls WHERE run_id = ?", [run])[0][0] == 1
 
 
 async def test_missing_key_env_is_a_recorded_error_not_a_crash(http_server, monkeypatch):

@@ -270,7 +270,7 @@ class _EmbeddedEngine:
         stop: str | list[str] | None = None,
         seed: int | None = None,
     ) -> EmbeddedCallResult:
-        """One completion. Must run on the worker thread (see :meth:`submit`)."""
+        """One completion. Must run on the worker thread (use :meth:`arun` or :meth:`run_sync`)."""
         llm = self.llm()
         # We render ChatML ourselves and call create_completion with the token list rather
         # than create_chat_completion: both keep prefix reuse (identical messages render to
@@ -353,35 +353,48 @@ def last_call() -> EmbeddedCallResult | None:
     return _ENGINE.last
 
 
-def _params(optional_params: Mapping[str, Any] | None) -> dict[str, Any]:
+def _params(optional_params: Mapping[str, Any] | None) -> tuple[dict[str, Any], int]:
+    """Engine parameters and the number of choices ``n`` from litellm's optional params."""
     p = dict(optional_params or {})
-    return {
+    params = {
         "max_tokens": p.get("max_tokens", p.get("max_completion_tokens")),
         "temperature": p.get("temperature"),
         "top_p": p.get("top_p"),
         "stop": p.get("stop"),
         "seed": p.get("seed"),
     }
+    try:
+        n = max(1, int(p.get("n") or 1))
+    except (TypeError, ValueError):
+        n = 1
+    return params, n
 
 
-def _to_model_response(result: EmbeddedCallResult, model_response: ModelResponse | None) -> ModelResponse:
+def _choice_params(params: dict[str, Any], i: int) -> dict[str, Any]:
+    """Parameters of choice ``i`` when ``n > 1``: seeds ``seed, seed+1, …`` (or all unseeded)."""
+    if i == 0 or params.get("seed") is None:
+        return params
+    return {**params, "seed": int(params["seed"]) + i}
+
+
+def _to_model_response(results: list[EmbeddedCallResult], model_response: ModelResponse | None) -> ModelResponse:
     resp = model_response if model_response is not None else ModelResponse()
     resp.choices = [
-        Choices(
-            index=0,
-            finish_reason=result.finish_reason,
-            message=Message(role="assistant", content=result.text),
-        )
+        Choices(index=i, finish_reason=r.finish_reason, message=Message(role="assistant", content=r.text))
+        for i, r in enumerate(results)
     ]
     resp.model = EMBEDDED_MODEL
     resp.created = int(time.time())
     if not getattr(resp, "id", None):
         resp.id = f"chatcmpl-embedded-{uuid.uuid4().hex[:16]}"
+    # As with OpenAI's n>1, the prompt is counted once and completions are summed.
+    first = results[0]
+    completion_tokens = sum(r.completion_tokens for r in results)
     usage = Usage(
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        total_tokens=result.prompt_tokens + result.completion_tokens,
-        prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=result.cached_tokens),
+        prompt_tokens=first.prompt_tokens,
+        completion_tokens=completion_tokens,
+        total_tokens=first.prompt_tokens + completion_tokens,
+        prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=first.cached_tokens),
     )
     setattr(resp, "usage", usage)
     return resp
@@ -391,8 +404,10 @@ class EmbeddedLLM(CustomLLM):
     """litellm handler for ``embedded/…`` models (all map to the one SmolLM2 instance).
 
     Honoured request parameters: ``temperature``, ``max_tokens`` (or
-    ``max_completion_tokens``), ``top_p``, ``stop``, ``seed``. A call without ``seed`` gets one
-    from a process-wide generator seeded with 0 (reproducible for a fixed call order).
+    ``max_completion_tokens``), ``top_p``, ``stop``, ``seed``, ``n`` (choices are sampled one
+    after another with seeds ``seed, seed+1, …``). A call without ``seed`` gets one from a
+    process-wide generator seeded with 0 (reproducible for a fixed call order). ``timeout``
+    is not enforced (a call cannot be interrupted once llama.cpp runs it).
     """
 
     def completion(  # type: ignore[override]
@@ -416,10 +431,11 @@ class EmbeddedLLM(CustomLLM):
     ) -> ModelResponse:
         """Synchronous completion (blocks until the worker thread has answered)."""
         try:
-            result = _ENGINE.run_sync(messages, **_params(optional_params))
+            params, n = _params(optional_params)
+            results = [_ENGINE.run_sync(messages, **_choice_params(params, i)) for i in range(n)]
         except EmbeddedUnavailableError as exc:
             raise CustomLLMError(status_code=500, message=str(exc)) from exc
-        return _to_model_response(result, model_response)
+        return _to_model_response(results, model_response)
 
     async def acompletion(  # type: ignore[override]
         self,
@@ -442,10 +458,11 @@ class EmbeddedLLM(CustomLLM):
     ) -> ModelResponse:
         """Async completion: runs on the embedded worker thread, never on the event loop."""
         try:
-            result = await _ENGINE.arun(messages, **_params(optional_params))
+            params, n = _params(optional_params)
+            results = [await _ENGINE.arun(messages, **_choice_params(params, i)) for i in range(n)]
         except EmbeddedUnavailableError as exc:
             raise CustomLLMError(status_code=500, message=str(exc)) from exc
-        return _to_model_response(result, model_response)
+        return _to_model_response(results, model_response)
 
 
 _REGISTER_LOCK = threading.Lock()

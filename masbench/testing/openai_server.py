@@ -42,13 +42,15 @@ from aiohttp import web
 __all__ = ["FAIL_KINDS", "FakeOpenAIServer", "ServerConfig", "ServerStats", "main"]
 
 #: The fault kinds the server can inject.
-FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect")
+FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect", "400", "401")
 
 _ERROR_BODIES: dict[str, tuple[int, str, str]] = {
     "429": (429, "rate_limit_exceeded", "Rate limit reached (injected fault)."),
     "500": (500, "server_error", "The server had an error (injected fault)."),
     "503": (503, "service_unavailable", "The server is overloaded (injected fault)."),
     "timeout": (504, "timeout", "The request timed out (injected fault)."),
+    "400": (400, "invalid_request_error", "Bad request (injected fault)."),
+    "401": (401, "invalid_api_key", "Incorrect API key provided (injected fault)."),
 }
 
 
@@ -377,9 +379,10 @@ class FakeOpenAIServer:
         """Start serving on the current event loop; returns :attr:`base_url`."""
         if self._runner is not None:
             raise RuntimeError("server already started")
-        runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False)
+        # Short shutdown grace: a hanging "timeout" fault must not hold stop() for long.
+        runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await runner.setup()
-        site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True)
+        site = web.TCPSite(runner, self.config.host, self.config.port, reuse_address=True, backlog=1024)
         await site.start()
         self._runner = runner
         self._port = int(runner.addresses[0][1])
