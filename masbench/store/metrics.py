@@ -29,7 +29,7 @@ WITH base AS (
            simulated FROM results
 ), agg AS (
     SELECT run_id, design, axis, axis_value, count(*) AS n,
-           avg(CAST(correct AS DOUBLE)) AS accuracy, avg(partial) AS partial,
+           avg(CAST(coalesce(correct, false) AS DOUBLE)) AS accuracy, avg(partial) AS partial,
            avg(tokens) AS tokens, avg(calls) AS calls, avg(cost_usd) AS cost_usd,
            count(*) FILTER (WHERE status = 'budget_exhausted') AS n_budget_exhausted,
            count(*) FILTER (WHERE status = 'degraded') AS n_degraded,
@@ -77,6 +77,7 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
     SELECT d.run_id, d.axis, d.axis_value,
            coalesce(c.accuracy, k1.accuracy) AS cot_accuracy, coalesce(c.tokens, k1.tokens) AS cot_tokens,
            coalesce(c.calls, k1.calls) AS cot_calls, coalesce(c.cost_usd, k1.cost_usd) AS cot_cost_usd,
+           k1.tokens AS k1_tokens,
            k5.accuracy AS sc5_accuracy, k5.tokens AS sc5_tokens, k5.cost_usd AS sc5_cost_usd,
            km.k AS k_max, km.accuracy AS kmax_accuracy, km.tokens AS kmax_tokens
     FROM (SELECT DISTINCT run_id, axis, axis_value FROM design_metrics) d
@@ -106,8 +107,8 @@ SELECT x.*,
        accuracy - curve_acc_at_tokens AS iso_gap_tokens,
        accuracy - curve_acc_at_calls AS iso_gap_calls,
        accuracy - curve_acc_at_usd AS iso_gap_usd,
-       CASE WHEN tokens > kmax_tokens THEN 'beyond' WHEN tokens < cot_tokens THEN 'below' ELSE 'within' END
-           AS cost_vs_curve,
+       CASE WHEN kmax_tokens IS NULL THEN NULL WHEN tokens > kmax_tokens THEN 'beyond'
+            WHEN tokens < k1_tokens THEN 'below' ELSE 'within' END AS cost_vs_curve,
        accuracy - kmax_accuracy AS gap_vs_kmax,
        tokens / nullif(curve_tokens_at_acc, 0) AS iso_acc_cost_ratio_tokens,
        cost_usd / nullif(curve_usd_at_acc, 0) AS iso_acc_cost_ratio_usd,

@@ -1,0 +1,18 @@
+"""Reports over a run: cost/accuracy plots, the marginal-utility table, verdicts.
+
+Every number is read from the store's SQL views (``design_comparison``, ``design_metrics``) and
+``cot_sc_curve``; this package formats and draws, it does not recompute metrics.
+
+- :func:`write_report` — files for ``masbench report`` (PNG/SVG, CSV, Markdown, index.html)
+- :func:`compare` — the terminal table for ``masbench compare``
+- :func:`comparison`, :func:`run_info` — the data, as pandas frames, for notebooks
+- :func:`verdict` — the one-line verdict rule (docs/metrics.md)
+"""
+
+from .build import ReportResult, write_report
+from .data import BASELINES, ReportError, RunInfo, comparison, curve, open_store, run_info
+from .terminal import compare
+from .verdict import Verdict, verdict, verdicts
+
+__all__ = ["BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",
+           "open_store", "run_info", "verdict", "verdicts", "write_report"]

@@ -1,0 +1,74 @@
+"""``write_report``: everything ``masbench report`` writes into one folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import data, html, plots, tables
+from .verdict import verdicts
+
+CSV = "marginal_utility.csv"
+CSV_AXIS = "marginal_utility_by_axis.csv"
+MD = "marginal_utility.md"
+
+
+@dataclass
+class ReportResult:
+    info: data.RunInfo
+    out: Path
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lines: list[str]) -> str:
+    head = [f"# Marginal utility — {info.suite} ({info.run_id})", ""]
+    if info.label:
+        head += [f"**{info.label}**", ""]
+    head += [f"models: {info.models_text}  ", f"date: {info.created_at}  ",
+             f"CoT-SC curve: {'k = 1..' + str(info.k_max) if info.k_max else 'none'}", "",
+             "## All tasks", "", tables.markdown(comp) if len(comp) else "_no design results_", "",
+             tables.CHEAPER_NOTE, ""]
+    if lines:
+        head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + [""]
+    if len(by_axis):
+        head += ["## By task group", ""]
+        for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
+            head += [f"### {axis}" + (f" = {int(value)}" if pd.notna(value) else ""), "", tables.markdown(g), ""]
+    head += ["Formulas and the verdict rule: docs/metrics.md. Accuracies in the CSV are fractions "
+             "(0–1), exactly as the `design_comparison` view has them.", ""]
+    return "\n".join(head)
+
+
+def write_report(store_path: str | Path, out: str | Path, run_id: str | None = None) -> ReportResult:
+    """Write figures, tables and ``index.html`` for one run (default: the latest) into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with data.open_store(store_path) as st:
+        info = data.run_info(st, run_id)
+        rid = info.run_id
+        comp = data.comparison(st, rid, "all")
+        groups = data.comparison(st, rid, None)
+        by_axis = groups[groups["axis"] != "all"].reset_index(drop=True) if len(groups) else groups
+        curve = data.curve(st, rid)
+        frontier = data.curve_frontier(st, rid)
+        curve_axis = data.curve_by_axis(st, rid)
+    res = ReportResult(info, out)
+    f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out)
+    f2, n2 = plots.accuracy_by_axis(by_axis, curve_axis, info, out, plots.design_colors(comp))
+    res.files += f1 + f2
+    res.notes += n1 + n2
+    if comp.empty:
+        res.notes.append("the run has no design results yet")
+    tables.raw_table(comp).to_csv(out / CSV, index=False)
+    tables.raw_table(by_axis, by_axis=True).to_csv(out / CSV_AXIS, index=False)
+    vs = [v for v in verdicts(comp) if v.verdict != "baseline"]
+    (out / MD).write_text(_markdown(info, comp, by_axis, [v.line for v in vs]), encoding="utf-8")
+    res.files += [out / CSV, out / CSV_AXIS, out / MD]
+    page = html.page(info, comp, by_axis, vs, ["cost_accuracy.png", "accuracy_by_axis.png"],
+                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], res.notes)
+    (out / "index.html").write_text(page, encoding="utf-8")
+    res.files.append(out / "index.html")
+    return res

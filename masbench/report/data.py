@@ -1,0 +1,191 @@
+"""Reading what a report needs from the store. Every number comes from a SQL view or table;
+nothing here recomputes a metric.
+
+- :func:`open_store` opens a store file (read-write so the views are current; read-only if
+  another process holds the write lock).
+- :func:`run_info` / :func:`resolve_run`: the run (default: the latest) and its labels.
+- :func:`comparison`: rows of ``design_comparison`` for one group, with the CoT-SC curve's CI
+  interpolated at each design's cost (the reference the verdict compares against).
+- :func:`curve`, :func:`curve_frontier`, :func:`axis_groups`: the CoT-SC curve and the Pareto
+  frontier's curve points.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..store import Store
+
+BASELINES = ("cot", "cot-sc")
+"""``design_name`` values of the single-agent baselines (no verdict is given for them)."""
+
+EMBEDDED_SMOLLM2 = "embedded/smollm2"
+
+
+class ReportError(Exception):
+    """A store or run that cannot be reported (missing file, no runs, unknown run id)."""
+
+
+@dataclass
+class RunInfo:
+    run_id: str
+    suite: str
+    status: str
+    created_at: Any
+    finished_at: Any
+    models: dict[str, str]
+    simulated: bool
+    k_max: int | None = None
+
+    @property
+    def embedded_smollm2(self) -> bool:
+        return any(str(m).startswith(EMBEDDED_SMOLLM2) for m in self.models.values())
+
+    @property
+    def label(self) -> str:
+        """What every plot title and the page header must say about where the numbers come from."""
+        parts = []
+        if self.simulated:
+            parts.append("SIMULATED (sim/ models)")
+        if self.embedded_smollm2:
+            parts.append("embedded SmolLM2-135M (real model, weak by design)")
+        return " · ".join(parts)
+
+    @property
+    def models_text(self) -> str:
+        return ", ".join(f"{a}={m}" for a, m in self.models.items()) or "(none recorded)"
+
+
+def open_store(path: str | Path) -> Store:
+    p = Path(path)
+    if not p.exists():
+        raise ReportError(f"no store at {p}")
+    try:
+        return Store(p)
+    except Exception as exc:  # another process writes it: read what is committed
+        if "lock" not in str(exc).lower():
+            raise
+        return Store(p, read_only=True)
+
+
+def resolve_run(store: Store, run_id: str | None) -> str:
+    if run_id:
+        if not store.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]):
+            known = [r[0] for r in store.sql("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 10")]
+            raise ReportError(f"no run {run_id!r} in {store.path}; runs: {', '.join(known) or '(none)'}")
+        return run_id
+    row = store.sql("SELECT run_id FROM runs ORDER BY created_at DESC NULLS LAST, run_id DESC LIMIT 1")
+    if not row:
+        raise ReportError(f"no runs in {store.path}")
+    return row[0][0]
+
+
+def _json(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, (dict, list)):
+        return v
+    try:
+        return json.loads(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_info(store: Store, run_id: str | None = None) -> RunInfo:
+    rid = resolve_run(store, run_id)
+    suite, status, created, finished, models, simulated, config = store.sql(
+        "SELECT suite, status, created_at, finished_at, models, simulated, config FROM runs WHERE run_id = ?", [rid])[0]
+    models = _json(models) or {}
+    # a run without the flag (older writer) is simulated if any of its results or calls say so
+    sim = bool(simulated) or bool(store.sql(
+        "SELECT coalesce(bool_or(simulated), false) FROM results WHERE run_id = ?", [rid])[0][0])
+    k_max = store.sql("SELECT max(k) FROM cot_sc_curve WHERE run_id = ? AND axis = 'all'", [rid])[0][0]
+    return RunInfo(rid, suite or "?", status or "?", created, finished, {str(a): str(m) for a, m in models.items()},
+                   sim, int(k_max) if k_max is not None else None)
+
+
+# The CoT-SC curve's 95% band at the design's cost, interpolated like the accuracy (same segment
+# choice as design_comparison's iso-cost gap). Used only by the verdict's overlap test.
+_COMPARISON = """
+WITH seg AS (
+    SELECT run_id, axis, axis_value, k, tokens AS x1, lead(tokens) OVER w AS x2,
+           ci_lo AS lo1, lead(ci_lo) OVER w AS lo2, ci_hi AS hi1, lead(ci_hi) OVER w AS hi2
+    FROM cot_sc_curve WINDOW w AS (PARTITION BY run_id, axis, axis_value ORDER BY k)
+), k1 AS (SELECT * FROM cot_sc_curve WHERE k = 1)
+SELECT d.*,
+       (SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.lo1
+                    ELSE s.lo1 + (s.lo2 - s.lo1) * (d.tokens - s.x1) / (s.x2 - s.x1) END
+          FROM seg s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value
+           AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))
+          ORDER BY s.k LIMIT 1) AS curve_ci_lo_at_tokens,
+       (SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.hi1
+                    ELSE s.hi1 + (s.hi2 - s.hi1) * (d.tokens - s.x1) / (s.x2 - s.x1) END
+          FROM seg s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value
+           AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))
+          ORDER BY s.k LIMIT 1) AS curve_ci_hi_at_tokens,
+       k1.accuracy AS k1_accuracy, k1.tokens AS k1_tokens,
+       rd.design_name
+FROM design_comparison d
+LEFT JOIN k1 ON k1.run_id = d.run_id AND k1.axis = d.axis AND k1.axis_value IS NOT DISTINCT FROM d.axis_value
+LEFT JOIN (SELECT run_id, design, any_value(design_name) AS design_name FROM results GROUP BY ALL) rd
+       ON rd.run_id = d.run_id AND rd.design = d.design
+WHERE d.run_id = ? {where}
+"""
+
+
+def comparison(store: Store, run_id: str, axis: str | None = "all") -> pd.DataFrame:
+    """``design_comparison`` rows of a run (``axis=None``: every group), plus ``design_name``,
+    ``baseline`` and the curve's CI at the design's cost. Baselines first, then by tokens."""
+    where, params = ("AND d.axis = ?", [run_id, axis]) if axis is not None else ("", [run_id])
+    df = store.df(_COMPARISON.format(where=where), params)
+    if df.empty:
+        df["baseline"] = pd.Series(dtype=bool)
+        return df
+    df["design_name"] = df["design_name"].where(df["design_name"].notna(), df["design"].str.split("[").str[0])
+    df["baseline"] = df["design_name"].isin(BASELINES)
+    df = df.sort_values(["axis", "axis_value", "baseline", "tokens", "design"],
+                        ascending=[True, True, False, True, True], na_position="first").reset_index(drop=True)
+    return df
+
+
+def curve(store: Store, run_id: str, axis: str = "all", axis_value: int | None = None) -> pd.DataFrame:
+    """The CoT-SC curve of one group, by k (empty if the run has no pool)."""
+    return store.df("""SELECT k, n_tasks, accuracy, ci_lo, ci_hi, tokens, calls, cost_usd FROM cot_sc_curve
+                       WHERE run_id = ? AND axis = ? AND axis_value IS NOT DISTINCT FROM ? ORDER BY k""",
+                    [run_id, axis, axis_value])
+
+
+def curve_by_axis(store: Store, run_id: str) -> pd.DataFrame:
+    """Curve points at k = 1 (CoT) and k = k_max of every numeric axis group."""
+    return store.df("""
+        SELECT axis, axis_value,
+               max(accuracy) FILTER (WHERE k = 1) AS cot_accuracy,
+               arg_max(accuracy, k) AS kmax_accuracy, max(k) AS k_max
+        FROM cot_sc_curve WHERE run_id = ? AND axis <> 'all' AND axis_value IS NOT NULL
+        GROUP BY ALL ORDER BY axis, axis_value""", [run_id])
+
+
+def curve_frontier(store: Store, run_id: str, axis: str = "all", axis_value: int | None = None) -> pd.DataFrame:
+    """Curve points of the group that no design and no other curve point dominates on
+    (tokens, accuracy) — the same dominance rule as ``design_comparison.pareto``."""
+    return store.df("""
+        SELECT c.k, c.tokens, c.accuracy FROM cot_sc_curve c
+        WHERE c.run_id = ? AND c.axis = ? AND c.axis_value IS NOT DISTINCT FROM ?
+          AND NOT EXISTS (SELECT 1 FROM design_metrics o WHERE o.run_id = c.run_id AND o.axis = c.axis
+                AND o.axis_value IS NOT DISTINCT FROM c.axis_value AND o.tokens <= c.tokens
+                AND o.accuracy >= c.accuracy AND (o.tokens < c.tokens OR o.accuracy > c.accuracy))
+          AND NOT EXISTS (SELECT 1 FROM cot_sc_curve o WHERE o.run_id = c.run_id AND o.axis = c.axis
+                AND o.axis_value IS NOT DISTINCT FROM c.axis_value AND o.k <> c.k AND o.tokens <= c.tokens
+                AND o.accuracy >= c.accuracy AND (o.tokens < c.tokens OR o.accuracy > c.accuracy))
+        ORDER BY c.tokens""", [run_id, axis, axis_value])
+
+
+def axis_groups(store: Store, run_id: str) -> pd.DataFrame:
+    """Task groups of the run other than 'all': (axis, axis_value, n designs)."""
+    return store.df("""SELECT axis, axis_value, count(*) AS designs FROM design_metrics
+                       WHERE run_id = ? AND axis <> 'all' GROUP BY ALL ORDER BY axis, axis_value""", [run_id])

@@ -1,0 +1,84 @@
+"""The static ``index.html``: header (run, suite, models, date, provenance), figures by relative
+path, the marginal-utility tables and the verdicts. No JavaScript, no external assets."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+from .data import RunInfo
+from . import tables
+from .tables import HEADERS, formatted
+from .verdict import Verdict
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em .8em;font-weight:bold;margin:.6em 0}
+.meta td{padding:.1em .8em .1em 0;vertical-align:top} .meta td:first-child{color:#666}
+table.mu{border-collapse:collapse;font-size:.85em;margin:.5em 0} table.mu th,table.mu td{border:1px solid #ddd;padding:.25em .5em;text-align:right}
+table.mu th{background:#f4f4f4} table.mu td:first-child,table.mu th:first-child{text-align:left}
+.pos{color:#137333} .neg{color:#b3261e} img{max-width:100%;border:1px solid #eee} .note{color:#666;font-size:.9em}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "<p class='note'>no rows</p>"
+    f = formatted(df)
+    head = "".join(f"<th>{_e(h)}</th>" for h in HEADERS)
+    body = []
+    gap_col = HEADERS.index("iso-cost gap (tokens)")
+    for row in f.itertuples(index=False):
+        cells = []
+        for i, v in enumerate(row):
+            cls = ""
+            if i == gap_col and v.startswith("+") and v != "+0.0 pp":
+                cls = " class='pos'"
+            elif i == gap_col and v.startswith("-"):
+                cls = " class='neg'"
+            cells.append(f"<td{cls}>{_e(v)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table class='mu'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: list[Verdict], images: list[str],
+         csvs: list[str], notes: list[str]) -> str:
+    title = f"masbench report — {info.suite} — {info.run_id}"
+    banner = f"<div class='banner'>{_e(info.label)}</div>" if info.label else ""
+    meta = [("run", info.run_id), ("suite", info.suite), ("status", info.status), ("models", info.models_text),
+            ("date", f"{info.created_at}" + (f" → {info.finished_at}" if info.finished_at else "")),
+            ("CoT-SC curve", f"k = 1..{info.k_max}" if info.k_max else "none (cot_sc disabled or empty pool)")]
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>",
+             f"<style>{_CSS}</style></head><body>",
+             f"<h1>masbench report: {_e(info.suite)}{' — ' + _e(info.label) if info.label else ''}</h1>", banner,
+             "<table class='meta'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in meta) + "</table>"]
+    parts.append("<h2>Cost vs accuracy</h2>")
+    for img in images:
+        parts.append(f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>")
+    parts.append("<h2>Marginal utility (all tasks)</h2>")
+    parts.append(_table(comp))
+    parts.append("<p class='note'>Accuracy with Wilson 95% CI; iso-cost gap = accuracy minus the CoT-SC curve "
+                 "interpolated at the design's tokens (– outside the curve: see 'cost vs curve'); MU = marginal "
+                 "utility against CoT in accuracy points per 1k tokens / per USD; ★ = Pareto-optimal on "
+                 "(tokens, accuracy). Formulas: docs/metrics.md.</p>")
+    parts.append(f"<p class='note'>{_e(tables.CHEAPER_NOTE)}</p>")
+    if verdicts:
+        parts.append("<h2>Verdicts</h2><ul>" + "".join(f"<li>{_e(v.line)}</li>" for v in verdicts) + "</ul>")
+    if not by_axis.empty:
+        parts.append("<h2>By task group</h2>")
+        for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
+            label = f"{axis} = {int(value)}" if pd.notna(value) else str(axis)
+            parts.append(f"<h3>{_e(label)}</h3>" + _table(g))
+    if csvs:
+        parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")
+    if notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,199 @@
+"""The report's figures, drawn on matplotlib's Agg canvas (``Figure`` objects, never pyplot: no
+display, no global backend switch, safe inside notebooks and threads)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from .data import RunInfo
+from .tables import is_true
+
+BASELINE_STYLE = {"cot": ("s", "#444444"), "cot-sc": ("D", "#1f4e9c")}
+CURVE_COLOR = "#1f77b4"
+FRONTIER_COLOR = "#d4a017"
+
+
+def _title(info: RunInfo, what: str) -> str:
+    head = f"{what} — {info.suite} ({info.run_id})"
+    return head + (f"\n{info.label}" if info.label else "")
+
+
+def _save(fig: Figure, out: Path, stem: str, svg: bool = True) -> list[Path]:
+    FigureCanvasAgg(fig)
+    paths = [out / f"{stem}.png"]
+    fig.savefig(paths[0], dpi=130, bbox_inches="tight")
+    if svg:
+        paths.append(out / f"{stem}.svg")
+        fig.savefig(paths[1], bbox_inches="tight")
+    return paths
+
+
+def _finite(v) -> bool:
+    try:
+        return v is not None and v is not pd.NA and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def design_colors(comp: pd.DataFrame) -> dict[str, str]:
+    """One colour per design, the same in every figure: baselines fixed, others from the cycle."""
+    palette = iter([f"C{i}" for i in range(1, 10)] * 10)
+    out = {}
+    for d, name in zip(comp.get("design", []), comp.get("design_name", [])):
+        out[d] = BASELINE_STYLE.get(str(name), (None, None))[1] or next(palette)
+    return out
+
+
+def _k_labels(k_max: int) -> set[int]:
+    """Which k to label on the curve: all up to 8, else 1, 2, 4, 8, ... and k_max."""
+    if k_max <= 8:
+        return set(range(1, k_max + 1))
+    return {k for k in range(1, k_max + 1) if k & (k - 1) == 0} | {k_max}
+
+
+def _placeholder(out: Path, stem: str, info: RunInfo, what: str, message: str) -> list[Path]:
+    fig = Figure(figsize=(7, 3))
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, wrap=True)
+    ax.set_title(_title(info, what), fontsize=10)
+    return _save(fig, out, stem)
+
+
+def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFrame, info: RunInfo,
+                  out: Path) -> tuple[list[Path], list[str]]:
+    """Scatter of every design (log tokens, accuracy ± Wilson CI), the CoT-SC curve with its band
+    and k labels, the Pareto frontier as a step line. Returns (files, notes)."""
+    notes: list[str] = []
+    if comp.empty:
+        return _placeholder(out, "cost_accuracy", info, "Cost vs accuracy", "no design results in this run"), \
+            ["no design results in this run"]
+    positive = [float(t) for t in list(comp["tokens"]) + list(curve.get("tokens", [])) if _finite(t) and float(t) > 0]
+    floor = min(positive) / 2 if positive else 1.0
+    xs = []
+    for d, t in zip(comp["design"], comp["tokens"]):
+        if _finite(t) and float(t) > 0:
+            xs.append(float(t))
+        else:
+            xs.append(floor)
+            notes.append(f"{d}: {0 if not _finite(t) else t:g} tokens per task — drawn at {floor:g} on the log axis")
+    comp = comp.assign(_x=xs, _clipped=[x == floor and not (_finite(t) and float(t) > 0)
+                                        for x, t in zip(xs, comp["tokens"])])
+
+    fig = Figure(figsize=(9, 6))
+    ax = fig.add_subplot()
+    if not curve.empty:
+        cx, cy = curve["tokens"].to_numpy(float), 100 * curve["accuracy"].to_numpy(float)
+        ok = cx > 0
+        ax.fill_between(cx[ok], 100 * curve["ci_lo"].to_numpy(float)[ok], 100 * curve["ci_hi"].to_numpy(float)[ok],
+                        color=CURVE_COLOR, alpha=0.15, lw=0, label="CoT-SC 95% CI (bootstrap)")
+        ax.plot(cx[ok], cy[ok], "-o", color=CURVE_COLOR, ms=3.5, lw=1.6, label=f"CoT-SC curve (maj@k, k=1..{int(curve['k'].max())})")
+        show = _k_labels(int(curve["k"].max()))
+        for k, x, y in zip(curve["k"], cx, cy):
+            if x > 0 and int(k) in show:
+                ax.annotate(f"k={int(k)}", (x, y), xytext=(0, -11), textcoords="offset points", fontsize=7,
+                            ha="center", color=CURVE_COLOR)
+        if not ok.all():
+            notes.append("CoT-SC curve points with 0 tokens are not drawn on the log axis")
+    else:
+        notes.append("no CoT-SC curve in this run (cot_sc disabled or the pool is empty)")
+
+    # Pareto frontier: designs flagged pareto by the view + curve points nobody dominates
+    par = comp[comp["pareto"].map(is_true)] if "pareto" in comp else comp.iloc[0:0]
+    fx = list(par["_x"]) + [float(t) for t in frontier.get("tokens", []) if _finite(t) and float(t) > 0]
+    fy = list(100 * par["accuracy"]) + [100 * float(a) for a, t in zip(frontier.get("accuracy", []),
+                                                                        frontier.get("tokens", []))
+                                        if _finite(t) and float(t) > 0]
+    if fx:
+        order = np.argsort(fx, kind="stable")
+        fxs, fys = np.asarray(fx)[order], np.asarray(fy)[order]
+        ax.step(fxs, fys, where="post", color=FRONTIER_COLOR, lw=2.2, alpha=0.85, ls="--", zorder=1,
+                label="Pareto frontier (tokens, accuracy)")
+
+    colors = design_colors(comp)
+    x_hi = max(list(comp["_x"]) + [float(t) for t in curve.get("tokens", []) if _finite(t)])
+    for r in comp.to_dict("records"):
+        marker = BASELINE_STYLE.get(str(r.get("design_name")), ("o", None))[0]
+        color = colors[r["design"]]
+        y = 100 * float(r["accuracy"])
+        yerr = [[max(0.0, y - 100 * float(r["ci_lo"]))], [max(0.0, 100 * float(r["ci_hi"]) - y)]] \
+            if _finite(r.get("ci_lo")) else None
+        is_par = is_true(r.get("pareto"))
+        ax.errorbar([r["_x"]], [y], yerr=yerr, fmt=marker, color=color, ms=8 if is_par else 6.5, capsize=3,
+                    mec="black" if is_par else color, mew=1.6 if is_par else 1, zorder=3)
+        label = str(r["design"]) + (" (0 tokens, clipped)" if r["_clipped"] else "") + ("  ★" if is_par else "")
+        right = r["_x"] >= x_hi * 0.75 and r["_x"] > min(comp["_x"])  # near the right edge: label to the left
+        ax.annotate(label, (r["_x"], y), xytext=(-7 if right else 7, 5), textcoords="offset points", fontsize=8.5,
+                    color=color, ha="right" if right else "left",
+                    fontweight="bold" if not r.get("baseline") else "normal", zorder=4,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.75))
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("mean tokens per task (log scale)")
+    ax.set_ylabel("accuracy (%)  ± Wilson 95% CI")
+    ax.set_ylim(-3, 108)
+    ax.margins(x=0.06)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    ax.set_title(_title(info, "Cost vs accuracy"), fontsize=10)
+    if notes:
+        fig.text(0.01, -0.02, "notes: " + "; ".join(notes), fontsize=7, ha="left", va="top", wrap=True)
+    return _save(fig, out, "cost_accuracy"), notes
+
+
+def accuracy_by_axis(comp_groups: pd.DataFrame, curve_axis: pd.DataFrame, info: RunInfo, out: Path,
+                     colors: dict[str, str] | None = None) -> tuple[list[Path], list[str]]:
+    """One panel per axis with numeric values: accuracy per design vs axis value, plus the CoT
+    (curve k=1) and CoT-SC@k_max accuracies per value for reference."""
+    g = comp_groups[(comp_groups["axis"] != "all") & comp_groups["axis_value"].notna()] if len(comp_groups) else comp_groups
+    if g.empty:
+        msg = "no task group with a numeric axis value in this run"
+        return _placeholder(out, "accuracy_by_axis", info, "Accuracy by axis", msg), [msg]
+    axes_names = sorted(g["axis"].unique())
+    n = len(axes_names)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(5.2 * cols, 4.0 * rows + 0.6))
+    designs = list(dict.fromkeys(g.sort_values(["baseline", "tokens"], ascending=[False, True])["design"]))
+    colors = {**design_colors(g.drop_duplicates("design")), **(colors or {})}
+    for i, axis in enumerate(axes_names):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        sub = g[g["axis"] == axis]
+        values = sorted(int(v) for v in sub["axis_value"].unique())
+        span = (max(values) - min(values)) or 1
+        for j, d in enumerate(designs):
+            s = sub[sub["design"] == d].sort_values("axis_value")
+            if s.empty:
+                continue
+            x = s["axis_value"].to_numpy(float) + (j - (len(designs) - 1) / 2) * 0.012 * span
+            y = 100 * s["accuracy"].to_numpy(float)
+            err = [np.clip(y - 100 * s["ci_lo"].to_numpy(float), 0, None), np.clip(100 * s["ci_hi"].to_numpy(float) - y, 0, None)]
+            ax.errorbar(x, y, yerr=err, fmt="-o", ms=4, lw=1.3, capsize=2, color=colors[d], label=d, alpha=0.9)
+        c = curve_axis[curve_axis["axis"] == axis].sort_values("axis_value") if len(curve_axis) else curve_axis
+        if len(c):
+            k_max = int(c["k_max"].max())
+            ax.plot(c["axis_value"], 100 * c["kmax_accuracy"], "k--", lw=1.6, label=f"CoT-SC@{k_max} (curve)")
+            ax.plot(c["axis_value"], 100 * c["cot_accuracy"], ":", color="#777777", lw=1.6, label="CoT (curve k=1)")
+        ax.set_xticks(values)
+        ax.set_xlabel(f"{axis} (axis value)")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(-3, 103)
+        ax.grid(True, alpha=0.25)
+        ax.set_title(axis, fontsize=10)
+        if i == 0:
+            handles, labels = ax.get_legend_handles_labels()
+    fig.suptitle(_title(info, "Accuracy by axis"), fontsize=10)
+    fig.tight_layout(rect=(0, 0.1 if rows == 1 else 0.06, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    notes = [] if len(curve_axis) else ["no per-axis CoT-SC curve: reference lines omitted"]
+    return _save(fig, out, "accuracy_by_axis"), notes

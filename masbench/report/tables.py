@@ -1,0 +1,106 @@
+"""The marginal-utility table: raw columns for CSV (values exactly as ``design_comparison`` has
+them: accuracies and gaps as fractions), formatted columns for Markdown, HTML and the terminal."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from .verdict import verdicts
+
+RAW_COLUMNS = [
+    "design", "design_name", "baseline", "n", "accuracy", "ci_lo", "ci_hi", "tokens", "calls", "cost_usd",
+    "x_cot_tokens", "x_cot_usd", "x_sc5_tokens", "x_sc5_usd", "iso_gap_tokens", "iso_gap_calls", "iso_gap_usd",
+    "cost_vs_curve", "gap_vs_kmax", "iso_acc_cost_ratio_tokens", "iso_acc_cost_ratio_usd",
+    "mu_pp_per_1k_tokens", "mu_pp_per_usd", "pareto", "n_failed", "n_budget_exhausted", "n_degraded", "simulated",
+]
+"""CSV columns, named as in ``design_comparison`` (plus ``verdict``)."""
+
+HEADERS = ["design", "n", "accuracy [95% CI]", "tokens/task", "calls/task", "USD/task", "× CoT", "× CoT-SC@5",
+           "iso-cost gap (tokens)", "cost vs curve", "iso-acc cost ratio", "MU pp/1k tok", "MU pp/$", "Pareto",
+           "failed / budget-exh."]
+
+
+def _missing(v: Any) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    try:
+        return math.isnan(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def pct(v: Any) -> str:
+    return "–" if _missing(v) else f"{100 * float(v):.1f}%"
+
+
+def pp(v: Any, scale: float = 100.0) -> str:
+    return "–" if _missing(v) else f"{scale * float(v):+.1f} pp"
+
+
+def num(v: Any, digits: int = 0) -> str:
+    return "–" if _missing(v) else f"{float(v):,.{digits}f}"
+
+
+def usd(v: Any) -> str:
+    if _missing(v):
+        return "–"
+    f = float(v)
+    return "$0" if f == 0 else (f"${f:.4f}" if abs(f) >= 1e-4 else f"${f:.2e}")
+
+
+def signed(v: Any, digits: int = 1) -> str:
+    return "–" if _missing(v) else f"{float(v):+,.{digits}f}"
+
+
+def is_true(v: Any) -> bool:
+    return not _missing(v) and bool(v)
+
+
+def mult(v: Any) -> str:
+    return "–" if _missing(v) else f"{float(v):.2f}×"
+
+
+def raw_table(df: pd.DataFrame, by_axis: bool = False) -> pd.DataFrame:
+    """The CSV table: the view's columns, one row per design (and group if ``by_axis``)."""
+    cols = (["axis", "axis_value"] if by_axis else []) + [c for c in RAW_COLUMNS if c in df.columns]
+    out = df[cols].copy()
+    out["verdict"] = [v.verdict for v in verdicts(df)] if len(df) else []
+    return out
+
+
+CHEAPER_NOTE = ("* cheaper than CoT: the marginal utility is then the accuracy lost (−) or gained (+) per 1k tokens "
+                "(per $) saved, so its sign reads the other way.")
+
+
+def _cheaper(r: dict[str, Any]) -> bool:
+    t, c = r.get("tokens"), r.get("cot_tokens")
+    return not _missing(t) and not _missing(c) and float(t) < float(c)
+
+
+def formatted_row(r: dict[str, Any]) -> list[str]:
+    star = "*" if _cheaper(r) else ""
+    ci = "" if _missing(r.get("ci_lo")) else f" [{100 * r['ci_lo']:.1f}, {100 * r['ci_hi']:.1f}]"
+    return [
+        str(r["design"]), str(int(r["n"])), pct(r["accuracy"]) + ci, num(r["tokens"]), num(r["calls"], 2),
+        usd(r["cost_usd"]), mult(r.get("x_cot_tokens")), mult(r.get("x_sc5_tokens")), pp(r.get("iso_gap_tokens")),
+        str(r.get("cost_vs_curve") or "–") if not _missing(r.get("k_max")) else "no curve",
+        mult(r.get("iso_acc_cost_ratio_tokens")), signed(r.get("mu_pp_per_1k_tokens"), 2) + star,
+        signed(r.get("mu_pp_per_usd"), 1) + star, "★" if is_true(r.get("pareto")) else "",
+        f"{int(r.get('n_failed') or 0)} / {int(r.get('n_budget_exhausted') or 0)}",
+    ]
+
+
+def formatted(df: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame([formatted_row(r) for r in df.to_dict("records")], columns=HEADERS)
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (no tabulate dependency)."""
+    f = formatted(df)
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" if i == 0 else "--:" for i in range(len(HEADERS))) + "|"]
+    lines += ["| " + " | ".join(esc(x) for x in row) + " |" for row in f.itertuples(index=False)]
+    return "\n".join(lines)

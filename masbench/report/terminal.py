@@ -1,0 +1,92 @@
+"""``masbench compare``: the marginal-utility table in the terminal, with verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import data, tables
+from .verdict import BASELINE, NOT_WORTH, WORTH, verdicts
+
+_VERDICT_STYLE = {WORTH: "green", NOT_WORTH: "red"}
+
+
+# columns dropped first when the terminal is too narrow (the report files always have all of them)
+_DROP_ORDER = ["Pareto", "calls/task", "MU pp/$", "USD/task", "iso-acc cost ratio", "× CoT-SC@5",
+               "failed / budget-exh.", "cost vs curve", "× CoT"]
+
+
+_SHORT = {"accuracy [95% CI]": "accuracy\n[95% CI]", "tokens/task": "tokens\n/task", "calls/task": "calls\n/task",
+          "USD/task": "USD\n/task", "× CoT-SC@5": "×\nCoT-SC@5", "iso-cost gap (tokens)": "iso-cost gap\n(tokens)",
+          "cost vs curve": "cost vs\ncurve", "iso-acc cost ratio": "iso-acc\ncost ratio", "MU pp/1k tok": "MU pp\n/1k tok",
+          "failed / budget-exh.": "failed /\nbudget-exh."}
+
+
+def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
+    rows = [tables.formatted_row(r) for r in df.to_dict("records")]
+    for row, r in zip(rows, df.to_dict("records")):
+        if tables.is_true(r.get("pareto")):
+            row[0] += " ★"
+    widths = {h: max([len(x) for x in _SHORT.get(h, h).split("\n")] + [len(row[i]) for row in rows]) + 3
+              for i, h in enumerate(tables.HEADERS)}
+    shown = list(tables.HEADERS)
+    hidden = []
+    for h in _DROP_ORDER:
+        if sum(widths[c] for c in shown) + 1 <= width:
+            break
+        shown.remove(h)
+        hidden.append(h)
+    t = Table(title=title, title_justify="left", pad_edge=False)
+    for h in shown:
+        t.add_column(_SHORT.get(h, h), justify="left" if h == "design" else "right", no_wrap=True)
+    gap_col = tables.HEADERS.index("iso-cost gap (tokens)")
+    for row, r in zip(rows, df.to_dict("records")):
+        cells = {h: Text(row[i]) for i, h in enumerate(tables.HEADERS)}  # Text: cot-sc[k=5] is not markup
+        gap = r.get("iso_gap_tokens")
+        if not tables._missing(gap):
+            cells[tables.HEADERS[gap_col]].stylize("green" if float(gap) > 0 else "red" if float(gap) < 0 else "")
+        if tables.is_true(r.get("pareto")):
+            cells["design"].stylize("bold")
+        t.add_row(*[cells[h] for h in shown])
+    return t, hidden
+
+
+def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all",
+            console: Console | None = None) -> int:
+    """Print the table (one per axis value when ``axis`` is not 'all') and one verdict per
+    non-baseline design. Returns the number of designs shown."""
+    console = console or Console()
+    with data.open_store(store_path) as st:
+        info = data.run_info(st, run_id)
+        df = data.comparison(st, info.run_id, axis)
+        known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
+                                      [info.run_id])]
+    if info.label:
+        console.print(Text(info.label, style="bold yellow"))
+    console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"))
+    if df.empty:
+        console.print(Text(f"no results for axis {axis!r}; groups in this run: {', '.join(known) or '(none)'}",
+                           style="yellow"))
+        return 0
+    if not info.k_max:
+        console.print("[yellow]no CoT-SC curve in this run[/]: iso-cost gaps and verdicts need cot_sc enabled")
+    for (ax, value), g in df.groupby(["axis", "axis_value"], dropna=False, sort=True):
+        title = "all tasks" if ax == "all" else f"{ax}" + (f" = {int(value)}" if pd.notna(value) else "")
+        table, hidden = _table(g, title.replace("[", "\\["), console.width)
+        console.print(table)
+        if hidden:
+            console.print(Text(f"(narrow terminal: hidden {', '.join(hidden)}; see `masbench report`)", style="dim"))
+        for v in verdicts(g):
+            if v.verdict == BASELINE:
+                continue
+            style = _VERDICT_STYLE.get(v.verdict, "yellow")
+            line = Text(v.line)
+            line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
+            console.print(line)
+    console.print(Text("★ Pareto-optimal on (tokens, accuracy). " + tables.CHEAPER_NOTE
+                       + " Verdict rule and formulas: docs/metrics.md", style="dim"))
+    return int(df["design"].nunique())

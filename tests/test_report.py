@@ -1,0 +1,242 @@
+"""`masbench report` / `masbench compare` over a synthetic store (no model calls).
+
+The numbers in the report's CSV are checked against an independent recomputation done here, in
+plain SQL over ``results`` and ``cot_sc_curve`` plus a NumPy interpolation — not through the views.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from masbench.cli import app
+from masbench.store import Store, StoreWriter
+
+RUN = "synth-20250102"
+OLD_RUN = "synth-old"
+K_MAX = 8
+N_TASKS = 30
+# label, design_name, p(correct) at depth 1 and 2, mean tokens, calls per task
+DESIGNS = [
+    ("cot", "cot", 0.60, 0.35, 300, 1),
+    ("cot-sc[k=5]", "cot-sc", 0.75, 0.45, 1500, 5),
+    ("debate", "debate", 0.55, 0.30, 2000, 7),            # within the curve, below it
+    ("planner-workers", "planner-workers", 0.95, 0.85, 3600, 9),  # beyond k_max
+    ("io-cheap", "io", 0.50, 0.20, 120, 1),               # below one CoT sample
+]
+CURVE = {("all", None): (0.48, 0.70), ("depth", 1): (0.60, 0.82), ("depth", 2): (0.36, 0.58)}
+SAMPLE_TOKENS = 310.0
+
+
+def curve_acc(lo: float, hi: float, k: int) -> float:
+    return lo if k <= 2 else lo + (hi - lo) * (1 - math.exp(-(k - 2) / 2.5))
+
+
+def build_synthetic_store(path: Path, with_curve: bool = True, zero_token_design: bool = False) -> Path:
+    """A SIMULATED run of ~5 designs × 30 tasks (axis depth 1 and 2) plus its CoT-SC curve."""
+    rng = random.Random(7)
+    with Store(path) as st:
+        for rid, created in ((OLD_RUN, "2024-01-01 00:00:00"), (RUN, "2025-01-02 03:04:05")):
+            st.sql("INSERT INTO runs(run_id, suite, status, created_at, finished_at, models, simulated) VALUES "
+                   "(?, 'synthetic', 'finished', ?, ?, ?, true)",
+                   [rid, created, created, '{"default": "sim/medium", "judge": "sim/strong"}'])
+        w = StoreWriter(st)
+        w.add("results", {"run_id": OLD_RUN, "design": "old-design", "design_name": "old", "task_id": "t0", "seed": 0,
+                          "axis": "depth", "axis_value": 1, "correct": True, "tokens": 10, "calls": 1,
+                          "cost_usd": 0.0, "status": "ok", "simulated": True})
+        designs = DESIGNS + ([("static", "static", 0.1, 0.1, 0, 0)] if zero_token_design else [])
+        for label, name, p1, p2, tok, calls in designs:
+            for i in range(N_TASKS):
+                depth = 1 if i < N_TASKS // 2 else 2
+                status, correct = "ok", rng.random() < (p1 if depth == 1 else p2)
+                tokens = max(0, int(rng.gauss(tok, tok * 0.15))) if tok else 0
+                if label == "debate" and i == 3:
+                    status, correct, tokens = "failed", False, 0
+                if label == "planner-workers" and i in (5, 20):
+                    status = "budget_exhausted"
+                w.add("results", {
+                    "run_id": RUN, "design": label, "design_name": name, "task_id": f"t{i:02d}", "seed": 0,
+                    "source": "masbench.depth", "axis": "depth", "axis_value": depth, "answer": "1", "gold": "1",
+                    "correct": correct, "partial": float(correct), "prompt_tokens": tokens // 2,
+                    "completion_tokens": tokens - tokens // 2, "tokens": tokens, "cost_usd": tokens * 2e-6,
+                    "calls": calls, "status": status, "simulated": True})
+        if with_curve:
+            for (axis, value), (lo, hi) in CURVE.items():
+                n = N_TASKS if axis == "all" else N_TASKS // 2
+                for k in range(1, K_MAX + 1):
+                    a = curve_acc(lo, hi, k)
+                    w.add("cot_sc_curve", {"run_id": RUN, "axis": axis, "axis_value": value, "k": k, "n_tasks": n,
+                                           "accuracy": a, "ci_lo": max(0, a - 0.12), "ci_hi": min(1, a + 0.12),
+                                           "tokens": k * SAMPLE_TOKENS, "calls": float(k),
+                                           "cost_usd": k * SAMPLE_TOKENS * 2e-6})
+        w.flush()
+    return path
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory) -> Path:
+    return build_synthetic_store(tmp_path_factory.mktemp("report") / "synth.duckdb")
+
+
+@pytest.fixture(scope="module")
+def report_dir(synth, tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("out") / "rep"
+    res = CliRunner().invoke(app, ["report", "--store", str(synth), "--out", str(out)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    return out, res.output
+
+
+def _independent(store_path: Path) -> pd.DataFrame:
+    """Accuracy, tokens, × CoT, marginal utility and iso-cost gap from the raw tables."""
+    with Store(store_path, read_only=True) as st:
+        df = st.df("""
+            WITH d AS (SELECT design, count(*) AS n, avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS accuracy,
+                              avg(tokens) AS tokens, avg(calls) AS calls
+                       FROM results WHERE run_id = ? GROUP BY design),
+                 c AS (SELECT accuracy AS cot_acc, tokens AS cot_tok FROM d WHERE design = 'cot')
+            SELECT d.*, d.tokens / c.cot_tok AS x_cot,
+                   CASE WHEN d.tokens = c.cot_tok THEN NULL
+                        ELSE 100 * (d.accuracy - c.cot_acc) / ((d.tokens - c.cot_tok) / 1000) END AS mu
+            FROM d, c ORDER BY design""", [RUN])
+        cv = st.df("SELECT k, tokens, accuracy FROM cot_sc_curve WHERE run_id = ? AND axis = 'all' ORDER BY k", [RUN])
+    xs, ys = cv["tokens"].to_numpy(), cv["accuracy"].to_numpy()
+    df["iso_gap"] = [a - np.interp(t, xs, ys) if xs[0] <= t <= xs[-1] else np.nan
+                     for a, t in zip(df["accuracy"], df["tokens"])]
+    return df.set_index("design")
+
+
+def _close(a, b) -> bool:
+    if pd.isna(a) or pd.isna(b):
+        return pd.isna(a) and pd.isna(b)
+    return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+def test_report_writes_all_files(report_dir):
+    out, output = report_dir
+    for name in ("cost_accuracy.png", "cost_accuracy.svg", "accuracy_by_axis.png", "marginal_utility.csv",
+                 "marginal_utility_by_axis.csv", "marginal_utility.md", "index.html"):
+        p = out / name
+        assert p.exists() and p.stat().st_size > 0, name
+    for png in ("cost_accuracy.png", "accuracy_by_axis.png"):
+        head = (out / png).read_bytes()[:8]
+        assert head == b"\x89PNG\r\n\x1a\n"
+        assert (out / png).stat().st_size > 10_000  # a real figure, not an empty canvas
+    page = (out / "index.html").read_text()
+    assert "src='cost_accuracy.png'" in page and "src='accuracy_by_axis.png'" in page
+    assert "SIMULATED (sim/ models)" in page and RUN in page and "synthetic" in page
+    assert "sim/medium" in page and "2025-01-02" in page
+    for label, *_ in DESIGNS:
+        assert label in page
+    assert "SIMULATED" in (out / "cost_accuracy.svg").read_text()  # the plot title says it too
+    md = (out / "marginal_utility.md").read_text()
+    assert "SIMULATED" in md and "debate:" in md
+    assert str(out) in output  # says where files were written
+
+
+def test_csv_numbers_match_independent_sql(report_dir, synth):
+    out, _ = report_dir
+    csv = pd.read_csv(out / "marginal_utility.csv").set_index("design")
+    ind = _independent(synth)
+    assert set(csv.index) == {d[0] for d in DESIGNS}  # latest run only: old-design is not there
+    for design, r in ind.iterrows():
+        c = csv.loc[design]
+        assert c["n"] == r["n"] == N_TASKS
+        assert _close(c["accuracy"], r["accuracy"]), design
+        assert _close(c["tokens"], r["tokens"]), design
+        assert _close(c["calls"], r["calls"]), design
+        assert _close(c["x_cot_tokens"], r["x_cot"]), design
+        assert _close(c["mu_pp_per_1k_tokens"], r["mu"]), design
+        assert _close(c["iso_gap_tokens"], r["iso_gap"]), (design, c["iso_gap_tokens"], r["iso_gap"])
+    # the synthetic designs exercise every position against the curve
+    assert csv.loc["debate", "cost_vs_curve"] == "within" and csv.loc["debate", "iso_gap_tokens"] < 0
+    assert csv.loc["planner-workers", "cost_vs_curve"] == "beyond"
+    assert pd.isna(csv.loc["planner-workers", "iso_gap_tokens"])
+    assert csv.loc["io-cheap", "cost_vs_curve"] == "below"
+    assert csv.loc["planner-workers", "n_budget_exhausted"] == 2 and csv.loc["debate", "n_failed"] == 1
+    assert bool(csv.loc["planner-workers", "pareto"])  # most accurate design
+    assert csv.loc["cot", "verdict"] == "baseline" and csv.loc["debate", "verdict"] in ("not worth it", "inconclusive")
+
+
+def test_per_axis_csv_matches_results(report_dir, synth):
+    out, _ = report_dir
+    ax = pd.read_csv(out / "marginal_utility_by_axis.csv")
+    assert set(ax["axis"]) == {"depth"} and set(ax["axis_value"]) == {1, 2}
+    with Store(synth, read_only=True) as st:
+        ind = st.df("""SELECT design, axis_value, avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS acc, avg(tokens) AS tok
+                       FROM results WHERE run_id = ? GROUP BY ALL""", [RUN])
+        kmax = dict(st.sql("SELECT axis_value, accuracy FROM cot_sc_curve WHERE run_id = ? AND axis = 'depth' "
+                           "AND k = ?", [RUN, K_MAX]))
+    m = ax.merge(ind, on=["design", "axis_value"])
+    assert len(m) == len(DESIGNS) * 2
+    assert np.allclose(m["accuracy"], m["acc"]) and np.allclose(m["tokens"], m["tok"])
+    assert np.allclose(m["gap_vs_kmax"], m["accuracy"] - m["axis_value"].map(kmax))
+
+
+def test_compare_prints_every_design_and_verdicts(synth):
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth)], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    for label, *_ in DESIGNS:
+        assert label in res.output
+    assert "SIMULATED" in res.output
+    assert "debate: \u2212" in res.output and "vs CoT-SC at equal tokens" in res.output
+    assert "planner-workers:" in res.output and "CoT-SC@8" in res.output
+    assert "cot-sc[k=5]:" not in res.output  # baselines get no verdict line
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--axis", "depth", "--run", RUN],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "depth = 1" in res.output and "depth = 2" in res.output
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--run", "nope"])
+    assert res.exit_code == 2 and "nope" in res.output
+
+
+def test_report_without_curve_and_with_zero_tokens(tmp_path):
+    p = build_synthetic_store(tmp_path / "nocurve.duckdb", with_curve=False, zero_token_design=True)
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(app, ["report", "--store", str(p), "--out", str(out), "--run", RUN],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert (out / "cost_accuracy.png").read_bytes()[:4] == b"\x89PNG"
+    page = (out / "index.html").read_text()
+    assert "no CoT-SC curve" in page and "static: 0 tokens per task" in page
+    csv = pd.read_csv(out / "marginal_utility.csv").set_index("design")
+    assert csv["iso_gap_tokens"].isna().all()
+    assert set(csv["verdict"]) <= {"baseline", "no CoT-SC curve"}
+    res = CliRunner().invoke(app, ["compare", "--store", str(p)], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "static" in res.output
+
+
+def test_report_errors_cleanly(tmp_path):
+    res = CliRunner().invoke(app, ["report", "--store", str(tmp_path / "missing.duckdb"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no store" in res.output
+    with Store(tmp_path / "empty.duckdb"):
+        pass
+    res = CliRunner().invoke(app, ["report", "--store", str(tmp_path / "empty.duckdb"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no runs" in res.output
+
+
+def test_embedded_label_and_verdict_rule():
+    from masbench.report import RunInfo, verdict
+
+    info = RunInfo("r", "quickstart", "finished", None, None, {"default": "embedded/smollm2"}, False)
+    assert info.label == "embedded SmolLM2-135M (real model, weak by design)"
+    base = dict(design="x", baseline=False, k_max=8, x_cot_tokens=3.1, tokens=1000.0, k1_tokens=300.0,
+                kmax_tokens=2400.0, curve_ci_lo_at_tokens=0.55, curve_ci_hi_at_tokens=0.75)
+    v = verdict({**base, "accuracy": 0.5, "ci_lo": 0.40, "ci_hi": 0.54, "iso_gap_tokens": -0.12})
+    assert v.verdict == "not worth it"
+    assert v.line == "x: \u221212.0 pp vs CoT-SC at equal tokens (3.1\u00d7 CoT cost) \u2014 not worth it"
+    assert verdict({**base, "accuracy": 0.9, "ci_lo": 0.80, "ci_hi": 0.95, "iso_gap_tokens": 0.25}).verdict == "worth it"
+    assert verdict({**base, "accuracy": 0.7, "ci_lo": 0.6, "ci_hi": 0.8, "iso_gap_tokens": 0.05}).verdict == "inconclusive"
+    beyond = {**base, "tokens": 5000.0, "iso_gap_tokens": None, "kmax_accuracy": 0.7, "kmax_ci_lo": 0.6, "kmax_ci_hi": 0.8}
+    assert verdict({**beyond, "accuracy": 0.65, "ci_lo": 0.55, "ci_hi": 0.75}).verdict == "not worth it"
+    assert verdict({**beyond, "accuracy": 0.95, "ci_lo": 0.85, "ci_hi": 0.99}).verdict == "inconclusive"
+    below = {**base, "tokens": 100.0, "iso_gap_tokens": None, "k1_accuracy": 0.5, "k1_ci_lo": 0.4, "k1_ci_hi": 0.6}
+    assert verdict({**below, "accuracy": 0.55, "ci_lo": 0.45, "ci_hi": 0.65}).verdict == "worth it"
+    assert verdict({**below, "accuracy": 0.45, "ci_lo": 0.35, "ci_hi": 0.55}).verdict == "inconclusive"
+    assert verdict({**below, "accuracy": 0.1, "ci_lo": 0.05, "ci_hi": 0.2}).verdict == "inconclusive"
+    assert verdict({**base, "baseline": True}).verdict == "baseline"
