@@ -1,0 +1,195 @@
+"""The harness end to end on simulated models: cells, pool, curve, metrics views, resume, workers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from masbench.cli import app
+from masbench.harness import RunOptions, run_suite
+
+SUITE = """name: {name}
+models:
+  default: {model}
+tasks:
+  - {{generator: masbench.depth, values: [1, 2], n: {n}, seed: 3}}
+designs: {designs}
+seeds: {seeds}
+cot_sc: {{k_max: {k_max}, bootstrap: 200}}
+budget: {{per_task_tokens: {budget}}}
+concurrency: 8
+store: {store}
+"""
+
+
+def write_suite(tmp_path: Path, name="simsuite", model="sim/p60", n=4, designs="[cot, {design: cot-sc, params: {k: 3}}, debate]",
+                seeds="[0]", k_max=5, budget=20000) -> Path:
+    d = tmp_path / "tasks"
+    d.mkdir(exist_ok=True)
+    p = d / f"{name}.yaml"
+    p.write_text(SUITE.format(name=name, model=model, n=n, designs=designs, seeds=seeds, k_max=k_max, budget=budget,
+                              store=tmp_path / "runs" / f"{name}.duckdb"))
+    return p
+
+
+def counts(store: Path, run_id: str) -> dict[str, int]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        q = lambda s: con.execute(s, [run_id]).fetchall()[0][0]  # noqa: E731
+        return {
+            "results": q("SELECT count(*) FROM results WHERE run_id = ?"),
+            "distinct_results": q("SELECT count(DISTINCT (design, task_id, seed)) FROM results WHERE run_id = ?"),
+            "pool": q("SELECT count(*) FROM pool WHERE run_id = ?"),
+            "distinct_pool": q("SELECT count(DISTINCT (task_id, seed, sample_index)) FROM pool WHERE run_id = ?"),
+            "calls": q("SELECT count(*) FROM calls WHERE run_id = ?"),
+            "distinct_calls": q("SELECT count(DISTINCT call_id) FROM calls WHERE run_id = ?"),
+            "result_calls": q("SELECT coalesce(sum(calls), 0) FROM results WHERE run_id = ?"),
+            "design_calls": q("SELECT count(*) FROM calls WHERE run_id = ? AND purpose = 'design'"),
+            "pool_calls": q("SELECT count(*) FROM calls WHERE run_id = ? AND purpose = 'pool'"),
+            "curve": q("SELECT count(*) FROM cot_sc_curve WHERE run_id = ?"),
+        }
+    finally:
+        con.close()
+
+
+async def test_suite_runs_end_to_end_and_resumes_without_rerunning(tmp_path):
+    suite = write_suite(tmp_path)
+    s1 = await run_suite(RunOptions(suite=str(suite)))
+    n_tasks, designs, k_max = 8, 3, 5
+    assert s1.total_cells == n_tasks * (designs + 1) and s1.ran == s1.total_cells and s1.failed == 0
+    c = counts(s1.store, s1.run_id)
+    assert c["results"] == c["distinct_results"] == n_tasks * designs
+    assert c["pool"] == c["distinct_pool"] == n_tasks * k_max
+    assert c["pool_calls"] == n_tasks * k_max
+    assert c["design_calls"] == c["result_calls"]  # every call a result counts is in the log, and no more
+    assert c["calls"] == c["distinct_calls"]
+    assert c["curve"] == k_max * 3  # all + depth=1 + depth=2
+    s2 = await run_suite(RunOptions(suite=str(suite)))
+    assert s2.run_id == s1.run_id and s2.ran == 0 and s2.skipped == s1.total_cells
+    assert counts(s2.store, s2.run_id) == c
+    s3 = await run_suite(RunOptions(suite=str(suite), new=True))
+    assert s3.run_id != s1.run_id and s3.ran == s3.total_cells
+    assert s3.stats["cache_hits"] == s3.stats["calls"]  # a new run of the same suite is served by the cache
+    con = duckdb.connect(str(s1.store), read_only=True)
+    simulated = con.execute("SELECT bool_and(simulated) FROM results").fetchall()[0][0]
+    rows = con.execute("SELECT design, n, accuracy FROM design_comparison WHERE run_id = ? AND axis = 'all'",
+                       [s1.run_id]).fetchall()
+    con.close()
+    assert simulated is True
+    assert {r[0] for r in rows} == {"cot", "cot-sc[k=3]", "debate"} and all(r[1] == n_tasks for r in rows)
+
+
+async def test_budget_is_never_exceeded_in_a_suite(tmp_path):
+    suite = write_suite(tmp_path, name="tight", budget=700, designs="[debate, {design: cot-sc, params: {k: 9}}]", k_max=2)
+    s = await run_suite(RunOptions(suite=str(suite)))
+    con = duckdb.connect(str(s.store), read_only=True)
+    over = con.execute("""SELECT count(*) FROM (SELECT design, task_id, seed, sum(prompt_tokens + completion_tokens) t
+                          FROM calls WHERE run_id = ? AND purpose = 'design' GROUP BY ALL) WHERE t > 700""",
+                       [s.run_id]).fetchall()[0][0]
+    exhausted = con.execute("SELECT count(*) FROM results WHERE run_id = ? AND status = 'budget_exhausted'",
+                            [s.run_id]).fetchall()[0][0]
+    con.close()
+    assert over == 0
+    assert exhausted > 0  # the cap really bit
+
+
+def exact_maj(p: float, weights: list[float], k: int) -> float:
+    """Exact maj@k for i.i.d. draws: gold with prob p, wrong answer i with (1-p)·w_i; ties split."""
+    probs = [p] + [(1 - p) * w / sum(weights) for w in weights]
+    total = 0.0
+    for xs in itertools.product(range(k + 1), repeat=len(probs)):
+        if sum(xs) != k:
+            continue
+        pr = math.factorial(k)
+        for x, q in zip(xs, probs):
+            pr *= q ** x / math.factorial(x)
+        top = max(xs)
+        if xs[0] == top and top > 0:
+            total += pr / sum(1 for x in xs if x == top)
+    return total
+
+
+@pytest.mark.parametrize("p", [0.35, 0.6])
+async def test_maj_at_k_from_pool_matches_multinomial_expectation(tmp_path, p):
+    pct = int(p * 100)
+    suite = write_suite(tmp_path, name=f"pool{pct}", model=f"sim/p{pct}", n=150, designs="[cot]", k_max=9)
+    s = await run_suite(RunOptions(suite=str(suite)))
+    con = duckdb.connect(str(s.store), read_only=True)
+    curve = {k: (acc, lo, hi) for k, acc, lo, hi in con.execute(
+        "SELECT k, accuracy, ci_lo, ci_hi FROM cot_sc_curve WHERE run_id = ? AND axis = 'all'", [s.run_id]).fetchall()}
+    con.close()
+    for k in (1, 3, 5, 9):
+        acc, lo, hi = curve[k]
+        want = exact_maj(p, [0.5, 0.3, 0.2], k)
+        slack = 0.01  # bootstrap percentile CIs are slightly narrow at 300 tasks
+        assert lo - slack <= want <= hi + slack, (k, acc, lo, hi, want)
+
+
+def test_cli_run_prints_run_id_and_report_command(tmp_path):
+    suite = write_suite(tmp_path, name="clirun", n=2, designs="[cot]", k_max=2)
+    res = CliRunner().invoke(app, ["run", str(suite)])
+    assert res.exit_code == 0, res.output
+    assert "report: masbench report" in res.output and "SIMULATED" in res.output
+    res = CliRunner().invoke(app, ["run", str(suite), "--model", "default"])
+    assert res.exit_code != 0
+
+
+def _run_cmd(suite: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "masbench.cli", "run", str(suite), *extra]
+
+
+def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
+    # A reference run to completion in its own store.
+    (tmp_path / "ref").mkdir()
+    ref_suite = write_suite(tmp_path / "ref", name="slow", model="sim/p60", n=10, designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
+    ref = subprocess.run(_run_cmd(ref_suite, "--no-cache"), capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr
+    ref_id = ref.stdout.strip().splitlines()[-1]
+    want = counts(tmp_path / "ref" / "runs" / "slow.duckdb", ref_id)
+    # The same suite with latency, killed mid-way.
+    slow = tmp_path / "killed"
+    slow.mkdir()
+    suite = write_suite(slow, name="slow", model="slowsim", n=10,
+                        designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
+    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 40}}")
+    suite.write_text(text)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(_run_cmd(suite, "--no-cache", "--concurrency", "2"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(6)
+    assert proc.poll() is None, "run finished before it could be killed; make it slower"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    store = slow / "runs" / "slow.duckdb"
+    con = duckdb.connect(str(store))
+    run_id, status = con.execute("SELECT run_id, status FROM runs").fetchall()[0]
+    partial = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
+    con.close()
+    assert status == "running" and partial < want["results"]
+    res = subprocess.run(_run_cmd(suite, "--no-cache", "--concurrency", "8"), capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == run_id  # resumed, not restarted
+    got = counts(store, run_id)
+    for key in ("results", "distinct_results", "pool", "distinct_pool", "curve", "design_calls", "pool_calls"):
+        assert got[key] == want[key], (key, got, want)
+    assert got["calls"] == got["distinct_calls"] and got["design_calls"] == got["result_calls"]
+
+
+async def test_workers_shard_and_merge_to_the_same_counts(tmp_path):
+    suite = write_suite(tmp_path, name="sharded", n=6, k_max=3)
+    one = await run_suite(RunOptions(suite=str(suite), store=tmp_path / "one.duckdb"))
+    two = await run_suite(RunOptions(suite=str(suite), store=tmp_path / "two.duckdb", workers=2))
+    a, b = counts(one.store, one.run_id), counts(two.store, two.run_id)
+    assert a == b
+    assert not list((tmp_path / "parts").glob("*.duckdb"))  # parts merged and removed
