@@ -193,3 +193,25 @@ async def test_workers_shard_and_merge_to_the_same_counts(tmp_path):
     a, b = counts(one.store, one.run_id), counts(two.store, two.run_id)
     assert a == b
     assert not list((tmp_path / "parts").glob("*.duckdb"))  # parts merged and removed
+
+
+async def test_routed_agent_in_a_suite_logs_decisions_with_outcomes(tmp_path):
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "routed-solver.yaml").write_text(
+        "name: routed-solver\nmodel: {route: arith-pool, lambda: 0.1}\nprompt: |\n  {question}\n"
+        "  End with \"Answer: <final answer>\".\nmax_tokens: 256\n")
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / "routed.yaml").write_text(
+        "name: routed\nkind: baseline\nnodes:\n  solve: {agent: routed-solver}\noutput: solve\n")
+    suite = write_suite(tmp_path, name="routedsuite", n=5, designs="[routed]", k_max=2)
+    s = await run_suite(RunOptions(suite=str(suite), lib=[tmp_path]))
+    con = duckdb.connect(str(s.store), read_only=True)
+    n, with_outcome, models, designs = con.execute(
+        "SELECT count(*), count(outcome), count(DISTINCT chosen), min(design) FROM routing_decisions WHERE run_id = ?",
+        [s.run_id]).fetchall()[0]
+    routed_models = {r[0] for r in con.execute(
+        "SELECT DISTINCT model FROM calls WHERE run_id = ? AND design = 'routed'", [s.run_id]).fetchall()}
+    con.close()
+    assert n == 10 and with_outcome == 10 and designs == "routed"
+    assert routed_models and all(m.startswith("sim/") for m in routed_models)
+    assert routed_models <= {"sim/tiny", "sim/mathy", "sim/frontier"}

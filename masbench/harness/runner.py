@@ -138,6 +138,10 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
             DELETE FROM nodes n WHERE n.run_id = ? AND NOT EXISTS (
               SELECT 1 FROM results r WHERE r.run_id = n.run_id AND r.design = n.design
                 AND r.task_id = n.task_id AND r.seed = n.seed) AND n.design <> ?""", [run_id, POOL_DESIGN]).fetchall()[0][0]
+        con.execute("""
+            DELETE FROM routing_decisions d WHERE d.run_id = ? AND NOT EXISTS (
+              SELECT 1 FROM results r WHERE r.run_id = d.run_id AND r.design = d.design
+                AND r.task_id = d.task_id AND r.seed = d.seed)""", [run_id])
         incomplete = """SELECT task_id, seed FROM pool WHERE run_id = ? GROUP BY ALL HAVING count(*) < ?"""
         n_pool_calls = con.execute(f"""
             DELETE FROM calls c WHERE c.run_id = ? AND c.purpose = 'pool' AND (
@@ -190,14 +194,19 @@ class CellRunner:
         self.designs = {d.label: d for d in prep.designs}
         self._pool = pool_design(prep.suite.cot_sc.agent)
         prep.library.add("design", self._pool)
+        from ..routing import RouteHook
+
+        # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
+        self.route_hook = RouteHook(prep.library, self.gateway, writer.sink("routing_decisions"))
 
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         from ..runtime import RunContext
 
-        return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget,
-                          tags={"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed,
-                                "purpose": purpose},
-                          node_sink=self.writer.sink("nodes"), seed=seed)
+        tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
+        return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
+                          node_sink=self.writer.sink("nodes"), seed=seed,
+                          route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
+                                                     seed=seed))
 
     async def run_cell(self, cell: Cell) -> bool:
         """Run one cell; True if it completed without a failed status."""
@@ -225,6 +234,8 @@ class CellRunner:
             row = dict(answer="", correct=False, partial=0.0, prompt_tokens=0, completion_tokens=0, tokens=0,
                        cost_usd=0.0, calls=0, wall_s=time.perf_counter() - t0, status="failed",
                        error=f"{type(exc).__name__}: {exc}", detail=None)
+        if row["status"] != "failed":
+            self.route_hook.observe_task(task.id, float(bool(row["correct"])))
         self.writer.add("results", {
             "run_id": self.run_id, "design": entry.label, "design_name": entry.name, "task_id": task.id,
             "seed": cell.seed, "source": task.source, "axis": task.axis, "axis_value": task.axis_value,
@@ -399,6 +410,9 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
             compute_curve(store, run_id, prep.suite, prep.tasks)
+        from ..routing import fill_outcomes
+
+        fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
         return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                           progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",

@@ -107,6 +107,12 @@ class Gateway:
             register_embedded()
             self._embedded_ready = True
 
+    def add_model(self, alias: str, spec: ModelSpec) -> None:
+        """Register a model under an alias (no-op if the alias exists), e.g. a handbook's pool."""
+        if alias not in self.models:
+            self.models[alias] = spec
+            self._prepare(alias, spec)
+
     def resolve(self, model: str) -> tuple[str, ModelSpec]:
         """An alias, or a raw model id (registered on first use as its own alias)."""
         spec = self.models.get(model)

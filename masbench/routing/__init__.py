@@ -1,0 +1,55 @@
+"""Skill-aware routing: skill handbooks learned from traces, cost-aware routing of every agent
+call, router evaluation. See ``docs/routing.md``.
+
+Public API::
+
+    HandbookSpec, load_handbook, save_handbook, compile_handbook, validate_handbook
+    learn_handbook(matrix, name=...)            # outcome matrix → handbook (EM credit, shrinkage, split/merge)
+    explore(pool, tasks) / matrix_from_store(store) / load_matrix(path)   # outcome matrices
+    SkillRouter(handbook, lambda_=..., strategy=...)  .choose(agent, messages, task) / .achoose(...)
+    RouteHook(library, gateway, sink)           # what RunContext.route calls
+    fill_outcomes(store, run_id)                # routing_decisions.outcome from results
+    evaluate(matrix) / format_table / plot_pareto   # masbench route eval
+    metrics: aiq, apgr, cpt, pgr, routing_entropy, oracle_choice
+
+Importing this package registers the ``handbook`` YAML kind and its semantic check.
+"""
+
+from __future__ import annotations
+
+from ..library import register_check
+from ..spec import register_kind
+from ..spec.problems import problem_at
+from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, learn_indicators
+from .handbook import (CompiledHandbook, HandbookSpec, Indicator, ModelProfile, Provenance, SkillSpec, SkillStats,
+                       compile_handbook, handbook_problems, handbook_yaml, load_handbook, save_handbook,
+                       validate_handbook)
+from .learn import learn_handbook, propose_taxonomy, refine
+from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
+from .metrics import aiq, apgr, cpt, oracle_choice, pgr, routing_entropy
+from .router import Decision, RouteHook, SkillRouter, credit, fill_outcomes, score_batch
+
+register_kind("handbook", HandbookSpec)
+
+
+@register_check("handbook")
+def _check_handbook(hb, located, lib):
+    return [problem_at(located, path, msg) for path, msg in handbook_problems(hb)]
+
+
+def __getattr__(name: str):  # lazy: evaluation pulls in more
+    if name in ("evaluate", "format_table", "plot_pareto", "EvalResult"):
+        from . import evaluation as _ev
+
+        return getattr(_ev, name)
+    raise AttributeError(name)
+
+
+__all__ = [
+    "CompiledHandbook", "Decision", "HandbookSpec", "Indicator", "IndicatorMatcher", "LLMDemandClassifier",
+    "ModelProfile", "Provenance", "RouteHook", "SkillRouter", "SkillSpec", "SkillStats", "aexplore", "aiq", "apgr",
+    "compile_handbook", "cpt", "credit", "explore", "fill_outcomes", "handbook_problems", "handbook_yaml",
+    "infer_demand", "learn_handbook", "learn_indicators", "load_handbook", "load_matrix", "matrix_from_store",
+    "oracle_choice", "pgr", "propose_taxonomy", "refine", "routing_entropy", "save_handbook", "save_matrix",
+    "score_batch", "to_arrays", "validate_handbook",
+]
