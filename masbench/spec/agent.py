@@ -70,6 +70,9 @@ class AgentSpec(Spec):
     """Structured output, if the agent must return JSON."""
     skills: list[str] = Field(default_factory=list)
     """Skill hints for routing (dotted ids)."""
+    judge: bool = False
+    """This agent judges a candidate answer (critic / verifier). The candidate is the answer of the
+    first input in the node's ``from`` that has one; simulated models answer in ``judge`` mode."""
 
     @field_validator("skills")
     @classmethod

@@ -7,6 +7,18 @@ Ops (exactly one per node):
 - ``loop``: a bounded sub-graph repeated until a condition holds
 - ``python``: a registered Python function, called by name (never model-written code)
 - ``design``: another design, called as a sub-agent
+
+Templates (agent ``system``/``prompt``, node ``prompt``) may reference:
+``{question}``; ``{node}`` (its text; a fan-out renders as a numbered list); ``{node.field}`` (a
+field of a structured output, or ``answer`` / ``text``; a loop also has ``history``); design params
+``{k}``; ``{inputs}`` (every ``from`` input that has a value, labelled); in ``repeat``/``map``
+branches ``{item}`` and ``{index}`` (1-based); in ``select`` nodes ``{candidates}``; inside a loop
+body ``{round}``, ``{history}`` and the loop's own name (its current value). Any other ``{...}``
+that is not a plain dotted name (e.g. a JSON example) is literal text; ``{{`` and ``}}`` escape.
+``from`` inputs that the template does not mention are appended after the prompt.
+
+Inside a loop body, a reference to an earlier body node (in YAML order) is this round's value;
+a reference to the same or a later body node is the previous round's value (absent in round 1).
 """
 
 from __future__ import annotations
@@ -27,7 +39,13 @@ class LoopSpec(Spec):
     max_rounds: int | str = Field(default=3)
     """Most rounds (an int, or a ``{param}`` template)."""
     until: str | None = None
-    """Stop condition, e.g. ``critic.correct`` (a boolean JSON field) or ``critic contains CORRECT``."""
+    """Stop condition, checked right after the node it names runs; the rest of that round is
+    skipped. Forms: ``critic.correct`` (a truthy structured-output field), ``not critic.correct``,
+    ``critic contains CORRECT`` (a whole word, any case), or ``converged`` (the loop's answer did
+    not change this round)."""
+    init: str | None = None
+    """Top-level node whose value is the loop's value before round 1 (what the body sees as
+    ``{<loop name>}`` and what the loop returns if no round completes)."""
     nodes: dict[str, "NodeSpec"]
     """The body: a small graph run once per round. Its nodes see the previous round's values."""
     output: str
@@ -40,7 +58,8 @@ class NodeSpec(Spec):
     agent: str | AgentSpec | None = None
     """Agent name (library or this design's ``agents``), or an inline agent."""
     op: Literal["majority"] | None = None
-    """A non-model op over ``from``: ``majority`` vote after answer normalization."""
+    """A non-model op over ``from``: ``majority`` vote after answer normalization (ties go to the
+    answer seen first; the tally and any tie are recorded)."""
     select: str | None = None
     """Agent that picks one of the ``from`` candidates (verifier / ScEnsemble)."""
     loop: LoopSpec | None = None
@@ -52,28 +71,42 @@ class NodeSpec(Spec):
     repeat: int | str | None = None
     """k independent calls in parallel (an int or a ``{param}`` template)."""
     map: str | None = None
-    """``node.field`` holding a list; one call per item, in parallel."""
+    """What to fan out over, one call per item, in parallel: ``node.field`` (a list field of a
+    structured output), ``node`` (a fan-out's branches) or ``{param}`` (a list param)."""
     from_: str | list[str] | None = Field(default=None, alias="from")
     """Upstream nodes (or ``question``) this node reads. Defaults to what its prompt references."""
     prompt: str | None = None
-    """Overrides the agent's prompt template for this node."""
+    """Overrides the agent's prompt template for this node (for ``design`` nodes: the sub-question)."""
+    system: str | None = None
+    """Overrides the agent's system message for this node (a template, e.g. ``You are a {route.role}.``)."""
     output: OutputSpec | None = None
     """Structured output for this node (overrides the agent's)."""
     params: dict[str, Any] = Field(default_factory=dict)
-    """Extra template params / sub-design params / python arguments."""
+    """Extra template params / sub-design params / python keyword arguments."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """Overrides the agent's temperature."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Overrides the agent's max_tokens."""
+    into: str | None = Field(default=None, pattern=NAME)
+    """Also write this node's value into a shared channel. Several nodes may write one channel
+    only if the design declares a reducer for it in ``reducers``."""
 
     @property
     def kind(self) -> str:
+        """The node's op: ``agent``, ``majority``, ``select``, ``loop``, ``python`` or ``design``."""
         for k in ("loop", "python", "design", "select"):
             if getattr(self, k) is not None:
                 return k
         if self.op is not None:
             return self.op
         return "agent"
+
+    @property
+    def inputs(self) -> list[str]:
+        """``from`` as a list."""
+        if self.from_ is None:
+            return []
+        return [self.from_] if isinstance(self.from_, str) else list(self.from_)
 
     @model_validator(mode="after")
     def _one_op(self) -> "NodeSpec":
@@ -86,8 +119,10 @@ class NodeSpec(Spec):
                 + (f" (got {', '.join(ops)})" if ops else ""))
         if self.repeat is not None and self.map is not None:
             raise ValueError("use repeat or map, not both")
-        if (self.repeat is not None or self.map is not None) and self.kind not in ("agent", "design"):
-            raise ValueError("repeat/map apply to agent or design nodes only")
+        if self.repeat is not None and self.kind not in ("agent", "design"):
+            raise ValueError("repeat applies to agent or design nodes only")
+        if self.map is not None and self.kind not in ("agent", "design", "python"):
+            raise ValueError("map applies to agent, design or python nodes only")
         return self
 
 
@@ -108,6 +143,9 @@ class DesignSpec(Spec):
     """Node name → node."""
     output: str
     """The node whose answer is the design's answer."""
+    reducers: dict[str, Literal["append"]] = Field(default_factory=dict)
+    """Channel name → how parallel writes into it (nodes' ``into``) combine. ``append``: a list of
+    the writers' values, in node order."""
     source: dict[str, Any] | None = None
     """Lineage of a generated design (parent, round, prompt hash, cost)."""
 

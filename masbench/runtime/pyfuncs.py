@@ -1,0 +1,219 @@
+"""Registered Python functions for ``python:`` nodes. A design names a function; it never carries
+code. Model text reaching these functions is data: :func:`calculator` parses arithmetic with an
+``ast`` walk that admits numbers, ``+ - * / // % **`` and parentheses only — nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+PYTHON_FUNCS: dict[str, Callable[..., Any]] = {}
+"""Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""
+
+
+def python_func(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register ``fn`` under ``name``. The function receives the values of the node's
+    ``from`` inputs as positional arguments (the item, for a ``map`` node) and the node's
+    ``params`` as keyword arguments; it returns a JSON-like value (number, str, list, dict)."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        PYTHON_FUNCS[name] = fn
+        return fn
+
+    return deco
+
+
+# --------------------------------------------------------------------------- majority
+
+
+def majority_vote(answers: Sequence[Any]) -> tuple[Any, dict[Any, int], list[Any]]:
+    """Majority over hashable answers; ``None`` entries are ignored. Ties go to the tied answer
+    seen first (lowest position), so the result is deterministic given the order of samples.
+    Returns (winner or None, tally in first-seen order, the tied answers if there was a tie)."""
+    tally: dict[Any, int] = {}
+    for a in answers:
+        if a is None:
+            continue
+        tally[a] = tally.get(a, 0) + 1
+    if not tally:
+        return None, tally, []
+    best = max(tally.values())
+    tied = [a for a, c in tally.items() if c == best]
+    return tied[0], tally, (tied if len(tied) > 1 else [])
+
+
+# --------------------------------------------------------------------------- calculator
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_MAX_LEN = 2000
+_MAX_MAGNITUDE = 10 ** 100
+
+
+class CalculatorError(ValueError):
+    """The text is not an arithmetic expression the calculator accepts."""
+
+
+def _num(x: Any) -> Fraction | float:
+    if isinstance(x, bool):
+        raise CalculatorError("booleans are not numbers")
+    if isinstance(x, int):
+        return Fraction(x)
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise CalculatorError("not a finite number")
+        return Fraction(x).limit_denominator(10 ** 12)
+    raise CalculatorError(f"not a number: {x!r}")
+
+
+def _walk(node: ast.AST) -> Fraction:
+    if isinstance(node, ast.Expression):
+        return _walk(node.body)
+    if isinstance(node, ast.Constant):
+        return _num(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        v = _walk(node.operand)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _walk(node.left), _walk(node.right)
+        if isinstance(node.op, ast.Pow):
+            if b.denominator != 1 or abs(b) > 64 or (a == 0 and b < 0):
+                raise CalculatorError("exponent must be an integer in [-64, 64]")
+            if abs(a) > 10 ** 6 and b > 8:
+                raise CalculatorError("power too large")
+            r = a ** int(b)
+        else:
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise CalculatorError(f"operator {type(node.op).__name__} is not allowed")
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+                raise CalculatorError("division by zero")
+            r = op(a, b)
+        if abs(r) > _MAX_MAGNITUDE:
+            raise CalculatorError("number too large")
+        return Fraction(r)
+    raise CalculatorError(f"{type(node).__name__} is not allowed (numbers, + - * / // % ** and parentheses only)")
+
+
+def _expression_of(x: Any) -> str:
+    if isinstance(x, dict):
+        for k in ("result", "expression", "expr", "answer", "value"):
+            if k in x:
+                return _expression_of(x[k])
+        raise CalculatorError(f"no expression field in {sorted(x)}")
+    if isinstance(x, (list, tuple)):
+        if len(x) != 1:
+            raise CalculatorError("expected one expression, got a list")
+        return _expression_of(x[0])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return repr(x)
+    if isinstance(x, str):
+        return x
+    raise CalculatorError(f"cannot compute a {type(x).__name__}")
+
+
+def _clean_expression(s: str) -> str:
+    s = s.strip().strip("`").strip()
+    if "=" in s:  # "3 + 4 = 7" → left side; "x = 3 + 4" → right side
+        left, right = s.split("=", 1)
+        s = right if re.search(r"[A-Za-z]", left) and not re.search(r"[A-Za-z]", right) else left
+    s = s.replace("×", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
+    s = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s)  # 1,000 → 1000
+    s = s.replace("$", "")
+    return s.strip()
+
+
+def calculate(expr: Any) -> int | float:
+    """Value of an arithmetic expression (a string, a number, or a dict with a ``result`` /
+    ``expression`` field). Integers stay exact; other results are floats. Raises
+    :class:`CalculatorError` on anything but numbers, ``+ - * / // % **`` and parentheses."""
+    s = _clean_expression(_expression_of(expr))
+    if not s:
+        raise CalculatorError("empty expression")
+    if len(s) > _MAX_LEN:
+        raise CalculatorError("expression too long")
+    try:
+        tree = ast.parse(s, mode="eval")
+    except SyntaxError as exc:
+        raise CalculatorError(f"not an arithmetic expression: {s!r} ({exc.msg})") from None
+    v = _walk(tree)
+    if v.denominator == 1:
+        return int(v)
+    return float(v)
+
+
+@python_func("calculator")
+def calculator(expr: Any = None, *_: Any, **__: Any) -> int | float:
+    """Safe arithmetic: see :func:`calculate`."""
+    return calculate(expr)
+
+
+def _to_number(x: Any) -> Fraction:
+    if isinstance(x, dict):
+        return _to_number(_expression_of(x))
+    if isinstance(x, str):
+        return Fraction(calculate(x)).limit_denominator(10 ** 12)
+    return _num(x)
+
+
+@python_func("sum_list")
+def sum_list(*values: Any, **__: Any) -> int | float:
+    """Sum of numbers; list arguments are flattened and strings are computed with the calculator."""
+    flat: list[Any] = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            flat.extend(v)
+        else:
+            flat.append(v)
+    total = sum((_to_number(v) for v in flat if v is not None), Fraction(0))
+    return int(total) if total.denominator == 1 else float(total)
+
+
+@python_func("majority")
+def majority(*values: Any, **__: Any) -> Any:
+    """The most common value (first seen wins a tie); lists are flattened; strings are normalized."""
+    from ._deps import normalize_answer
+
+    flat: list[Any] = []
+    for v in values:
+        flat.extend(v if isinstance(v, (list, tuple)) else [v])
+    keys = [normalize_answer(str(v)) if v is not None else None for v in flat]
+    winner, _tally, _tie = majority_vote(keys)
+    return winner
+
+
+@python_func("choose")
+def choose(value: Any = None, *_: Any, options: Sequence[str] = (), default: str | None = None, **__: Any) -> Any:
+    """The first of ``options`` that ``value`` names (whole words, any case; a dict is searched in
+    its values), else ``default`` (else the first option). For routing on a model's free-text pick."""
+    if isinstance(value, dict):
+        text = " ".join(str(v) for v in value.values())
+    elif isinstance(value, (list, tuple)):
+        text = " ".join(str(v) for v in value)
+    else:
+        text = "" if value is None else str(value)
+    for opt in sorted(options, key=len, reverse=True):  # "Math Professor" before "Professor"
+        if re.search(rf"(?<!\w){re.escape(str(opt))}(?!\w)", text, re.I):
+            return opt
+    if default is not None:
+        return default
+    return options[0] if options else None
+
+
+@python_func("identity")
+def identity(*values: Any, **__: Any) -> Any:
+    """Its input, unchanged (one argument), or the list of its inputs."""
+    if len(values) == 1:
+        return values[0]
+    return list(values)

@@ -1,0 +1,63 @@
+"""The runtime's public records: what a run needs (:class:`RunContext`) and what it returns
+(:class:`DesignResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..spec.budget import Budget
+
+if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no litellm)
+    from ..llm.gateway import Gateway
+
+STATUSES = ("ok", "degraded", "budget_exhausted", "failed")
+
+
+@dataclass
+class RunContext:
+    """Everything one design run needs besides the design and the task."""
+
+    gateway: Gateway
+    """The one gateway every model call goes through."""
+    library: Any
+    """A :class:`masbench.library.Library` (agents and sub-designs are resolved by name in it)."""
+    budget: Budget | None = None
+    """Per-task budget (tokens / USD / calls); None: unlimited."""
+    tags: dict[str, Any] = field(default_factory=dict)
+    """run_id, design (label), task_id, seed, purpose → merged into every call row and node row."""
+    node_sink: Callable[[dict], None] | None = None
+    """Receives one row per node execution for the ``nodes`` table."""
+    seed: int = 0
+    """Mixed into sample indices so different seeds draw different samples."""
+    route: Callable[..., Any] | None = None
+    """Hook for agents whose model is a route: ``route(agent, messages) -> alias`` (sync or async).
+    Unset: such agents use the ``default`` alias."""
+
+
+@dataclass
+class DesignResult:
+    """The outcome of one design on one task."""
+
+    text: str
+    """Final text of the output node (or of the node the fallback answer came from)."""
+    answers: list[str]
+    """Extracted, normalized answers, one per gold position ("" where none was found)."""
+    status: str
+    """``ok`` | ``degraded`` (some node failed; the answer used what arrived) |
+    ``budget_exhausted`` (a call was refused; best answer so far) | ``failed`` (no answer)."""
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int
+    cost_usd: float
+    calls: int
+    wall_s: float
+    error: str | None
+    detail: dict
+    """Per-node status, branch statuses, vote tallies and tie-breaks, loop rounds, select choices,
+    parse failures, errors, fallback, budget, simulated flag."""
+
+    @property
+    def answer(self) -> str:
+        """The answers as one string (", "-joined)."""
+        return ", ".join(self.answers)
