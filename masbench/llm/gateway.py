@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import os
+import random
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -74,6 +75,7 @@ def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] |
 
 
 _counter = itertools.count()
+
 
 
 class Gateway:
@@ -163,30 +165,45 @@ class Gateway:
         attempt_log: list[str] = []
         sem = self._sems[alias]
         result: CallResult | None = None
+        # First attempt without tenacity (its bookkeeping costs ~30 µs a call); the retry loop
+        # only starts once a retryable error has happened.
+        first_error: Exception | None = None
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(spec.max_attempts),
-                wait=wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_max_s),
-                retry=retry_if_exception(is_retryable),
-                reraise=True,
-            ):
-                with attempt:
-                    attempts += 1
-                    try:
-                        async with sem:
-                            result = await self._once(alias, spec, messages, req, sample_index, attempts, metadata, call_id)
-                    except BaseException as exc:
-                        if isinstance(exc, asyncio.CancelledError):
-                            raise
-                        attempt_log.append(describe(exc))
-                        raise
+            attempts = 1
+            async with sem:
+                result = await self._once(alias, spec, messages, req, sample_index, 1, metadata, call_id)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the call failed for good: record it, return it
-            res = CallResult("", 0, 0, 0, 0.0, time.perf_counter() - t0, False, attempts, describe(exc), spec.id,
-                             alias, spec.provider == "sim", None, call_id)
-            self._record(res, tags, sample_index, attempt_log)
-            return res
+        except Exception as exc:
+            attempt_log.append(describe(exc))
+            first_error = exc
+        if first_error is not None:
+            if not is_retryable(first_error) or spec.max_attempts <= 1:
+                return self._failed(first_error, attempts, spec, alias, call_id, t0, tags, sample_index, attempt_log)
+            # tenacity's first try is immediate; the failed first attempt earns a jittered wait.
+            await asyncio.sleep(random.uniform(0, self.retry_base_s))
+            try:
+                async for attempt in AsyncRetrying(
+                    stop=stop_after_attempt(spec.max_attempts - 1),
+                    wait=wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_max_s),
+                    retry=retry_if_exception(is_retryable),
+                    reraise=True,
+                ):
+                    with attempt:
+                        attempts += 1
+                        try:
+                            async with sem:
+                                result = await self._once(alias, spec, messages, req, sample_index, attempts, metadata,
+                                                          call_id)
+                        except BaseException as exc:
+                            if isinstance(exc, asyncio.CancelledError):
+                                raise
+                            attempt_log.append(describe(exc))
+                            raise
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the call failed for good: record it, return it
+                return self._failed(exc, attempts, spec, alias, call_id, t0, tags, sample_index, attempt_log)
         assert result is not None
         result.attempts = attempts
         result.latency_s = time.perf_counter() - t0
@@ -197,6 +214,13 @@ class Gateway:
                                  "finish_reason": result.finish_reason})
         self._record(result, tags, sample_index, attempt_log)
         return result
+
+    def _failed(self, exc: BaseException, attempts: int, spec: ModelSpec, alias: str, call_id: str, t0: float,
+                tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> CallResult:
+        res = CallResult("", 0, 0, 0, 0.0, time.perf_counter() - t0, False, attempts, describe(exc), spec.id,
+                         alias, spec.provider == "sim", None, call_id)
+        self._record(res, tags, sample_index, attempt_log)
+        return res
 
     async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
                     sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str) -> CallResult:
