@@ -68,7 +68,7 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="YAML files or fol
             if debug:
                 raise
         else:
-            console.print(f"ok  {f} ({loaded.kind} {getattr(loaded.spec, 'name', '')})", markup=False)
+            console.print(f"ok  {f} ({loaded.kind} {getattr(loaded.spec, 'name', '')})", markup=False, soft_wrap=True)
     if not files:
         err.print("no YAML files given")
         raise typer.Exit(2)
@@ -110,14 +110,19 @@ def runs(store: StoreOpt = Path("runs/masbench.duckdb")) -> None:
         raise typer.Exit(2)
     with Store(store) as st:
         df = list_runs(st)
+    cols = ["run_id", "suite", "status", "created_at", "results", "calls", "tokens", "cost_usd", "failed_calls",
+            "simulated"]
     t = Table(title=f"runs in {store}")
-    for c in ("run_id", "suite", "status", "created_at", "results", "calls", "tokens", "cost_usd", "failed_calls", "simulated"):
+    for c in cols:
         t.add_column(c)
+
+    def cell(r, c: str) -> str:
+        if c == "simulated":
+            return "SIMULATED" if r[c] else ""
+        return f"{r[c]:.4f}" if c == "cost_usd" else str(r[c])
+
     for _, r in df.iterrows():
-        t.add_row(*[("SIMULATED" if r[c] else "") if c == "simulated" else
-                    (f"{r[c]:.4f}" if c == "cost_usd" else str(r[c])) for c in t.columns and
-                    ["run_id", "suite", "status", "created_at", "results", "calls", "tokens", "cost_usd",
-                     "failed_calls", "simulated"]])
+        t.add_row(*[cell(r, c) for c in cols])
     console.print(t)
 
 
