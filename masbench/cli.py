@@ -114,11 +114,13 @@ def runs(store: StoreOpt = Path("runs/masbench.duckdb")) -> None:
             "simulated"]
     t = Table(title=f"runs in {store}")
     for c in cols:
-        t.add_column(c)
+        t.add_column(c, no_wrap=c in ("run_id", "status"))
 
     def cell(r, c: str) -> str:
         if c == "simulated":
             return "SIMULATED" if r[c] else ""
+        if c == "created_at":
+            return str(r[c])[:16]
         return f"{r[c]:.4f}" if c == "cost_usd" else str(r[c])
 
     for _, r in df.iterrows():
