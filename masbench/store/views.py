@@ -10,7 +10,7 @@ VIEWS: dict[str, str] = {
         SELECT r.run_id, r.suite, r.status, r.created_at, r.finished_at, r.simulated,
                (SELECT count(*) FROM results x WHERE x.run_id = r.run_id) AS results,
                (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id) AS calls,
-               (SELECT coalesce(sum(c.prompt_tokens + c.completion_tokens), 0) FROM calls c WHERE c.run_id = r.run_id) AS tokens,
+               (SELECT CAST(coalesce(sum(c.prompt_tokens + c.completion_tokens), 0) AS BIGINT) FROM calls c WHERE c.run_id = r.run_id) AS tokens,
                (SELECT coalesce(sum(c.cost_usd), 0) FROM calls c WHERE c.run_id = r.run_id) AS cost_usd,
                (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id AND c.error IS NOT NULL) AS failed_calls
         FROM runs r
