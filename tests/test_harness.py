@@ -161,7 +161,7 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     slow.mkdir()
     suite = write_suite(slow, name="slow", model="slowsim", n=10,
                         designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
-    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 40}}")
+    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 100}}")
     suite.write_text(text)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(_run_cmd(suite, "--no-cache", "--concurrency", "2"), stdout=subprocess.PIPE,

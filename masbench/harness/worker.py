@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 
@@ -31,9 +32,15 @@ async def run_shard(o: dict) -> int:
     progress = Progress(total=len(cells))
     parent = os.getppid()
 
-    def report() -> None:
-        print(json.dumps({"done": progress.done, "failed": progress.failed, "stats": runner.gateway.stats}),
-              flush=True)
+    last = [0.0]
+
+    def report(force: bool = False) -> None:
+        # At most a few lines a second: the parent parses each one.
+        now = time.monotonic()
+        if force or now - last[0] >= 0.25:
+            last[0] = now
+            print(json.dumps({"done": progress.done, "failed": progress.failed, "stats": runner.gateway.stats}),
+                  flush=True)
 
     async def watchdog() -> None:
         while True:
@@ -51,7 +58,7 @@ async def run_shard(o: dict) -> int:
         if cache:
             cache.close()
         store.close()
-    report()
+    report(force=True)
     return 0
 
 

@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-
-from ._litellm import litellm
+import sys
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-_RETRYABLE_TYPES: tuple[type[BaseException], ...] = tuple(
-    t for t in (
-        getattr(litellm, "RateLimitError", None),
-        getattr(litellm, "InternalServerError", None),
-        getattr(litellm, "ServiceUnavailableError", None),
-        getattr(litellm, "APIConnectionError", None),
-        getattr(litellm, "Timeout", None),
-        asyncio.TimeoutError,
-        TimeoutError,
-        ConnectionError,
-    ) if isinstance(t, type)
-)
-_FATAL_TYPES: tuple[type[BaseException], ...] = tuple(
-    t for t in (
-        getattr(litellm, "AuthenticationError", None),
-        getattr(litellm, "PermissionDeniedError", None),
-        getattr(litellm, "BadRequestError", None),
-        getattr(litellm, "NotFoundError", None),
-        getattr(litellm, "ContextWindowExceededError", None),
-        getattr(litellm, "ContentPolicyViolationError", None),
-    ) if isinstance(t, type)
-)
+_BASE_RETRYABLE: tuple[type[BaseException], ...] = (asyncio.TimeoutError, TimeoutError, ConnectionError)
+_types: tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]] | None = None
+
+
+def _litellm_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(retryable, fatal) exception types. litellm is imported lazily by the gateway (its import
+    costs ~2 s); if it was never imported, no litellm exception can exist yet."""
+    global _types
+    if _types is not None:
+        return _types
+    litellm = sys.modules.get("litellm")
+    if litellm is None:
+        return _BASE_RETRYABLE, ()
+    retry = tuple(t for t in (getattr(litellm, n, None) for n in (
+        "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "Timeout"))
+        if isinstance(t, type)) + _BASE_RETRYABLE
+    fatal = tuple(t for t in (getattr(litellm, n, None) for n in (
+        "AuthenticationError", "PermissionDeniedError", "BadRequestError", "NotFoundError",
+        "ContextWindowExceededError", "ContentPolicyViolationError")) if isinstance(t, type))
+    _types = (retry, fatal)
+    return _types
 
 
 _FATAL_MESSAGES = ("Missing credentials", "Incorrect API key", "invalid_api_key", "api_key client option must be set")
@@ -44,7 +42,8 @@ class SimFault(Exception):
 
 def is_retryable(exc: BaseException) -> bool:
     """429, 5xx, timeouts and connection errors are retried; auth and bad requests are not."""
-    if _FATAL_TYPES and isinstance(exc, _FATAL_TYPES):
+    retryable_types, fatal_types = _litellm_types()
+    if fatal_types and isinstance(exc, fatal_types):
         return False
     text = str(exc)
     if any(m in text for m in _FATAL_MESSAGES):  # litellm maps some auth problems to 500
@@ -52,7 +51,7 @@ def is_retryable(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in RETRYABLE_STATUS or 500 <= status < 600
-    return isinstance(exc, _RETRYABLE_TYPES)
+    return isinstance(exc, retryable_types)
 
 
 def describe(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ import logging
 from dataclasses import dataclass
 
 from ..spec.model import ModelSpec
-from ._litellm import litellm
 
 log = logging.getLogger("masbench.llm")
 _warned: set[str] = set()
@@ -45,6 +44,8 @@ def resolve_prices(spec: ModelSpec) -> Prices:
     elif spec.provider in ("embedded", "sim"):
         p = Prices(0.0, 0.0, None, spec.provider)
     else:
+        from ._litellm import litellm
+
         p = None
         for key in (spec.id, spec.id.split("/", 1)[-1]):
             info = litellm.model_cost.get(key)
@@ -59,6 +60,8 @@ def resolve_prices(spec: ModelSpec) -> Prices:
                             "in the model's YAML)", spec.id)
             p = Prices(0.0, 0.0, None, "unknown")
     if spec.provider != "sim" and spec.id not in _registered:
+        from ._litellm import litellm
+
         entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
                  "litellm_provider": _provider(spec.id), "mode": "chat"}
         try:
