@@ -229,34 +229,41 @@ def _take(spans: list[str], n: int) -> list[str]:
     return items[-n:]
 
 
-def _json_objects(text: str) -> list[object]:
-    found: list[object] = []
+def json_objects(text: str) -> list[object]:
+    """Every JSON value in a model's text: the whole text, else fenced blocks, else each
+    top-level ``{…}`` object that decodes, left to right (inner objects are not repeated)."""
+    t = text.strip()
     try:
-        found.append(json.loads(text))
-        return found
+        return [json.loads(t)]
     except ValueError:
         pass
-    for m in re.finditer(r"```(?:json)?\s*(.*?)```", text, re.DOTALL):
+    found: list[object] = []
+    for m in _FENCE.finditer(t):
         try:
             found.append(json.loads(m.group(1)))
         except ValueError:
             pass
     if found:
         return found
-    starts = [i for i, ch in enumerate(text) if ch == "{"]
-    decoder = json.JSONDecoder()
-    for start in starts:
+    dec = json.JSONDecoder()
+    i = t.find("{")
+    while i != -1:
         try:
-            obj, _ = decoder.raw_decode(text[start:])
+            obj, end = dec.raw_decode(t, i)
         except ValueError:
+            i = t.find("{", i + 1)
             continue
         found.append(obj)
+        i = t.find("{", end)
     return found
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def _from_json(text: str, n: int, field: str | None) -> list[str]:
     keys = [field] if field else ["answer", "answers", "final_answer", "final"]
-    for obj in reversed(_json_objects(text)):
+    for obj in reversed(json_objects(text)):
         if not isinstance(obj, dict):
             continue
         for key in keys:

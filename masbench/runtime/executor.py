@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..llm.gateway import CallResult, prompt_token_bound
-from ._deps import extract_answers, normalize_answer
+from ._deps import extract_answers, json_objects, normalize_answer
 from .budget import Tracker
 from .pyfuncs import majority_vote
 from .values import OK, Val, fmt_data, pyval, truthy, vtext
@@ -257,35 +257,6 @@ def sample_index(plan: "Plan", sc: Scope, i: int) -> int:
 
 # --------------------------------------------------------------------------- structured output
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-
-
-def _json_candidates(text: str) -> list[Any]:
-    t = text.strip()
-    try:
-        return [json.loads(t)]
-    except ValueError:
-        pass
-    found = []
-    for m in _FENCE.finditer(t):
-        try:
-            found.append(json.loads(m.group(1)))
-        except ValueError:
-            pass
-    if found:
-        return found
-    dec = json.JSONDecoder()
-    i = t.find("{")
-    while i != -1:
-        try:
-            obj, end = dec.raw_decode(t, i)
-            found.append(obj)
-            i = t.find("{", end)
-        except ValueError:
-            i = t.find("{", i + 1)
-    return found
-
-
 def _coerce(v: Any, t: str) -> Any:
     if t == "str":
         if isinstance(v, (dict, list)):
@@ -327,7 +298,7 @@ def _coerce(v: Any, t: str) -> Any:
 
 def parse_structured(text: str, schema: dict[str, str]) -> tuple[dict | None, str | None]:
     """The JSON object in ``text`` with every schema field, coerced to its type; or an error."""
-    objs = [o for o in _json_candidates(text) if isinstance(o, dict)]
+    objs = [o for o in json_objects(text) if isinstance(o, dict)]
     if not objs:
         return None, "no JSON object found in the reply"
     err = None
