@@ -29,29 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
 SEED_STRIDE = 1_000_003
 ROUND_STRIDE = 10_007
 OUTPUT_CHARS = 2000
-_NODE_COLUMNS: frozenset[str] | None = None
-
-
-def node_columns() -> frozenset[str]:
-    """Columns of the ``nodes`` table (from the store's migrations): node rows carry only these."""
-    global _NODE_COLUMNS
-    if _NODE_COLUMNS is None:
-        cols = {"run_id", "design", "task_id", "seed", "node", "op", "agent", "model", "calls", "tokens",
-                "cost_usd", "latency_s", "status", "error", "output", "ts"}
-        try:
-            from ..store.schema import MIGRATIONS
-
-            for _v, _s, sql in MIGRATIONS:
-                m = re.search(r"CREATE TABLE nodes\s*\((.*?)\n\);", sql, re.S)
-                if m:
-                    cols = {ln.strip().split()[0] for ln in m.group(1).splitlines()
-                            if ln.strip() and not ln.strip().startswith("--")}
-                for a in re.finditer(r"ALTER TABLE nodes ADD COLUMN (?:IF NOT EXISTS )?(\w+)", sql):
-                    cols.add(a.group(1))
-        except Exception:  # pragma: no cover - the fallback list above is the v1 schema
-            pass
-        _NODE_COLUMNS = frozenset(cols)
-    return _NODE_COLUMNS
+NODE_TAGS = ("run_id", "design", "task_id", "seed")
+"""The run tags a node row carries (its other columns are the node's own: node, op, agent, …).
+Call rows carry every tag; the ``nodes`` table has no ``purpose`` column."""
 
 
 class Shared:
@@ -64,8 +44,7 @@ class Shared:
         self.simulated = False
         self.sink = ctx.node_sink
         self.tags = dict(ctx.tags)
-        cols = node_columns()
-        self.row_base = {k: v for k, v in self.tags.items() if k in cols}
+        self.row_base = {k: self.tags[k] for k in NODE_TAGS if k in self.tags}
         self.gateway = ctx.gateway
         self.route = ctx.route
         self.library = ctx.library
