@@ -215,3 +215,22 @@ async def test_routed_agent_in_a_suite_logs_decisions_with_outcomes(tmp_path):
     assert n == 10 and with_outcome == 10 and designs == "routed"
     assert routed_models and all(m.startswith("sim/") for m in routed_models)
     assert routed_models <= {"sim/tiny", "sim/mathy", "sim/frontier"}
+
+
+async def test_suite_can_list_the_meta_designer_and_its_search_is_logged(tmp_path):
+    suite = write_suite(tmp_path, name="metasuite", n=2, k_max=2, budget=6000,
+                        designs="[cot, {design: meta-designer, params: {max_rounds: 1}}]")
+    s = await run_suite(RunOptions(suite=str(suite)))
+    assert s.failed == 0
+    con = duckdb.connect(str(s.store), read_only=True)
+    q = lambda sql: con.execute(sql, [s.run_id]).fetchall()  # noqa: E731
+    results = q("SELECT design, count(*) FROM results WHERE run_id = ? GROUP BY 1 ORDER BY 1")
+    designs = q("SELECT count(*), count(DISTINCT task_id) FROM designs WHERE run_id = ?")[0]
+    search = q("SELECT count(*) FROM calls WHERE run_id = ? AND purpose = 'search'")[0][0]
+    spent = q("""SELECT max(t) FROM (SELECT task_id, seed, sum(prompt_tokens + completion_tokens) t FROM calls
+                 WHERE run_id = ? AND design LIKE 'meta-designer%' GROUP BY ALL)""")[0][0]
+    con.close()
+    assert results == [("cot", 4), ("meta-designer[max_rounds=1]", 4)]
+    assert designs[0] >= 4 and designs[1] == 4  # every task got (and logged) its own designs
+    assert search > 0
+    assert spent <= 6000  # the suite budget caps the designer's search and its runs together

@@ -94,8 +94,11 @@ def prepare(opts: RunOptions) -> Prepared:
     if len(set(ids)) != len(ids):
         raise ValueError(f"suite {suite.name!r}: task ids are not unique")
     designs = design_entries(suite)
+    from ..design.runners import get_designer
+
     for d in designs:
-        library.get("design", d.name)
+        if get_designer(d.name) is None:  # per-task designers are code, not library designs
+            library.get("design", d.name)
     models = models_from(suite.models, opts.overrides)
     simulated = any(m.provider == "sim" for m in models.values())
     store_path = Path(opts.store or suite.store)
@@ -131,13 +134,17 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
         con = store.con
         con.execute("BEGIN TRANSACTION")
         n_calls = con.execute("""
-            DELETE FROM calls c WHERE c.run_id = ? AND c.purpose = 'design' AND NOT EXISTS (
+            DELETE FROM calls c WHERE c.run_id = ? AND c.purpose IN ('design', 'search')
+              AND c.task_id IS NOT NULL AND NOT EXISTS (
               SELECT 1 FROM results r WHERE r.run_id = c.run_id AND r.design = c.design
                 AND r.task_id = c.task_id AND r.seed = c.seed)""", [run_id]).fetchall()[0][0]
         n_nodes = con.execute("""
             DELETE FROM nodes n WHERE n.run_id = ? AND NOT EXISTS (
               SELECT 1 FROM results r WHERE r.run_id = n.run_id AND r.design = n.design
                 AND r.task_id = n.task_id AND r.seed = n.seed) AND n.design <> ?""", [run_id, POOL_DESIGN]).fetchall()[0][0]
+        con.execute("""
+            DELETE FROM designs d WHERE d.run_id = ? AND d.task_id IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM results r WHERE r.run_id = d.run_id AND r.task_id = d.task_id)""", [run_id])
         con.execute("""
             DELETE FROM routing_decisions d WHERE d.run_id = ? AND NOT EXISTS (
               SELECT 1 FROM results r WHERE r.run_id = d.run_id AND r.design = d.design
@@ -222,7 +229,13 @@ class CellRunner:
         ctx = self._ctx(entry.label, task, cell.seed, "design", self.prep.suite.budget)
         t0 = time.perf_counter()
         try:
-            res = await run_design(entry.name, task, ctx, params=entry.params)
+            from ..design.runners import get_designer
+
+            designer = get_designer(entry.name)
+            if designer is not None:  # a per-task designer (e.g. meta-designer) writes its own designs
+                res = await designer(task, ctx, entry.params, design_sink=self.writer.sink("designs"))
+            else:
+                res = await run_design(entry.name, task, ctx, params=entry.params)
             sc = score(task, res.answers)
             row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
                        prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,

@@ -8,7 +8,8 @@ maj@k can be checked against the multinomial expectation.
 The caller (the runtime) tells it what a correct answer is through request metadata
 ``{"sim": {"gold": [...], "skills": [...], "mode": ..., ...}}``; metadata never reaches a real
 provider. Modes: ``answer`` (default), ``json`` (fields of a schema), ``choice`` (pick one of
-``candidates``), ``judge`` (say whether ``candidate`` is correct).
+``candidates``), ``judge`` (say whether ``candidate`` is correct), ``design`` (reply with one of the
+scripted ``candidates`` designs, or one of the ``wrong`` ones, by the profile's accuracy).
 """
 
 from __future__ import annotations
@@ -161,6 +162,11 @@ class Simulator:
                 bad = [i for i in range(len(cands)) if i not in good] or list(range(len(cands)))
                 idx = rng.choice(bad)
             return f"Having compared the candidates, the best one is {idx + 1}.\nChoice: {idx + 1}\nAnswer: {cands[idx]}"
+        if mode == "design":  # designer calls: a scripted good or bad design; needs no gold
+            good = [str(x) for x in meta.get("candidates") or []]
+            bad = [str(x) for x in meta.get("wrong") or []]
+            pool = good if (correct and good) or not bad else bad
+            return rng.choice(pool) if pool else "I have no design for this."
         if mode == "judge":
             cand = str(meta.get("candidate", "")).strip().lower()
             truly = bool(gold) and cand == ",".join(gold).strip().lower()

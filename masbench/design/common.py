@@ -1,0 +1,61 @@
+"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable
+
+from ..runtime import DesignResult, RunContext
+
+TOO_HARD = re.compile(r"too[\s_\-]*hard", re.I)
+
+
+def sim_gold(task: Any) -> list[str]:
+    """The task's gold answers, for a *simulated* model's request metadata only.
+
+    This is the one place a designer touches gold: it goes into ``metadata={"sim": {...}}`` so
+    ``sim/…`` models can simulate correctness (the runtime does the same for every agent call).
+    It never enters a prompt and no designer decision reads it; real providers never see metadata.
+    """
+    return [str(a) for a in (getattr(task, "answers", None) or [])]
+
+
+def n_answers(task: Any) -> int:
+    """How many answer positions the task asks for (its format, like the runtime's ``n``)."""
+    return max(1, len(getattr(task, "answers", None) or []))
+
+
+def collecting_sink(sink: Callable[[dict], None] | None, prefix: str, rows: list[dict]) -> Callable[[dict], None]:
+    """A node sink that prefixes node names (``seed:cot/solve``) and keeps a copy of each row."""
+
+    def add(row: dict) -> None:
+        row = dict(row)
+        row["node"] = prefix + str(row.get("node", ""))
+        rows.append(row)
+        if sink is not None:
+            sink(row)
+
+    return add
+
+
+def sub_context(ctx: RunContext, budget: Any, sink: Callable[[dict], None]) -> RunContext:
+    return dataclasses.replace(ctx, budget=budget, node_sink=sink)
+
+
+def result(*, text: str, answers: list[str], status: str, ledger: Any, wall_s: float, error: str | None,
+           detail: dict[str, Any]) -> DesignResult:
+    """A designer's outcome as a :class:`DesignResult` (its cost: every designer call and sub-run)."""
+    return DesignResult(text=text, answers=answers, status=status, prompt_tokens=ledger.prompt,
+                        completion_tokens=ledger.completion, tokens=ledger.tokens, cost_usd=ledger.usd,
+                        calls=ledger.calls, wall_s=wall_s, error=error, detail=detail)
+
+
+def tag(ctx: RunContext, label: str, node: str, task_id: str | None) -> dict[str, Any]:
+    """Call tags for a designer call: the run's tags with ``purpose: search``."""
+    t = dict(ctx.tags)
+    t.update({"purpose": "search", "node": node, "agent": label})
+    t.setdefault("design", label)
+    if task_id is not None:
+        t["task_id"] = task_id
+    return t

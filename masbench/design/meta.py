@@ -1,0 +1,515 @@
+"""The meta-designer (MAS-Zero style), per task, at inference time.
+
+1. Seed blocks run on the task (default: CoT, CoT-SC, Reflexion, Debate); their answers are the
+   first candidates.
+2. Up to ``max_rounds`` rounds: the meta-agent (one model call) decomposes the problem into at most
+   ``max_subtasks`` sub-tasks and assigns a library block to each. The decomposition becomes a
+   *design* (data: one ``design:`` node per sub-task, an aggregator when there are several),
+   checked by the same validator as every generated design, stored with its lineage, and run.
+   Feedback, with no gold answer:
+   - *solvability*: a sub-agent may answer ``TOO_HARD`` (it is told how), or give no answer —
+     the next round is asked to split that sub-task further;
+   - *completeness*: numbers of the problem that no sub-task carries (information dropped between
+     sub-tasks), sub-tasks whose results nothing uses;
+   - a *memory of failed answers*: answers of rounds with negative feedback, shown to the
+     meta-agent in later rounds and kept out of the final choice (unless nothing else is left).
+3. A self-verifier (one model call) picks the final answer among the distinct candidates; a
+   single distinct answer needs no call; an unusable reply falls back to a majority.
+
+Budget: every designer/verifier call is checked against what is left before it is made, and every
+sub-run gets the remainder as its enforced runtime budget, so the task's total spend stays within
+``config.budget`` (and the context's budget). Gold answers reach only simulated models' request
+metadata (see :func:`masbench.design.common.sim_gold`); nothing in the loop reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from ..runtime import DesignResult, RunContext, run_design
+from ..runtime import majority_vote
+from ..spec import DesignRef
+from ..spec.budget import Budget
+from .check import DesignCheck, DesignLimits, Rejected, check_data, load_data
+from .common import TOO_HARD, collecting_sink, n_answers, result, sim_gold, sub_context, tag
+from .holistic import _tighter
+from .llmcall import Ledger, designer_call
+from .prompts import decompose_messages, sim_design_hints, verify_messages
+from .records import DesignRecord, DesignSink, prompt_hash, prompt_text
+
+TOO_HARD_NOTE = ('If this sub-task cannot be solved as stated (information is missing or it is too hard to do '
+                 'in one go), reply with exactly "Answer: TOO_HARD".')
+_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,31}$")
+_RESERVED_IDS = {"question", "inputs", "item", "index", "candidates", "round", "history", "final"}
+_NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)")
+_CHOICE = re.compile(r"choice\s*[:#]?\s*\**\s*(\d+)", re.I)
+
+
+@dataclass
+class MetaDesignerConfig:
+    """Settings of the meta-designer. ``from_params`` reads them from a suite's design params."""
+
+    max_rounds: int = 3
+    """Most decompose → run → feedback rounds."""
+    max_subtasks: int = 4
+    """Most sub-tasks per decomposition (more is a rejection, not a truncation)."""
+    budget: Budget | None = None
+    """Cap on the task's total spend: designer + verifier calls + every sub-run."""
+    seed_blocks: list[str | DesignRef] = field(default_factory=lambda: [
+        "cot", DesignRef(design="cot-sc", params={"k": 5}), "reflexion", "debate"])
+    """Library designs run first on the whole task."""
+    blocks: list[str] = field(default_factory=lambda: ["cot", "cot-sc", "reflexion", "debate"])
+    """Blocks the meta-agent may assign to a sub-task."""
+    block_params: dict[str, dict[str, Any]] = field(default_factory=lambda: {"cot-sc": {"k": 3},
+                                                                            "reflexion": {"max_rounds": 2},
+                                                                            "debate": {"rounds": 1}})
+    """Params of a block when it solves a sub-task (sub-tasks are smaller: cheaper settings)."""
+    default_block: str = "cot"
+    """Block used when the meta-agent names one that is not offered (recorded as a repair)."""
+    aggregator: str = "synthesizer"
+    """Agent that combines several sub-task results into the answer."""
+    model: str = "default"
+    """Model alias of the meta-agent and the verifier."""
+    max_tokens: int = 512
+    """Meta-agent reply cap."""
+    verify_max_tokens: int = 256
+    """Verifier reply cap."""
+    temperature: float = 0.7
+    """Meta-agent temperature."""
+    verify: bool = True
+    """Pick the final answer with a self-verifier call (else: majority over the candidates)."""
+    stop_when_solved: bool = True
+    """End the rounds once a round gets no negative feedback."""
+    context: bool | str = "auto"
+    """Give each sub-task the original problem too: True, False, or ``auto`` (long problems only)."""
+    context_chars: int = 1200
+    """``auto`` context: problems longer than this are given to every sub-task."""
+    limits: DesignLimits = field(default_factory=lambda: DesignLimits(max_nodes=16))
+    """Limits on the per-round designs (and on the meta-agent's reply size)."""
+    name: str = "meta-designer"
+    """Label of the designer's calls and results."""
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None) -> "MetaDesignerConfig":
+        p = dict(params or {})
+        b = {}
+        if "budget_tokens" in p:
+            b["per_task_tokens"] = int(p.pop("budget_tokens"))
+        if "budget_usd" in p:
+            b["per_task_usd"] = float(p.pop("budget_usd"))
+        if "budget_calls" in p:
+            b["per_task_calls"] = int(p.pop("budget_calls"))
+        if "budget" in p and isinstance(p["budget"], dict):
+            b.update(p.pop("budget"))
+        if "seed_blocks" in p:
+            p["seed_blocks"] = [s if isinstance(s, str) else DesignRef.model_validate(s) for s in p["seed_blocks"]]
+        lim = {k: p.pop(k) for k in list(p) if k in DesignLimits.__dataclass_fields__
+               and k not in cls.__dataclass_fields__}
+        if isinstance(p.get("limits"), dict):
+            lim.update(p.pop("limits"))
+        cfg = cls(**p)
+        if lim:
+            cfg.limits = DesignLimits(**{**cfg.limits.__dict__, **lim})
+        if b:
+            cfg.budget = Budget(**b)
+        return cfg
+
+
+@dataclass
+class Candidate:
+    source: str
+    round: int
+    answers: list[str]
+    text: str
+    status: str
+    flagged: str | None = None
+    design_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return tuple(self.answers)
+
+    @property
+    def present(self) -> bool:
+        return any(a for a in self.answers) and not any(TOO_HARD.search(a) for a in self.answers)
+
+    def summary(self) -> dict[str, Any]:
+        return {"source": self.source, "round": self.round, "answers": self.answers, "status": self.status,
+                "flagged": self.flagged, "design_id": self.design_id}
+
+
+# --------------------------------------------------------------------------- decompositions
+
+
+def parse_decomposition(text: str, cfg: MetaDesignerConfig) -> tuple[list[dict[str, Any]], list[str]]:
+    """Meta-agent reply → ``[{id, task, block, uses}]`` plus the repairs made. Same safe parsing
+    as designs (size limit, no code blocks, no YAML tags/aliases). Raises :class:`Rejected`."""
+    keys = ("subtasks", "sub_tasks", "sub-tasks", "steps", "tasks")
+    data, _loc = load_data(text, cfg.limits, file="<meta-designer output>", expect=keys,
+                           allow_list=True, what="decomposition")
+    repairs: list[str] = []
+    items: Any = None
+    if isinstance(data, list):
+        data = {"subtasks": data}
+    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), dict) and not any(
+            k in data for k in keys):
+        data = next(iter(data.values()))
+    if isinstance(data, dict):
+        for k in keys:
+            if k in data:
+                items = data[k]
+                break
+    if items is None:
+        raise Rejected("not a decomposition: expected {\"subtasks\": [...]}")
+    if not isinstance(items, list) or not items:
+        raise Rejected("subtasks must be a non-empty list")
+    if len(items) > cfg.max_subtasks:
+        raise Rejected(f"too many sub-tasks: {len(items)} > {cfg.max_subtasks}")
+    out: list[dict[str, Any]] = []
+    rename: dict[str, str] = {}
+    for i, it in enumerate(items, 1):
+        if isinstance(it, str):
+            it = {"task": it}
+        if not isinstance(it, dict):
+            raise Rejected(f"sub-task {i} is not an object")
+        task = next((it[k] for k in ("task", "question", "description", "text", "subtask") if
+                     isinstance(it.get(k), str) and it[k].strip()), None)
+        if task is None:
+            raise Rejected(f"sub-task {i} has no task text")
+        if len(task) > 2000:
+            task = task[:2000]
+            repairs.append(f"cut sub-task {i}'s text to 2000 characters")
+        sid = it.get("id")
+        sid = str(sid).strip() if isinstance(sid, (str, int)) else ""
+        if not _ID.match(sid) or sid.lower() in _RESERVED_IDS or sid in [o["id"] for o in out]:
+            new = f"s{i}"
+            while new in [o["id"] for o in out]:
+                new += "_"
+            if sid:
+                repairs.append(f"renamed sub-task id {sid!r} to {new!r}")
+                rename[sid] = new
+            sid = new
+        block = it.get("block", it.get("method", it.get("agent")))
+        if block is None:
+            repairs.append(f"sub-task {sid}: no block given; used {cfg.default_block!r}")
+            block = cfg.default_block
+        elif not isinstance(block, str) or block not in cfg.blocks:
+            repairs.append(f"sub-task {sid}: block {json.dumps(block, default=str)[:40]} is not offered; "
+                           f"used {cfg.default_block!r}")
+            block = cfg.default_block
+        uses = it.get("uses", it.get("depends_on", it.get("deps", [])))
+        if isinstance(uses, str):
+            uses = [uses]
+        if not isinstance(uses, list):
+            uses = []
+        out.append({"id": sid, "task": task.strip(), "block": block, "uses": [str(u) for u in uses]})
+    ids = {o["id"] for o in out}
+    g = nx.DiGraph()
+    for o in out:
+        g.add_node(o["id"])
+        keep = []
+        for u in o["uses"]:
+            u = rename.get(u, u)
+            if u not in ids or u == o["id"]:
+                repairs.append(f"sub-task {o['id']}: dropped dangling dependency {u!r}")
+                continue
+            if u not in keep:
+                keep.append(u)
+                g.add_edge(u, o["id"])
+        o["uses"] = keep
+    if not nx.is_directed_acyclic_graph(g):
+        cyc = nx.find_cycle(g)
+        raise Rejected("cycle in sub-task dependencies: " + " → ".join(a for a, _ in cyc) + f" → {cyc[0][0]}")
+    return out, repairs
+
+
+def _esc(s: str) -> str:
+    """Model text as a literal template (braces escaped: it can reference nothing)."""
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def decomposition_design(subtasks: list[dict[str, Any]], cfg: MetaDesignerConfig, *, title: str,
+                         with_context: bool) -> dict[str, Any]:
+    """A decomposition as design data: one ``design:`` node per sub-task (its block), reading the
+    answers of the sub-tasks it uses; an aggregator over all of them when there are several."""
+    nodes: dict[str, Any] = {}
+    for st in subtasks:
+        prompt = ""
+        if with_context:
+            prompt += "Original problem (for reference):\n{question}\n\nYour sub-task:\n"
+        prompt += _esc(st["task"])
+        if st["uses"]:
+            prompt += "\n\nResults of earlier sub-tasks:\n" + "\n".join(f"- {u}: {{{u}.answer}}" for u in st["uses"])
+        prompt += "\n\n" + TOO_HARD_NOTE
+        node: dict[str, Any] = {"design": st["block"], "prompt": prompt}
+        params = cfg.block_params.get(st["block"])
+        if params:
+            node["params"] = dict(params)
+        nodes[st["id"]] = node
+    if len(subtasks) > 1:
+        lines = "\n".join(f"- {st['id']} ({_esc(_short(st['task']))}): {{{st['id']}.answer}}" for st in subtasks)
+        nodes["final"] = {"agent": cfg.aggregator, "from": [st["id"] for st in subtasks],
+                          "prompt": "{question}\n\nResults of the sub-tasks:\n" + lines +
+                                    "\n\nUse these results to answer the original problem. Think step by step. "
+                                    "End with \"Answer: <final answer>\"."}
+        output = "final"
+    else:
+        output = subtasks[0]["id"]
+    return {"name": title, "description": "meta-designer decomposition", "nodes": nodes, "output": output}
+
+
+def _short(s: str, n: int = 80) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def completeness(question: str, subtasks: list[dict[str, Any]], with_context: bool) -> list[str]:
+    """Information dropped between sub-tasks (no gold needed)."""
+    out: list[str] = []
+    if not with_context:
+        qn = list(dict.fromkeys(_NUM.findall(question)))
+        if len(qn) <= 24:
+            carried = set()
+            for st in subtasks:
+                carried |= set(_NUM.findall(st["task"]))
+            missing = [x for x in qn if x not in carried]
+            if missing:
+                out.append("numbers of the problem that no sub-task carries (information dropped): " +
+                           ", ".join(missing[:10]))
+    return out
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+class MetaDesigner:
+    """One task's meta-design loop (see the module docstring)."""
+
+    def __init__(self, ctx: RunContext, config: MetaDesignerConfig | None = None, *,
+                 design_sink: DesignSink | None = None):
+        self.ctx = ctx
+        self.cfg = config or MetaDesignerConfig()
+        self.design_sink = design_sink
+        self.ledger = Ledger(_tighter(self.cfg.budget, ctx.budget))
+        self.label = str(ctx.tags.get("design") or self.cfg.name)
+        self.records: list[DesignRecord] = []
+        self.simulated = False
+        self.sub_status: list[str] = []
+        self.subtasks: dict[str, list[dict[str, Any]]] = {}
+        """design_id → the parsed decomposition behind that round's design."""
+
+    async def _sub_run(self, design: Any, task: Any, params: dict | None, prefix: str
+                       ) -> tuple[DesignResult | None, list[dict]]:
+        if self.ledger.exhausted:
+            return None, []
+        try:
+            b = self.ledger.remaining()
+        except ValueError:
+            self.ledger.refused.append({"what": prefix, "cap": "used up"})
+            return None, []
+        rows: list[dict] = []
+        sub = sub_context(self.ctx, b, collecting_sink(self.ctx.node_sink, prefix, rows))
+        res = await run_design(design, task, sub, params)
+        self.ledger.absorb(res)
+        self.simulated |= bool(res.detail.get("simulated"))
+        self.sub_status.append(res.status)
+        return res, rows
+
+    async def run(self, task: Any) -> DesignResult:
+        t0 = time.perf_counter()
+        cfg = self.cfg
+        cands: list[Candidate] = []
+        rounds: list[dict[str, Any]] = []
+        # 1. seed blocks
+        for ref in cfg.seed_blocks:
+            ref = DesignRef(design=ref) if isinstance(ref, str) else ref
+            label = ref.label or ref.design
+            res, _rows = await self._sub_run(ref.design, task, ref.params or None, f"seed:{label}/")
+            if res is None:
+                break
+            cands.append(Candidate(label, 0, list(res.answers), res.text, res.status))
+        seed_keys = [c.key for c in cands if c.present]
+        seed_unanimous = len(seed_keys) >= 2 and len(set(seed_keys)) == 1
+        # 2. rounds
+        feedback: list[str] = []
+        failed: list[str] = []
+        previous: dict | None = None
+        parent: str | None = None
+        with_context = cfg.context is True or (cfg.context == "auto" and len(task.question) > cfg.context_chars)
+        for r in range(1, cfg.max_rounds + 1):
+            if self.ledger.exhausted:
+                break
+            seen = [(c.source, ", ".join(c.answers)) for c in cands]
+            msgs = decompose_messages(task.question, cfg.blocks, cfg.max_subtasks, seen=seen, feedback=feedback,
+                                      failed=failed, previous=previous)
+            call = await designer_call(self.ctx.gateway, self.ledger, model=cfg.model, messages=msgs,
+                                       max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                                       sample_index=self.ctx.seed * 1000 + r,
+                                       tags=tag(self.ctx, self.label, f"meta/decompose[{r}]", task.id),
+                                       sim={"mode": "design", "role": "decompose", "round": r,
+                                            **sim_design_hints(self.ctx.library, "decompose", question=task.question,
+                                                               blocks=cfg.blocks)})
+            if call is None:
+                break
+            rec = self._record(task, call, msgs, r, parent, with_context)
+            parent = rec.design_id
+            info: dict[str, Any] = {"round": r, "design_id": rec.design_id, "valid": rec.valid,
+                                    "rejection": rec.rejection, "repairs": rec.repairs}
+            rounds.append(info)
+            if not rec.valid:
+                feedback = [f"your reply was rejected: {rec.rejection}"]
+                continue
+            subtasks = self.subtasks[rec.design_id]
+            previous = {"subtasks": subtasks}
+            res, rows = await self._sub_run(rec.spec, task, None, f"r{r}/")
+            if res is None:
+                break
+            solv = self._solvability(subtasks, res, rows, f"r{r}/")
+            comp = completeness(task.question, subtasks, with_context)
+            cand = Candidate(f"round{r}", r, list(res.answers), res.text, res.status, design_id=rec.design_id)
+            if not cand.present:
+                solv.append("the design gave no usable final answer")
+            info.update({"answers": cand.answers, "status": res.status, "solvability": solv, "completeness": comp})
+            if solv or comp:
+                cand.flagged = "; ".join(solv + comp)
+                failed.append(f"{', '.join(cand.answers) or '(none)'} (round {r}: {cand.flagged[:200]})")
+                feedback = solv + comp
+                cands.append(cand)
+                continue
+            cands.append(cand)
+            feedback = []
+            if cfg.stop_when_solved:
+                break
+        # 3. self-verifier
+        chosen, select = await self._verify(task, cands)
+        detail: dict[str, Any] = {
+            "meta": {"candidates": [c.summary() for c in cands], "rounds": rounds,
+                     "chosen": chosen.summary() if chosen else None, "seed_unanimous": seed_unanimous,
+                     "failed_memory": failed, "designs": [r.design_id for r in self.records]},
+            "selects": {"meta/verify": select},
+            "budget": self.ledger.summary(),
+            "simulated": self.simulated or self.ctx.gateway.is_simulated(cfg.model),
+        }
+        n = n_answers(task)
+        wall = time.perf_counter() - t0
+        if chosen is None:
+            status = "budget_exhausted" if self.ledger.exhausted else "failed"
+            return result(text="", answers=[""] * n, status=status, ledger=self.ledger, wall_s=wall,
+                          error="no candidate answer" + (" (budget exhausted)" if self.ledger.exhausted else ""),
+                          detail=detail)
+        answers = (list(chosen.answers) + [""] * n)[:n]
+        if self.ledger.exhausted:
+            status = "budget_exhausted"
+        elif chosen.status == "ok" and not select.get("fallback"):
+            status = "ok"
+        else:
+            status = "degraded"
+        return result(text=chosen.text, answers=answers, status=status, ledger=self.ledger, wall_s=wall, error=None,
+                      detail=detail)
+
+    # ----- pieces ----------------------------------------------------------------------------
+    def _record(self, task: Any, call: Any, msgs: list[dict], r: int, parent: str | None,
+                with_context: bool) -> DesignRecord:
+        cfg = self.cfg
+        subtasks: list[dict[str, Any]] = []
+        if call.error is not None:
+            check = DesignCheck(None, f"designer call failed: {call.error}"[:500], [], [], None)
+        else:
+            try:
+                subtasks, repairs = parse_decomposition(call.text, cfg)
+            except Rejected as exc:
+                check = DesignCheck(None, exc.reason, [], [exc.reason], None)
+            else:
+                digest = hashlib.sha1(f"{task.id}|{r}".encode()).hexdigest()[:6]
+                data = decomposition_design(subtasks, cfg, title=f"meta-r{r}-{digest}", with_context=with_context)
+                check = check_data(data, self.ctx.library, cfg.limits, designer="meta")
+                check.repairs = repairs + check.repairs
+        rec = DesignRecord("meta", call.text, check, prompt=prompt_text(msgs), prompt_hash=prompt_hash(msgs),
+                           run_id=self.ctx.tags.get("run_id"), task_id=task.id, parent=parent, round=r,
+                           tokens=call.prompt_tokens + call.completion_tokens, calls=1, cost_usd=call.cost_usd)
+        self.subtasks[rec.design_id] = subtasks
+        rec.with_lineage()
+        self.records.append(rec)
+        if self.design_sink is not None:
+            self.design_sink(rec.row())
+        return rec
+
+    @staticmethod
+    def _solvability(subtasks: list[dict[str, Any]], res: DesignResult, rows: list[dict], pre: str) -> list[str]:
+        out = []
+        subs = (res.detail or {}).get("subdesigns") or {}
+        for st in subtasks:
+            sid = st["id"]
+            mine = [x for x in rows if x["node"] == pre + sid or x["node"].startswith(pre + sid + "/")]
+            info = subs.get(sid) or {}
+            answers = info.get("answers") or []
+            if any(TOO_HARD.search(str(x.get("output") or "")) for x in mine) or any(
+                    TOO_HARD.search(a) for a in answers):
+                out.append(f"sub-task {sid} was answered TOO_HARD: split it into smaller sub-tasks "
+                           f"({_short(st['task'], 120)})")
+            elif info and not any(answers):
+                out.append(f"sub-task {sid} produced no answer ({info.get('status')})")
+        return out
+
+    async def _verify(self, task: Any, cands: list[Candidate]) -> tuple[Candidate | None, dict[str, Any]]:
+        usable = [c for c in cands if c.present]
+        pool = [c for c in usable if not c.flagged] or usable
+        if not pool:
+            return None, {"n": 0, "choice": None, "fallback": True, "call": False}
+        distinct: list[Candidate] = []
+        for c in pool:
+            if c.key not in [d.key for d in distinct]:
+                distinct.append(c)
+        support = {d.key: [c.source for c in pool if c.key == d.key] for d in distinct}
+        rec: dict[str, Any] = {"n": len(distinct), "choice": None, "fallback": False, "call": False,
+                               "sources": [d.source for d in distinct], "support": [support[d.key] for d in distinct]}
+        if len(distinct) == 1:
+            rec.update(choice=1, unanimous=True)
+            return distinct[0], rec
+        choice = None
+        if self.cfg.verify:
+            msgs = verify_messages(task.question, [(", ".join(d.answers), d.text) for d in distinct])
+            sim = {"mode": "choice", "candidates": [",".join(d.answers) for d in distinct],
+                   "gold": sim_gold(task)}  # simulated models only (see sim_gold)
+            call = await designer_call(self.ctx.gateway, self.ledger, model=self.cfg.model, messages=msgs,
+                                       max_tokens=self.cfg.verify_max_tokens, temperature=0.1,
+                                       sample_index=self.ctx.seed * 1000, sim=sim,
+                                       tags=tag(self.ctx, self.label, "meta/verify", task.id))
+            if call is not None:
+                rec["call"] = True
+                if call.error is None:
+                    m = _CHOICE.search(call.text)
+                    if m:
+                        choice = int(m.group(1)) - 1
+                    else:
+                        nums = [int(x) - 1 for x in re.findall(r"\b(\d{1,2})\b", call.text)]
+                        nums = [x for x in nums if 0 <= x < len(distinct)]
+                        choice = nums[-1] if nums else None
+                    if choice is not None and not 0 <= choice < len(distinct):
+                        choice = None
+        if choice is None:  # no verifier, no budget, or no usable choice: majority (first seen wins ties)
+            winner, _tally, _tie = majority_vote([c.key for c in pool])
+            choice = next(i for i, d in enumerate(distinct) if d.key == winner)
+            rec["fallback"] = True
+        rec["choice"] = choice + 1
+        rec["chosen_source"] = distinct[choice].source
+        return distinct[choice], rec
+
+
+async def run_meta_designer(task: Any, ctx: RunContext, config: MetaDesignerConfig | dict | None = None, *,
+                            design_sink: DesignSink | None = None) -> DesignResult:
+    """Run the meta-designer on one task (the harness's designer-runner signature). Its result
+    counts every designer, verifier and sub-run call; per-round designs go to ``design_sink``."""
+    cfg = config if isinstance(config, MetaDesignerConfig) else MetaDesignerConfig.from_params(config)
+    return await MetaDesigner(ctx, cfg, design_sink=design_sink).run(task)
+
+
+__all__ = ["Candidate", "MetaDesigner", "MetaDesignerConfig", "TOO_HARD_NOTE", "completeness",
+           "decomposition_design", "parse_decomposition", "run_meta_designer"]
