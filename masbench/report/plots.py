@@ -144,7 +144,7 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
     ax.set_ylim(-3, 108)
     ax.margins(x=0.06)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=8, frameon=False)  # below: never covers a point
     ax.set_title(_title(info, "Cost vs accuracy"), fontsize=10)
     if notes:
         fig.text(0.01, -0.02, "notes: " + "; ".join(notes), fontsize=7, ha="left", va="top", wrap=True)
