@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+
+from ..harness.cli import parse_model_overrides  # one parser for --model ALIAS=ID
 from rich.console import Console
 from rich.table import Table
 
@@ -49,22 +51,12 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
     return ScriptedDesignerGateway(data, models=prep.models, sink=sink)
 
 
-def _overrides(values: list[str] | None) -> dict[str, str]:
-    out = {}
-    for v in values or []:
-        if "=" not in v:
-            raise typer.BadParameter(f"--model takes ALIAS=LITELLM_ID, got {v!r}")
-        a, m = v.split("=", 1)
-        out[a.strip()] = m.strip()
-    return out
-
-
 def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):
     from ..harness.runner import RunOptions, prepare
     from ..spec.problems import SpecError
 
     try:
-        return prepare(RunOptions(suite=suite, overrides=_overrides(model), lib=lib or [], limit=limit))
+        return prepare(RunOptions(suite=suite, overrides=parse_model_overrides(model), lib=lib or [], limit=limit))
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)

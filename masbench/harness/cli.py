@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 
-def _overrides(values: list[str] | None) -> dict[str, str]:
+def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
     out = {}
     for v in values or []:
         if "=" not in v:
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         from .runner import RunOptions, run_suite
 
         console = Console(stderr=True)
-        opts = RunOptions(suite=suite, store=store, overrides=_overrides(model), limit=limit, new=new, run_id=run_id,
+        opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
                           workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [])
         try:
             summary = asyncio.run(run_suite(opts, RunDisplay(console)))
