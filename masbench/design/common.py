@@ -59,3 +59,30 @@ def tag(ctx: RunContext, label: str, node: str, task_id: str | None) -> dict[str
     if task_id is not None:
         t["task_id"] = task_id
     return t
+
+
+def config_from_params(cls: type, params: dict[str, Any] | None) -> Any:
+    """Build a designer config (a dataclass with ``limits`` and ``budget`` fields) from suite
+    ``params``: ``budget_tokens`` / ``budget_usd`` / ``budget_calls`` or a ``budget`` mapping become
+    a :class:`~masbench.spec.Budget`; check limits may be given by name or as a ``limits`` mapping."""
+    from ..spec.budget import Budget
+    from .check import DesignLimits
+
+    p = dict(params or {})
+    b: dict[str, Any] = {}
+    for key, field_name, conv in (("budget_tokens", "per_task_tokens", int), ("budget_usd", "per_task_usd", float),
+                                  ("budget_calls", "per_task_calls", int)):
+        if key in p:
+            b[field_name] = conv(p.pop(key))
+    if isinstance(p.get("budget"), dict):
+        b.update(p.pop("budget"))
+    fields = {f.name for f in dataclasses.fields(cls)}
+    lim = {k: p.pop(k) for k in list(p) if k in DesignLimits.__dataclass_fields__ and k not in fields}
+    if isinstance(p.get("limits"), dict):
+        lim.update(p.pop("limits"))
+    cfg = cls(**p)
+    if lim:
+        cfg.limits = DesignLimits(**{**cfg.limits.__dict__, **lim})
+    if b:
+        cfg.budget = Budget(**b)
+    return cfg

@@ -22,7 +22,7 @@ from ..llm import Gateway
 from ..runtime import DesignResult, RunContext, run_design
 from ..spec.budget import Budget
 from .check import DesignCheck, DesignLimits, check_text
-from .common import collecting_sink, n_answers, result, sub_context
+from .common import collecting_sink, config_from_params, n_answers, result, sub_context
 from .llmcall import Ledger, designer_call
 from .prompts import holistic_messages, sim_design_hints
 from .records import DesignRecord, DesignSink, prompt_hash, prompt_text
@@ -60,22 +60,7 @@ class HolisticConfig:
     @classmethod
     def from_params(cls, params: dict[str, Any] | None) -> "HolisticConfig":
         """From suite ``params`` (``budget_tokens``/``budget_usd`` become a budget; limits by name)."""
-        p = dict(params or {})
-        lim = {k: p.pop(k) for k in list(p) if k in DesignLimits.__dataclass_fields__
-               and k not in cls.__dataclass_fields__}
-        if isinstance(p.get("limits"), dict):
-            lim.update(p.pop("limits"))
-        b = {}
-        if "budget_tokens" in p:
-            b["per_task_tokens"] = int(p.pop("budget_tokens"))
-        if "budget_usd" in p:
-            b["per_task_usd"] = float(p.pop("budget_usd"))
-        cfg = cls(**p)
-        if lim:
-            cfg.limits = DesignLimits(**{**cfg.limits.__dict__, **lim})
-        if b:
-            cfg.budget = Budget(**b)
-        return cfg
+        return config_from_params(cls, params)
 
 
 class HolisticDesigner:

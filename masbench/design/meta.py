@@ -38,7 +38,7 @@ from ..runtime import majority_vote
 from ..spec import DesignRef
 from ..spec.budget import Budget
 from .check import DesignCheck, DesignLimits, Rejected, check_data, load_data
-from .common import TOO_HARD, collecting_sink, n_answers, result, sim_gold, sub_context, tag
+from .common import TOO_HARD, collecting_sink, config_from_params, n_answers, result, sim_gold, sub_context, tag
 from .holistic import _tighter
 from .llmcall import Ledger, designer_call
 from .prompts import decompose_messages, sim_design_hints, verify_messages
@@ -99,27 +99,9 @@ class MetaDesignerConfig:
     @classmethod
     def from_params(cls, params: dict[str, Any] | None) -> "MetaDesignerConfig":
         p = dict(params or {})
-        b = {}
-        if "budget_tokens" in p:
-            b["per_task_tokens"] = int(p.pop("budget_tokens"))
-        if "budget_usd" in p:
-            b["per_task_usd"] = float(p.pop("budget_usd"))
-        if "budget_calls" in p:
-            b["per_task_calls"] = int(p.pop("budget_calls"))
-        if "budget" in p and isinstance(p["budget"], dict):
-            b.update(p.pop("budget"))
         if "seed_blocks" in p:
             p["seed_blocks"] = [s if isinstance(s, str) else DesignRef.model_validate(s) for s in p["seed_blocks"]]
-        lim = {k: p.pop(k) for k in list(p) if k in DesignLimits.__dataclass_fields__
-               and k not in cls.__dataclass_fields__}
-        if isinstance(p.get("limits"), dict):
-            lim.update(p.pop("limits"))
-        cfg = cls(**p)
-        if lim:
-            cfg.limits = DesignLimits(**{**cfg.limits.__dict__, **lim})
-        if b:
-            cfg.budget = Budget(**b)
-        return cfg
+        return config_from_params(cls, p)
 
 
 @dataclass
