@@ -71,10 +71,9 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           seed: Annotated[int, typer.Option("--seed")] = 0,
           save_matrix_to: Annotated[Optional[Path], typer.Option("--save-matrix", help="Also write the outcome matrix here.")] = None) -> None:
     """Build or update a handbook from a store, a matrix file, or an exploration run."""
-    from ..store import Store
     from .handbook import load_handbook, save_handbook
     from .learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
-    from .matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
+    from .matrix import aexplore, load_matrix, save_matrix, to_arrays
 
     sources = sum([store is not None and not explore, matrix is not None, explore])
     if sources != 1:
@@ -95,14 +94,9 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
         df = load_matrix(matrix)
         prov = {"source": "matrix"}
     else:
-        try:
-            with Store(store) as st:
-                df = matrix_from_store(st, run, design)
-        except ValueError as exc:
-            err.print(f"skills learn: {exc}", markup=False)
-            raise typer.Exit(2)
+        df = _store_matrix(store, run, design, "skills learn")
         prov = {"source": "store", "store": str(store), "runs": sorted(df["run_id"].unique()) if "run_id" in df else []}
-    simulated = bool(df["simulated"].any()) if "simulated" in df else any(m.startswith("sim/") for m in df["model"])
+    simulated = _is_simulated(df)
     prov["simulated"] = simulated
     if save_matrix_to:
         save_matrix(df, save_matrix_to)
@@ -184,9 +178,8 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
                out: Annotated[Optional[Path], typer.Option("--out", help="Folder for pareto.png, metrics.csv, sweep.csv.")] = None) -> None:
     """Compare routers (strongest, cheapest, random, cost-matched random, single-model hull,
     cluster-best, SkillOrchestra as coded, ours, oracle) on an outcome matrix."""
-    from ..store import Store
     from .evaluation import LAMBDAS, evaluate, format_sweep, format_table, plot_pareto
-    from .matrix import load_matrix, matrix_from_store
+    from .matrix import load_matrix
 
     if sum([matrix is not None, store is not None, sim_study]) != 1:
         err.print("give exactly one of --matrix, --store, --sim-study")
@@ -198,13 +191,8 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
     elif matrix is not None:
         df = load_matrix(matrix)
     else:
-        try:
-            with Store(store) as st:
-                df = matrix_from_store(st, run, design)
-        except ValueError as exc:
-            err.print(f"route eval: {exc}", markup=False)
-            raise typer.Exit(2)
-    simulated = bool(df["simulated"].any()) if "simulated" in df else any(m.startswith("sim/") for m in df["model"])
+        df = _store_matrix(store, run, design, "route eval")
+    simulated = _is_simulated(df)
     lams = tuple(float(x) for x in lambdas.split(",")) if lambdas else LAMBDAS
     try:
         res = evaluate(df, n_train=train if train < 1 else int(train), seeds=seeds, lambdas=lams, default_lambda=lam,
@@ -235,6 +223,23 @@ def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store."
     with Store(store) as st:
         n = fill_outcomes(st, run)
     console.print(f"{n} routing decision(s) updated")
+
+
+def _store_matrix(store, run, design, cmd: str):
+    """The outcome matrix of a store's run(s); a clear error (exit 2) when there is none."""
+    from ..store import Store
+    from .matrix import matrix_from_store
+
+    try:
+        with Store(store) as st:
+            return matrix_from_store(st, run, design)
+    except ValueError as exc:
+        err.print(f"{cmd}: {exc}", markup=False)
+        raise typer.Exit(2)
+
+
+def _is_simulated(df) -> bool:
+    return bool(df["simulated"].any()) if "simulated" in df else any(m.startswith("sim/") for m in df["model"])
 
 
 def register(app: typer.Typer) -> None:

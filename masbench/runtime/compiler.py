@@ -565,22 +565,11 @@ class CompiledDesign:
         wall = time.perf_counter() - t0
         out_val = read(final, self.output, self.output in self.fan_keys) if final else None
         detail: dict[str, Any] = {"nodes": sc.status}
-        if sc.branches:
-            detail["branches"] = sc.branches
-        if sc.votes:
-            detail["votes"] = sc.votes
-        if sc.loops:
-            detail["loops"] = sc.loops
-        if sc.selects:
-            detail["selects"] = sc.selects
-        if sc.parse_failures:
-            detail["parse_failures"] = sc.parse_failures
-        if sc.errors:
-            detail["errors"] = sc.errors
-        if sc.subs:
-            detail["subdesigns"] = sc.subs
-        if sc.notes:
-            detail["notes"] = sc.notes
+        for key, value in (("branches", sc.branches), ("votes", sc.votes), ("loops", sc.loops),
+                           ("selects", sc.selects), ("parse_failures", sc.parse_failures), ("errors", sc.errors),
+                           ("subdesigns", sc.subs), ("notes", sc.notes)):
+            if value:
+                detail[key] = value
         text = ""
         answers: tuple[str, ...] | None = None
         if out_val is not None:
