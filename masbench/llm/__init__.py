@@ -6,10 +6,11 @@ from __future__ import annotations
 from .cache import ResponseCache, cache_key
 from .errors import SimFault, is_retryable
 from .gateway import CallResult, Gateway, models_from, prompt_token_bound
+from .metered import metered_call
 from .pricing import Prices, resolve_prices
 from .sim import BUILTIN_PROFILES, Simulator, profile_for, skill_accuracy, wrong_answer
 
 __all__ = [
     "BUILTIN_PROFILES", "CallResult", "Gateway", "Prices", "ResponseCache", "SimFault", "Simulator", "cache_key",
-    "is_retryable", "models_from", "prompt_token_bound", "profile_for", "resolve_prices", "skill_accuracy", "wrong_answer",
+    "is_retryable", "metered_call", "models_from", "prompt_token_bound", "profile_for", "resolve_prices", "skill_accuracy", "wrong_answer",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .agent import AgentSpec, AnswerSpec, OutputSpec, RouteSpec
 from .base import Spec
 from .budget import Budget
-from .design import DesignSpec, LoopSpec, NodeSpec
+from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
 from .suite import CotScSpec, DesignRef, SuiteSpec, TaskSource
 
@@ -35,6 +35,6 @@ def json_schema(kind: str) -> dict:
 
 __all__ = [
     "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "KINDS", "LoopSpec",
-    "ModelSpec", "NodeSpec", "OutputSpec", "RouteSpec", "SimFaults", "SimProfile", "Spec", "SuiteSpec",
-    "TaskSource", "TokenDist", "json_schema", "register_kind",
+    "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimFaults", "SimProfile", "Spec", "SuiteSpec",
+    "TaskSource", "TokenDist", "json_schema", "register_kind", "walk_nodes",
 ]

@@ -23,7 +23,8 @@ a reference to the same or a later body node is the previous round's value (abse
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
 
 from pydantic import Field, model_validator
 
@@ -160,6 +161,40 @@ class DesignSpec(Spec):
                 for k, v in data["agents"].items()
             }
         return data
+
+
+    def walk(self) -> Iterator["NodeVisit"]:
+        """Every node, loop bodies included, in YAML order (a loop before its body): the one walk
+        over a design's nodes that checkers, diagnostics and repairs share."""
+        yield from walk_nodes(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVisit:
+    """One node met by :func:`walk_nodes`."""
+
+    name: str
+    """The node's key in its ``nodes`` mapping."""
+    node: NodeSpec
+    """The node itself."""
+    path: tuple[str, ...]
+    """Its place in the YAML, e.g. ``("nodes", "refine", "loop", "nodes", "critic")``."""
+    loop: str | None
+    """The enclosing loop node's name (None at the top level)."""
+
+    @property
+    def dotted(self) -> str:
+        """``path`` as a dotted string (``nodes.refine.loop.nodes.critic``)."""
+        return ".".join(self.path)
+
+
+def walk_nodes(nodes: dict[str, NodeSpec], base: tuple[str, ...] = ("nodes",),
+               loop: str | None = None) -> Iterator[NodeVisit]:
+    """Walk ``nodes`` and, recursively, every loop body inside them."""
+    for name, node in nodes.items():
+        yield NodeVisit(name, node, base + (name,), loop)
+        if node.loop is not None:
+            yield from walk_nodes(node.loop.nodes, base + (name, "loop", "nodes"), name)
 
 
 LoopSpec.model_rebuild()

@@ -1,0 +1,135 @@
+"""The one budget meter: a task's (or a design search's) spend against an optional cap.
+
+Used by the runtime for every node call and by the designers for every search call — the same
+"reserve the worst case, call, settle the actual" chain, so concurrent branches can never jointly
+overshoot and a designer's sub-runs get exactly what is left. All bookkeeping is synchronous (one
+asyncio loop), so a reservation made between two awaits cannot race another branch. Once a call
+is refused the meter is *exhausted*: no later call is made, and the caller returns its best answer
+so far. The metered model call itself is :func:`masbench.llm.metered_call`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .spec.budget import Budget
+
+
+class BudgetMeter:
+    """Spent and reserved tokens / USD / calls, with an optional cap on each."""
+
+    __slots__ = ("budget", "max_tokens", "max_usd", "max_calls", "limited", "prompt", "completion", "usd", "calls",
+                 "r_tokens", "r_usd", "r_calls", "exhausted", "refused", "search_tokens", "search_usd",
+                 "search_calls")
+
+    def __init__(self, budget: Budget | None = None):
+        self.budget = budget
+        self.max_tokens = budget.per_task_tokens if budget else None
+        self.max_usd = budget.per_task_usd if budget else None
+        self.max_calls = budget.per_task_calls if budget else None
+        self.limited = any(x is not None for x in (self.max_tokens, self.max_usd, self.max_calls))
+        """Whether any cap is set (otherwise no worst case needs computing)."""
+        self.prompt = 0
+        self.completion = 0
+        self.usd = 0.0
+        self.calls = 0
+        self.r_tokens = 0
+        self.r_usd = 0.0
+        self.r_calls = 0
+        self.exhausted = False
+        self.refused: list[dict[str, Any]] = []
+        self.search_tokens = 0
+        self.search_usd = 0.0
+        self.search_calls = 0
+
+    @property
+    def tokens(self) -> int:
+        """Tokens spent (prompt + completion)."""
+        return self.prompt + self.completion
+
+    @property
+    def needs_usd(self) -> bool:
+        """Whether a USD cap is set (so a call's worst-case cost must be priced)."""
+        return self.max_usd is not None
+
+    def refuse(self, where: str, cap: str, **extra: Any) -> None:
+        """Record a refusal: the meter is exhausted from now on."""
+        self.exhausted = True
+        self.refused.append({"where": where, "cap": cap, "spent_tokens": self.tokens, **extra})
+
+    def reserve(self, tokens: int, usd: float = 0.0, where: str = "") -> bool:
+        """Reserve one call's worst case. False (and the meter is exhausted) if it might not fit."""
+        if self.exhausted:
+            return False
+        why = None
+        if self.max_calls is not None and self.calls + self.r_calls + 1 > self.max_calls:
+            why = "calls"
+        elif self.max_tokens is not None and self.tokens + self.r_tokens + tokens > self.max_tokens:
+            why = "tokens"
+        elif self.max_usd is not None and self.usd + self.r_usd + usd > self.max_usd:
+            why = "usd"
+        if why is not None:
+            self.refuse(where, why, worst_tokens=tokens, worst_usd=usd, reserved_tokens=self.r_tokens)
+            return False
+        self.r_tokens += tokens
+        self.r_usd += usd
+        self.r_calls += 1
+        return True
+
+    def release(self, tokens: int, usd: float = 0.0) -> None:
+        """Give back a reservation whose call was not made."""
+        self.r_tokens -= tokens
+        self.r_usd -= usd
+        self.r_calls -= 1
+
+    def settle(self, tokens: int, usd: float, prompt: int, completion: int, cost: float, *,
+               search: bool = False) -> None:
+        """Replace a reservation by what the call really used."""
+        self.release(tokens, usd)
+        self.add(prompt, completion, cost, search=search)
+
+    def add(self, prompt: int, completion: int, cost: float, calls: int = 1, *, search: bool = False) -> None:
+        """Account spend that was not reserved (an unlimited meter, or a finished sub-run)."""
+        self.calls += calls
+        self.prompt += prompt
+        self.completion += completion
+        self.usd += cost
+        if search:
+            self.search_tokens += prompt + completion
+            self.search_usd += cost
+            self.search_calls += calls
+
+    def absorb(self, result: Any) -> None:
+        """Account a finished sub-run (a :class:`~masbench.runtime.DesignResult`), including its refusal."""
+        self.add(result.prompt_tokens, result.completion_tokens, result.cost_usd, result.calls)
+        b = (result.detail or {}).get("budget") or {}
+        if b.get("exhausted") and b.get("refused"):
+            self.refuse("sub-run", b["refused"][0].get("cap"))
+
+    def remaining(self) -> Budget | None:
+        """The budget left for a sub-run (None: unlimited). Raises :class:`ValueError` if a cap is
+        already used up."""
+        if self.budget is None:
+            return None
+        upd: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            upd["per_task_tokens"] = self.max_tokens - self.tokens
+        if self.max_usd is not None:
+            upd["per_task_usd"] = self.max_usd - self.usd
+        if self.max_calls is not None:
+            upd["per_task_calls"] = self.max_calls - self.calls
+        if any(v <= 0 for v in upd.values()):
+            raise ValueError("budget used up")
+        return self.budget.model_copy(update=upd)
+
+    def summary(self) -> dict[str, Any]:
+        """What a result's ``detail["budget"]`` records."""
+        out = {"max_tokens": self.max_tokens, "max_usd": self.max_usd, "max_calls": self.max_calls,
+               "tokens": self.tokens, "usd": self.usd, "calls": self.calls, "exhausted": self.exhausted,
+               "refused": self.refused[:5]}
+        if self.search_calls:
+            out.update(search_tokens=self.search_tokens, search_usd=self.search_usd, search_calls=self.search_calls)
+        return out
+
+
+__all__ = ["BudgetMeter"]

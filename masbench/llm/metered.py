@@ -1,0 +1,37 @@
+"""A model call under a :class:`~masbench.budget.BudgetMeter`: reserve the worst case (a prompt-token
+bound plus ``max_tokens``), call through the gateway, settle what the call really used. The one
+implementation behind runtime node calls and designer search calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..budget import BudgetMeter
+from .gateway import CallResult, Gateway, prompt_token_bound
+
+
+async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, messages: list[dict[str, Any]], *,
+                       max_tokens: int, temperature: float | None, sample_index: int, tags: dict[str, Any],
+                       metadata: dict[str, Any] | None = None, where: str = "",
+                       search: bool = False) -> CallResult | None:
+    """One budget-checked call. None (and the meter is exhausted) if its worst case might not fit."""
+    if not meter.limited:
+        res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
+                                     max_tokens=max_tokens, tags=tags, metadata=metadata)
+        meter.add(res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+        return res
+    worst = prompt_token_bound(gateway, model, messages) + max_tokens
+    worst_usd = gateway.prices(model).cost(worst - max_tokens, max_tokens) if meter.needs_usd else 0.0
+    if not meter.reserve(worst, worst_usd, where):
+        return None
+    try:
+        res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
+                                     max_tokens=max_tokens, tags=tags, metadata=metadata)
+    except BaseException:
+        meter.release(worst, worst_usd)
+        raise
+    meter.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+    return res
+
+
+__all__ = ["metered_call"]
