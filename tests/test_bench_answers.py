@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from masbench.bench import SCORERS, TaskInstance, extract_answers, normalize_answer, score
-from masbench.bench.answers import canonical_number, extract_raw, parse_number
+from masbench.text import canonical_number, extract_raw, parse_number
 
 
 def task(answers, scorer="numeric", **meta) -> TaskInstance:

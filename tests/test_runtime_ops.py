@@ -13,7 +13,7 @@ from masbench.llm import Gateway
 from masbench.runtime import (CalculatorError, PYTHON_FUNCS, RunContext, calculate, compile_design, majority_vote,
                               run_design)
 from masbench.runtime.template import parse
-from masbench.runtime.testing import ScriptedGateway
+from masbench.llm.scripted import ScriptedGateway
 from masbench.spec import DesignSpec
 from masbench.spec.model import ModelSpec, SimProfile, TokenDist
 from masbench.store import Store, StoreWriter

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
 from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
-from .answers import extract_answers, extract_raw, normalize_answer
+from ..text import extract_answers, extract_raw, normalize_answer
 from .dag import from_json as dag_from_json
 from .dag import measure as measure_axis
 from .dag import stats as dag_stats

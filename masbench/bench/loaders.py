@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from .answers import normalize_answer
+from ..text import normalize_answer
 from .registry import GENERATORS
 from .types import TaskInstance
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Callable
 
-from .answers import extract_raw, name_set, normalize_answer, numeric_value, parse_number
+from ..text import extract_raw, name_set, normalize_answer, numeric_value, parse_number
 from .registry import SCORERS, scorer
 from .types import Score, TaskInstance
 

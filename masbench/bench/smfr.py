@@ -24,7 +24,7 @@ from typing import Any
 import networkx as nx
 
 from . import dag as dagmod
-from .answers import normalize_answer
+from ..text import normalize_answer
 from .registry import generator
 from .templates import SPLITS, name_list
 from .types import TaskInstance

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from .cache import ResponseCache, cache_key
 from .errors import SimFault, is_retryable
+from .backends import Attempt, Backend, Reply
 from .gateway import CallResult, Gateway, models_from, prompt_token_bound
 from .metered import metered_call
+from .scripted import ScriptBackend, ScriptedGateway
 from .pricing import Prices, resolve_prices
 from .sim import BUILTIN_PROFILES, Simulator, profile_for, skill_accuracy, wrong_answer
 
 __all__ = [
-    "BUILTIN_PROFILES", "CallResult", "Gateway", "Prices", "ResponseCache", "SimFault", "Simulator", "cache_key",
+    "Attempt", "Backend", "BUILTIN_PROFILES", "Reply", "CallResult", "Gateway", "Prices", "ResponseCache", "ScriptBackend", "ScriptedGateway", "SimFault", "Simulator", "cache_key",
     "is_retryable", "metered_call", "models_from", "prompt_token_bound", "profile_for", "resolve_prices", "skill_accuracy", "wrong_answer",
 ]

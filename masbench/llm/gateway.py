@@ -13,7 +13,6 @@ import asyncio
 import itertools
 import json
 import logging
-import os
 import random
 import time
 import uuid
@@ -26,7 +25,8 @@ from ..spec.model import ModelSpec
 from .cache import ResponseCache, cache_key
 from .errors import describe, is_retryable
 from .pricing import Prices, resolve_prices
-from .sim import Simulator, profile_for
+from .backends import Attempt, Backend, LitellmBackend, SimBackend
+from .sim import _prompt_tokens, profile_for
 
 log = logging.getLogger("masbench.llm")
 
@@ -82,7 +82,8 @@ class Gateway:
     """Routes calls to models by alias (or raw id), with cache, retries, limits, cost and logging."""
 
     def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
-                 sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0):
+                 sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0,
+                 backend: Backend | None = None):
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
@@ -90,7 +91,10 @@ class Gateway:
         self.retry_max_s = retry_max_s
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._prices: dict[str, Prices] = {}
-        self._sim = Simulator()
+        self.backend = backend
+        """Answers every model's attempts instead of the built-in backends (scripted tests)."""
+        self._sim_backend = SimBackend()
+        self._litellm_backend = LitellmBackend()
         self._embedded_ready = False
         self._prefix = uuid.uuid4().hex[:12]
         self.stats = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -105,7 +109,7 @@ class Gateway:
         if spec.provider == "sim":
             profile_for(spec.id, spec.sim)  # fail fast on an unknown profile
         elif spec.provider == "embedded" and not self._embedded_ready:
-            from .embedded import register_embedded
+            from .embedded import register_embedded  # deferred: llama.cpp + litellm, only for embedded/
             register_embedded()
             self._embedded_ready = True
 
@@ -171,7 +175,7 @@ class Gateway:
         try:
             attempts = 1
             async with sem:
-                result = await self._once(alias, spec, messages, req, sample_index, 1, metadata, call_id)
+                result = await self._once(alias, spec, messages, req, sample_index, 1, metadata, call_id, tags)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -194,7 +198,7 @@ class Gateway:
                         try:
                             async with sem:
                                 result = await self._once(alias, spec, messages, req, sample_index, attempts, metadata,
-                                                          call_id)
+                                                          call_id, tags)
                         except BaseException as exc:
                             if isinstance(exc, asyncio.CancelledError):
                                 raise
@@ -223,40 +227,13 @@ class Gateway:
         return res
 
     async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
-                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str) -> CallResult:
-        prices = self._prices[alias]
-        if spec.provider == "sim":
-            r = await self._sim.complete(spec.id, profile_for(spec.id, spec.sim), messages, req.get("max_tokens"),
-                                         sample_index, attempt, (metadata or {}).get("sim"))
-            cost = prices.cost(r.prompt_tokens, r.completion_tokens)
-            return CallResult(r.text, r.prompt_tokens, r.completion_tokens, 0, cost, 0.0, False, attempt, None,
-                              spec.id, alias, True, r.finish_reason, call_id)
-        from ._litellm import litellm
-
-        kwargs: dict[str, Any] = dict(req)
-        kwargs.setdefault("timeout", spec.timeout_s)
-        if spec.api_base:
-            kwargs["api_base"] = spec.api_base
-        if spec.api_key_env:
-            key = os.environ.get(spec.api_key_env)
-            if key is None:
-                raise PermissionError(f"environment variable {spec.api_key_env} is not set")
-            kwargs["api_key"] = key
-        elif spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "sk-no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) need none
-        if spec.provider == "embedded":
-            kwargs.setdefault("seed", sample_index)
-        resp = await litellm.acompletion(model=spec.id, messages=messages, num_retries=0, max_retries=0, **kwargs)
-        usage = getattr(resp, "usage", None)
-        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-        choice = resp.choices[0]
-        text = getattr(choice.message, "content", None) or ""
-        cost = prices.cost(pt, ct, cached)
-        return CallResult(text, pt, ct, cached, cost, 0.0, False, attempt, None, spec.id, alias, False,
-                          getattr(choice, "finish_reason", None), call_id)
+                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str,
+                    tags: dict[str, Any] | None) -> CallResult:
+        backend = self.backend or (self._sim_backend if spec.provider == "sim" else self._litellm_backend)
+        r = await backend(Attempt(alias, spec, messages, req, sample_index, attempt, metadata or {}, tags or {}))
+        cost = self._prices[alias].cost(r.prompt_tokens, r.completion_tokens, r.cached_tokens)
+        return CallResult(r.text, r.prompt_tokens, r.completion_tokens, r.cached_tokens, cost, 0.0, False, attempt,
+                          None, spec.id, alias, r.simulated, r.finish_reason, call_id)
 
     # ----- logging ---------------------------------------------------------------------------
     def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> None:
@@ -292,13 +269,11 @@ def prompt_token_bound(gateway: Gateway, model: str, messages: list[dict[str, An
     Exact for ``sim/…`` (its own formula). Otherwise litellm's token counter with a 25% + 16
     margin (different tokenizers disagree), falling back to UTF-8 bytes (a token is ≥ 1 byte).
     """
-    from .sim import _prompt_tokens
-
     _, spec = gateway.resolve(model)
     if spec.provider == "sim":
         return _prompt_tokens(messages)
     try:
-        from ._litellm import litellm
+        from ._litellm import litellm  # deferred: heavy import, only for real providers
 
         n = litellm.token_counter(model=spec.id if spec.provider == "litellm" else "gpt-4o", messages=messages)
         return int(n * 1.25) + 16

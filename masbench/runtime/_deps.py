@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from masbench.bench.answers import extract_answers, json_objects, normalize_answer
+from masbench.text import extract_answers, json_objects, normalize_answer
 
 __all__ = ["extract_answers", "json_objects", "normalize_answer"]

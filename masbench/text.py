@@ -309,3 +309,22 @@ def extract_raw(text: str, n: int = 1, how: str = "auto", field: str | None = No
 def extract_answers(text: str, n: int = 1, how: str = "auto", field: str | None = None) -> list[str]:
     """The answer(s) in a model's reply, normalized (see :func:`normalize_answer`), at most ``n``."""
     return [normalize_answer(a) for a in extract_raw(text, n, how, field)]
+
+
+_CHOICE = re.compile(r"choice\s*[:#]?\s*\**\s*(\d+)", re.I)
+_SMALL_INT = re.compile(r"\b(\d{1,3})\b")
+
+
+def parse_choice(text: str, n: int) -> int | None:
+    """Which of ``n`` numbered candidates a selector's reply picks, as a 0-based index.
+
+    ``Choice: 2`` (any case, ``#``/``:``/bold allowed) wins; otherwise the last standalone 1–3 digit
+    number in 1..n. None when the reply names no candidate in range. The one parser behind the
+    runtime's ``select`` op and the meta-designer's self-verifier."""
+    m = _CHOICE.search(text)
+    if m:
+        i = int(m.group(1)) - 1
+        return i if 0 <= i < n else None
+    nums = [int(x) - 1 for x in _SMALL_INT.findall(text)]
+    nums = [x for x in nums if 0 <= x < n]
+    return nums[-1] if nums else None
