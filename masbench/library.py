@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
+from .registry import CHECKS, DESIGNERS, checks_for
 from .spec import KINDS, Spec
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file
@@ -31,16 +32,14 @@ FOLDERS: dict[str, tuple[str, ...]] = {
 """Kind → folders (relative to a root) that hold files of that kind."""
 
 Check = Callable[[Any, Located, "Library"], list[Problem]]
-CHECKS: dict[str, list[Check]] = {}
-"""Kind → extra checks run after schema validation (references, graph shape, …). Other modules
-register theirs with :func:`register_check`."""
+"""``check(spec, located, library) -> [Problem]``, run after schema validation."""
 
 
 def register_check(kind: str) -> Callable[[Check], Check]:
-    """Decorator: add a semantic check for one kind."""
+    """Decorator: add a semantic check for one kind (kept in :data:`masbench.registry.CHECKS`)."""
 
     def deco(fn: Check) -> Check:
-        CHECKS.setdefault(kind, []).append(fn)
+        CHECKS.add(f"{kind}.{fn.__module__}.{fn.__qualname__}", fn, replace=True)
         return fn
 
     return deco
@@ -194,7 +193,7 @@ class Library:
     def check(self, loaded: Loaded) -> list[Problem]:
         """Run the registered semantic checks for a loaded spec."""
         problems: list[Problem] = []
-        for fn in CHECKS.get(loaded.kind, []):
+        for fn in checks_for(loaded.kind):
             problems += fn(loaded.spec, loaded.located, self)
         return problems
 
@@ -233,7 +232,7 @@ def default_library() -> Library:
 
 
 # ----- reference checks (unknown names are errors, pinned to where they are used) ----------------
-from .spec.problems import problem_at as _at  # noqa: E402
+_at = problem_at
 
 
 def _agent_refs(design) -> list[tuple[tuple, str]]:
@@ -253,8 +252,7 @@ def _agent_refs(design) -> list[tuple[tuple, str]]:
     return out
 
 
-@register_check("design")
-def _check_design_refs(design, located: Located, lib: "Library") -> list[Problem]:
+def check_design_refs(design, located: Located, lib: "Library") -> list[Problem]:
     problems = []
     for path, name in _agent_refs(design):
         if name not in design.agents and not lib.has("agent", name):
@@ -280,17 +278,14 @@ def _check_design_refs(design, located: Located, lib: "Library") -> list[Problem
     return problems
 
 
-@register_check("suite")
-def _check_suite_refs(suite, located: Located, lib: "Library") -> list[Problem]:
+def check_suite(suite, located: Located, lib: "Library") -> list[Problem]:
     problems = []
     aliases = set(suite.models)
     for i, ref in enumerate(suite.designs):
         name = ref if isinstance(ref, str) else ref.design
         path = ("designs", i) if isinstance(ref, str) else ("designs", i, "design")
         if not lib.has("design", name):
-            from .design.runners import designer_names  # per-task designers (meta-designer, …)
-
-            if name not in designer_names():
+            if name not in DESIGNERS:  # per-task designers (meta-designer, …)
                 problems.append(_at(located, path, f"unknown design {name!r}"))
             continue
         try:

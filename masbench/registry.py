@@ -112,4 +112,31 @@ class Registry(Mapping[str, T], Generic[T]):
         return f"Registry({self.what!r}, {self.names()})"
 
 
-__all__ = ["Registry", "RegistryError", "load_ref"]
+
+# ----- the registries whose names must be known below the code that implements them ---------------
+# (a suite may list a per-task designer by name; `masbench validate` checks that name without
+# importing the design package). Lazy entries point up the layer map by *name* only.
+
+DESIGNERS: Registry = Registry("designer", {
+    "meta-designer": "masbench.design.runners:run_meta",
+    "holistic-designer": "masbench.design.runners:run_holistic",
+})
+"""Per-task designers a suite may list as a design (``designs: [{design: meta-designer}]``): name →
+``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``."""
+
+CHECKS: Registry = Registry("check", {
+    "design": "masbench.runtime:_design_graph_check",
+    "design.refs": "masbench.library:check_design_refs",
+    "suite": "masbench.library:check_suite",
+    "handbook": "masbench.spec.handbook:check_handbook",
+})
+"""Semantic checks run by the library after schema validation: ``kind`` or ``kind.name`` →
+``check(spec, located, library) -> list[Problem]``."""
+
+
+def checks_for(kind: str) -> list:
+    """Every registered check for one kind (``kind`` and ``kind.*`` entries), loaded."""
+    return [CHECKS[n] for n in CHECKS.names() if n == kind or n.startswith(kind + ".")]
+
+
+__all__ = ["CHECKS", "DESIGNERS", "Registry", "RegistryError", "checks_for", "load_ref"]

@@ -18,7 +18,8 @@ from masbench.routing import (HandbookSpec, IndicatorMatcher, RouteHook, SkillRo
                               cpt, credit, fill_outcomes, learn_handbook, load_handbook, refine, routing_entropy,
                               score_batch, validate_handbook)
 from masbench.routing.demand import infer_demand, learn_indicators, parse_demand_reply
-from masbench.routing.handbook import ModelProfile, SkillSpec, SkillStats, handbook_yaml
+from masbench.routing.handbook import handbook_yaml
+from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 from masbench.routing.learn import fit_evidence, parse_taxonomy_reply, tag_matrix
 from masbench.routing.matrix import Arrays, matrix_from_store, save_matrix, to_arrays
 from masbench.routing.metrics import oracle_choice, upper_hull

@@ -3,13 +3,13 @@ and ``sim/…`` (seeded simulator, always labelled simulated)."""
 
 from __future__ import annotations
 
+from .backends import Attempt, Backend, Reply
 from .cache import ResponseCache, cache_key
 from .errors import SimFault, is_retryable
-from .backends import Attempt, Backend, Reply
 from .gateway import CallResult, Gateway, models_from, prompt_token_bound
 from .metered import metered_call
-from .scripted import ScriptBackend, ScriptedGateway
 from .pricing import Prices, resolve_prices
+from .scripted import ScriptBackend, ScriptedGateway
 from .sim import BUILTIN_PROFILES, Simulator, profile_for, skill_accuracy, wrong_answer
 
 __all__ = [

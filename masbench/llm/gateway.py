@@ -16,16 +16,16 @@ import logging
 import random
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from ..spec.model import ModelSpec
+from .backends import Attempt, Backend, LitellmBackend, SimBackend
 from .cache import ResponseCache, cache_key
 from .errors import describe, is_retryable
 from .pricing import Prices, resolve_prices
-from .backends import Attempt, Backend, LitellmBackend, SimBackend
 from .sim import _prompt_tokens, profile_for
 
 log = logging.getLogger("masbench.llm")

@@ -12,29 +12,27 @@ Public API::
     evaluate(matrix) / format_table / plot_pareto   # masbench route eval
     metrics: aiq, apgr, cpt, pgr, routing_entropy, oracle_choice
 
-Importing this package registers the ``handbook`` YAML kind and its semantic check.
+The handbook YAML kind itself (and its semantic check) is data: :mod:`masbench.spec.handbook`.
 """
 
 from __future__ import annotations
 
-from ..library import register_check
-from ..spec import register_kind
-from ..spec.problems import problem_at
+from ..spec.handbook import (
+    HandbookSpec,
+    Indicator,
+    ModelProfile,
+    Provenance,
+    SkillSpec,
+    SkillStats,
+    handbook_problems,
+    validate_handbook,
+)
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, learn_indicators
-from .handbook import (CompiledHandbook, HandbookSpec, Indicator, ModelProfile, Provenance, SkillSpec, SkillStats,
-                       compile_handbook, handbook_problems, handbook_yaml, load_handbook, save_handbook,
-                       validate_handbook)
+from .handbook import CompiledHandbook, compile_handbook, handbook_yaml, load_handbook, save_handbook
 from .learn import learn_handbook, propose_taxonomy, refine
 from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from .metrics import aiq, apgr, cpt, oracle_choice, pgr, routing_entropy
 from .router import Decision, RouteHook, SkillRouter, credit, fill_outcomes, score_batch
-
-register_kind("handbook", HandbookSpec)
-
-
-@register_check("handbook")
-def _check_handbook(hb, located, lib):
-    return [problem_at(located, path, msg) for path, msg in handbook_problems(hb)]
 
 
 def __getattr__(name: str):  # lazy: evaluation pulls in more

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
-from .handbook import HandbookSpec, Indicator, SkillSpec
+from ..spec.handbook import HandbookSpec, Indicator, SkillSpec
 
 _WORD = re.compile(r"[a-z][a-z'\-]*[a-z]|[a-z]")
 STOPWORDS = frozenset("""a an the of to in on at for and or is are was were be been it its this that these those

@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .demand import IndicatorMatcher, STOPWORDS, tokens
-from .handbook import HandbookSpec, compile_handbook
+from ..spec.handbook import HandbookSpec
+from .demand import STOPWORDS, IndicatorMatcher, tokens
+from .handbook import compile_handbook
 from .learn import learn_handbook, tag_matrix
 from .matrix import Arrays, to_arrays
 from .metrics import aiq, apgr, cpt, entropy_of, hull_at, oracle_choice, pgr, upper_hull

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..spec.handbook import HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
 from ..spec.model import ModelSpec
-from .demand import learn_indicators, uniform
-from .handbook import (CompiledHandbook, HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec,
-                       compile_handbook)
+from .demand import IndicatorMatcher, learn_indicators, uniform
+from .handbook import CompiledHandbook, compile_handbook
 from .matrix import Arrays, now_iso, to_arrays
 from .router import credit
 
@@ -298,7 +298,6 @@ async def propose_taxonomy(gateway, model: str, A: Arrays, *, n_pairs: int = 8, 
 
 def tags_from_taxonomy(tax: dict[str, SkillSpec], questions: list[str]) -> list[list[str]]:
     """Assign skills to tasks by indicators (for an LLM-proposed taxonomy without metadata)."""
-    from .demand import IndicatorMatcher
 
     mt = IndicatorMatcher(tax)
     return [list(mt.demand(q)) for q in questions]

@@ -22,8 +22,11 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..bench.types import TaskInstance
+from ..bench import TaskInstance, load_tasks, score
+from ..library import bundled_root
+from ..llm import Gateway
 from ..spec.model import ModelSpec
+from ..spec.suite import SuiteSpec
 
 COLUMNS = ("task_id", "model", "correct", "cost_usd", "tokens", "skills", "question")
 
@@ -144,9 +147,6 @@ async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskI
                    max_tokens: int = 512, prompt: str = EXPLORE_PROMPT, system: str | None = None,
                    tags: dict[str, Any] | None = None, sample_index: int = 0) -> pd.DataFrame:
     """Run every model of the pool once on every task through the Gateway and score it."""
-    from ..bench import score
-    from ..llm import Gateway
-
     specs = dict(pool) if isinstance(pool, dict) else {m: ModelSpec(id=m) for m in pool}
     gw = gateway or Gateway(specs)
     for alias, spec in specs.items():
@@ -176,10 +176,6 @@ def explore(pool, tasks: list[TaskInstance], **kw) -> pd.DataFrame:
 # ----- from a store ---------------------------------------------------------------------------------
 def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
     """Regenerate the tasks of runs from their stored suite config (best effort)."""
-    from ..bench import load_tasks
-    from ..bench.cli import bundled_tasks_dir
-    from ..spec.suite import SuiteSpec
-
     out: dict[str, TaskInstance] = {}
     for (cfg,) in store.sql(f"SELECT config FROM runs WHERE run_id IN ({','.join('?' * len(run_ids))})", run_ids):
         try:
@@ -189,7 +185,7 @@ def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
         except Exception:
             continue
         for src in suite.tasks:
-            for base in (Path.cwd() / "tasks", bundled_tasks_dir(), Path.cwd()):
+            for base in (Path.cwd() / "tasks", bundled_root() / "tasks", Path.cwd()):
                 try:
                     for t in load_tasks(src, base):
                         out.setdefault(t.id, t)

@@ -27,8 +27,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..spec.handbook import HandbookSpec
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, message_text
-from .handbook import CompiledHandbook, HandbookSpec, compile_handbook
+from .handbook import CompiledHandbook, compile_handbook, load_handbook
+from .metrics import routing_entropy
 
 STRATEGIES = ("greedy", "thompson", "ucb", "floor")
 
@@ -172,8 +174,6 @@ class SkillRouter:
     @classmethod
     def from_route(cls, route, library=None, **kw) -> "SkillRouter":
         """A router for an agent's ``model: {route: …}`` (a :class:`~masbench.spec.RouteSpec`)."""
-        from .handbook import load_handbook
-
         hb = load_handbook(route.route, library)
         return cls(hb, lambda_=route.lambda_, strategy=route.strategy, tau=route.tau, candidates=route.candidates, **kw)
 
@@ -284,7 +284,6 @@ class SkillRouter:
 
     def entropy(self) -> tuple[float, float]:
         """Routing entropy of the decisions so far: (bits, normalised by log2 #models)."""
-        from .metrics import routing_entropy
 
         return routing_entropy(np.repeat(np.arange(len(self.counts)), list(self.counts.values())), len(self.ch.models))
 
@@ -318,7 +317,6 @@ class RouteHook:
         with self._lock:
             r = self._routers.get(key)
             if r is None:
-                from .handbook import load_handbook
 
                 hb = load_handbook(route.route, self.library)
                 clf = None

@@ -25,6 +25,8 @@ import numpy as np
 
 from ..bench.types import TaskInstance
 from ..spec.model import ModelSpec, SimProfile, TokenDist
+from .handbook import compile_handbook
+from .matrix import explore
 
 SKILLS = ("arith.add", "arith.mul", "arith.pct", "logic.compare", "logic.order", "text.extract", "text.count")
 
@@ -166,14 +168,12 @@ def true_competence(model: str, skill: str) -> float:
 
 def sim_matrix(n: int = 600, seed: int = 0, multi: float = 0.3, max_tokens: int = 512):
     """The outcome matrix of the study pool on ``n`` study tasks, through the Gateway. SIMULATED."""
-    from .matrix import explore
 
     return explore(study_pool(seed), study_tasks(n, seed, multi), max_tokens=max_tokens)
 
 
 def competence_error(hb, skills: tuple[str, ...] = SKILLS) -> np.ndarray:
     """(models, skills) |posterior mean − true accuracy| for a learned handbook of the study pool."""
-    from .handbook import compile_handbook
 
     ch = compile_handbook(hb.model_copy(update={"taxonomy": {k: v.model_copy(update={"active": True})
                                                               for k, v in hb.taxonomy.items()}}))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..library import register_check
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem
 from ..spec.yamlpos import Located
@@ -54,7 +53,6 @@ def validate_design(design: DesignSpec, located: Located | None, library: Any) -
     return Analysis(design, located, library).problems
 
 
-@register_check("design")
 def _design_graph_check(design: DesignSpec, located: Located, library: Any) -> list[Problem]:
     # The library's own check already reports unknown agents and sub-designs; do not repeat them.
     return Analysis(design, located, library, check_refs=False).problems

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+from ..registry import Registry
 from .agent import AgentSpec, AnswerSpec, OutputSpec, RouteSpec
 from .base import Spec
 from .budget import Budget
 from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
+from .handbook import HandbookSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
 from .suite import CotScSpec, DesignRef, SuiteSpec, TaskSource
 
-KINDS: dict[str, type[Spec]] = {
+KINDS: Registry[type[Spec]] = Registry("kind", {
     "agent": AgentSpec,
     "design": DesignSpec,
     "suite": SuiteSpec,
     "model": ModelSpec,
     "budget": Budget,
-}
-"""Kind name → spec class. Other modules add kinds (e.g. ``handbook``) via :func:`register_kind`."""
+    "handbook": HandbookSpec,
+})
+"""Kind name → spec class (``masbench schema`` and ``validate``). Add one with :func:`register_kind`."""
 
 
 def register_kind(name: str, cls: type[Spec]) -> type[Spec]:
     """Register another YAML kind (for ``masbench schema`` and ``validate``)."""
-    KINDS[name] = cls
+    KINDS.add(name, cls, replace=True)
     return cls
 
 
@@ -34,7 +37,7 @@ def json_schema(kind: str) -> dict:
 
 
 __all__ = [
-    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "KINDS", "LoopSpec",
+    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "KINDS", "LoopSpec",
     "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimFaults", "SimProfile", "Spec", "SuiteSpec",
     "TaskSource", "TokenDist", "json_schema", "register_kind", "walk_nodes",
 ]
