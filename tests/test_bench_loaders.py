@@ -12,7 +12,8 @@ import yaml
 from typer.testing import CliRunner
 
 from masbench.bench import TaskInstance, load_suite_tasks, load_tasks, score
-from masbench.bench.cli import bundled_tasks_dir, resolve_suite, tasks_app
+from masbench.cli.tasks import resolve_suite, tasks_app
+from masbench.library import bundled_root
 from masbench.spec.suite import SuiteSpec, TaskSource
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ def test_example_jsonl_golds_are_numbers():
 
 
 def test_suite_resolution(tmp_path, monkeypatch):
-    assert bundled_tasks_dir() == REPO / "tasks"
+    assert bundled_root() / "tasks" == REPO / "tasks"
     monkeypatch.chdir(tmp_path)
     assert resolve_suite("quickstart") == REPO / "tasks" / "quickstart.yaml"
     (tmp_path / "tasks").mkdir()

@@ -52,14 +52,15 @@ class ScriptedDesignerGateway(Gateway):
         return entry(info) if callable(entry) else str(entry)
 
     async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
-                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str) -> CallResult:
+                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str,
+                    tags: dict[str, Any] | None = None) -> CallResult:
         self.all_requests.append({"messages": messages, "metadata": dict(metadata or {})})
         sim = (metadata or {}).get("sim") or {}
         info = {"messages": messages, "metadata": metadata, "sample_index": sample_index}
         if sim.get("mode") != "design":
             text = self.others(info) if self.others is not None else None
             if text is None:
-                return await super()._once(alias, spec, messages, req, sample_index, attempt, metadata, call_id)
+                return await super()._once(alias, spec, messages, req, sample_index, attempt, metadata, call_id, tags)
         else:
             info["role"] = role = str(sim.get("role", "design"))
             from ..llm.sim import profile_for, skill_accuracy

@@ -1,16 +1,17 @@
-"""``masbench report`` and ``masbench compare`` (mounted by masbench/cli.py)."""
+"""``masbench report`` and ``masbench compare``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-StoreOpt = Annotated[Path, typer.Option("--store", help="DuckDB store file.")]
-RunOpt = Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest run in the store).")]
-DEFAULT_STORE = Path("runs/masbench.duckdb")
+from ..report.build import write_report
+from ..report.data import ReportError
+from ..report.terminal import compare as _compare
+from .common import DEFAULT_STORE, RunOpt, StoreOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -18,9 +19,6 @@ def register(app: typer.Typer) -> None:
     def report(out: Annotated[Path, typer.Option("--out", help="Folder to write the report into.")],
                store: StoreOpt = DEFAULT_STORE, run: RunOpt = None) -> None:
         """Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) and index.html."""
-        from .build import write_report
-        from .data import ReportError
-
         console, err = Console(), Console(stderr=True)
         try:
             res = write_report(store, out, run)
@@ -42,9 +40,6 @@ def register(app: typer.Typer) -> None:
                 axis: Annotated[str, typer.Option("--axis", help="'all', or a task axis (depth, ...) / source: "
                                                   "one table per value.")] = "all") -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
-        from .data import ReportError
-        from .terminal import compare as _compare
-
         try:
             _compare(store, run, axis)
         except ReportError as exc:

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
+import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from .tasks import suite_tasks
+from ..library import Library
+from ..llm import Gateway
+from ..routing.evaluation import LAMBDAS, evaluate, format_sweep, format_table, plot_pareto
+from ..routing.handbook import compile_handbook, load_handbook, save_handbook
+from ..routing.learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
+from ..routing.matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
+from ..routing.router import fill_outcomes
+from ..routing.study import sim_matrix, study_pool, study_tasks
+from ..spec.model import ModelSpec
+from ..store import Store
 
 console = Console()
 err = Console(stderr=True)
@@ -19,9 +34,6 @@ route_app = typer.Typer(help="Routers: evaluate them on an outcome matrix; fill 
 
 
 def _pool(ids: list[str]):
-    from ..spec.model import ModelSpec
-    from .study import study_pool
-
     known = study_pool()
     out = {}
     for m in ids:
@@ -35,10 +47,8 @@ def _pool(ids: list[str]):
 
 def _tasks(suite: str, limit: int | None, seed: int):
     if suite in ("routing-study", "study"):
-        from .study import study_tasks
 
         return study_tasks(limit or 200, seed)
-    from ..bench.cli import suite_tasks
 
     _path, tasks = suite_tasks(suite)
     if limit:
@@ -71,10 +81,6 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           seed: Annotated[int, typer.Option("--seed")] = 0,
           save_matrix_to: Annotated[Optional[Path], typer.Option("--save-matrix", help="Also write the outcome matrix here.")] = None) -> None:
     """Build or update a handbook from a store, a matrix file, or an exploration run."""
-    from .handbook import load_handbook, save_handbook
-    from .learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
-    from .matrix import aexplore, load_matrix, save_matrix, to_arrays
-
     sources = sum([store is not None and not explore, matrix is not None, explore])
     if sources != 1:
         err.print("give exactly one of --store, --matrix, --explore (with --pool and --suite)")
@@ -102,7 +108,6 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
         save_matrix(df, save_matrix_to)
     taxonomy = None
     if propose_with:
-        from ..llm import Gateway
 
         A = to_arrays(df)
         gw = Gateway(_pool([propose_with]))
@@ -116,8 +121,6 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
     hb = learn_handbook(df, name=name or (base.name if base else out.stem), base=base, models=models,
                         shrinkage=shrinkage, credit_mode=credit, split_threshold=split_threshold,
                         cost_unit=cost_unit, provenance=prov, taxonomy=taxonomy, description=description)
-    import shlex
-    import sys
 
     cmd = "masbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     header = (("# SIMULATED: learned from sim/ models (seeded simulator), not real model measurements.\n"
@@ -135,9 +138,6 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
 def show(handbook: Annotated[str, typer.Argument(help="Handbook name or path.")],
          lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
     """Print a handbook: taxonomy, competence posteriors (mean [5%, 95%]), cost per call, provenance."""
-    from ..library import Library
-    from .handbook import compile_handbook, load_handbook
-
     hb = load_handbook(handbook, Library(roots=lib or []))
     ch = compile_handbook(hb)
     p = hb.provenance
@@ -178,14 +178,10 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
                out: Annotated[Optional[Path], typer.Option("--out", help="Folder for pareto.png, metrics.csv, sweep.csv.")] = None) -> None:
     """Compare routers (strongest, cheapest, random, cost-matched random, single-model hull,
     cluster-best, SkillOrchestra as coded, ours, oracle) on an outcome matrix."""
-    from .evaluation import LAMBDAS, evaluate, format_sweep, format_table, plot_pareto
-    from .matrix import load_matrix
-
     if sum([matrix is not None, store is not None, sim_study]) != 1:
         err.print("give exactly one of --matrix, --store, --sim-study")
         raise typer.Exit(2)
     if sim_study:
-        from .study import sim_matrix
 
         df = sim_matrix(n_tasks)
     elif matrix is not None:
@@ -206,7 +202,6 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
     if out:
         out.mkdir(parents=True, exist_ok=True)
         res.table.to_csv(out / "metrics.csv", index=False)
-        import pandas as pd
 
         pd.concat([g.assign(router=r) for r, g in res.sweeps.items()]).to_csv(out / "sweep.csv", index=False)
         png = plot_pareto(res, out / "pareto.png", simulated=simulated)
@@ -217,9 +212,6 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
 def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store.")],
              run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None) -> None:
     """Fill routing_decisions.outcome from the scored results."""
-    from ..store import Store
-    from .router import fill_outcomes
-
     with Store(store) as st:
         n = fill_outcomes(st, run)
     console.print(f"{n} routing decision(s) updated")
@@ -227,9 +219,6 @@ def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store."
 
 def _store_matrix(store, run, design, cmd: str):
     """The outcome matrix of a store's run(s); a clear error (exit 2) when there is none."""
-    from ..store import Store
-    from .matrix import matrix_from_store
-
     try:
         with Store(store) as st:
             return matrix_from_store(st, run, design)

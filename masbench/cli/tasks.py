@@ -6,25 +6,18 @@ from collections import Counter
 from pathlib import Path
 
 import typer
-import yaml
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from . import dag as dagmod
-from .loaders import load_suite_tasks
-from .types import TaskInstance
+from ..bench import dag as dagmod
+from ..bench.loaders import load_suite_tasks
+from ..bench.types import TaskInstance
+from ..library import Library, bundled_root
 
 tasks_app = typer.Typer(help="Show or export the tasks of a benchmark suite (no model is called).",
                         no_args_is_help=True)
-
-
-def bundled_tasks_dir() -> Path:
-    """The bundled ``tasks/`` library: inside an installed wheel, else the repository's."""
-    package = Path(__file__).resolve().parent.parent
-    installed = package / "_library" / "tasks"
-    return installed if installed.exists() else package.parent / "tasks"
 
 
 def resolve_suite(suite: str) -> Path:
@@ -34,21 +27,19 @@ def resolve_suite(suite: str) -> Path:
     if given.suffix in (".yaml", ".yml") and given.is_file():
         return given
     name = given.stem if given.suffix in (".yaml", ".yml") else suite
-    for folder in (Path.cwd() / "tasks", bundled_tasks_dir()):
+    for folder in (Path.cwd() / "tasks", bundled_root() / "tasks"):
         for ext in (".yaml", ".yml"):
             candidate = folder / f"{name}{ext}"
             if candidate.is_file():
                 return candidate
     raise FileNotFoundError(f"no suite {suite!r}: not a file, and no tasks/{name}.yaml here "
-                            f"or in {bundled_tasks_dir()}")
+                            f"or in {bundled_root() / 'tasks'}")
 
 
 def suite_tasks(suite: str) -> tuple[Path, list[TaskInstance]]:
     """Load and validate a suite, then all of its tasks."""
-    from masbench.spec.suite import SuiteSpec
-
     path = resolve_suite(suite)
-    spec = SuiteSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    spec = Library(include_cwd=False).load_path(path, "suite", check=False).spec
     return path, load_suite_tasks(spec, base_dir=path.parent)
 
 
@@ -118,3 +109,8 @@ def export(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.yaml)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(lines, encoding="utf-8")
     console.print(f"wrote {len(tasks)} tasks to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``masbench tasks``."""
+    app.add_typer(tasks_app, name="tasks", help="Show and export benchmark tasks.")

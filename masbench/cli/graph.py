@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+
+from ..library import Library
+from ..runtime import render
+from ..spec.problems import SpecError
 
 
 def _parse_params(items: list[str] | None) -> dict:
@@ -24,7 +30,6 @@ def _parse_params(items: list[str] | None) -> dict:
 
 def register(app: typer.Typer) -> None:
     """Add the ``graph`` command to the main CLI."""
-
     @app.command()
     def graph(design: Annotated[str, typer.Argument(help="Design name (from the libraries) or a YAML file.")],
               png: Annotated[Optional[Path], typer.Option("--png", help="PNG file to write (default: <name>.png).")] = None,
@@ -33,14 +38,6 @@ def register(app: typer.Typer) -> None:
               param: Annotated[Optional[list[str]], typer.Option("--param", "-p", help="Design param NAME=VALUE (JSON values allowed).")] = None,
               lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s), searched first.")] = None) -> None:
         """Render a design: Mermaid text on stdout, and a PNG."""
-        import sys
-
-        from rich.console import Console
-
-        from ..library import Library
-        from ..spec.problems import SpecError
-        from . import render
-
         err = Console(stderr=True)
         library = Library(roots=lib or [])
         try:

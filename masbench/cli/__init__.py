@@ -1,0 +1,102 @@
+"""The ``masbench`` command line: one module per command group, mounted explicitly from
+:data:`COMMANDS`, no logic here.
+
+Each group module imports what it needs at its top and exposes ``register(app)``. The root group
+loads a module only when one of its commands runs (or its own ``--help`` is asked for), so
+``masbench --help`` starts without DuckDB, langgraph, litellm or matplotlib; the short help shown in
+the listing is the table's (a test keeps it equal to each command's docstring). A module that fails
+to import fails the command loudly — nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Annotated, NamedTuple
+
+import click
+import typer
+from typer.core import TyperGroup
+
+
+class Command(NamedTuple):
+    module: str
+    """The group module that registers it."""
+    help: str
+    """Short help for the top-level listing (the first line of the command's docstring)."""
+
+
+COMMANDS: dict[str, Command] = {
+    "validate": Command("masbench.cli.spec", "Check YAML files: syntax, types, unknown keys, missing fields, "
+                                             "references, design graphs."),
+    "schema": Command("masbench.cli.spec", "Print the JSON Schema of a YAML kind (all kinds if none given), "
+                                           "for editor autocompletion."),
+    "run": Command("masbench.harness.cli", "Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. "
+                                           "Rerun to resume."),
+    "runs": Command("masbench.cli.store", "List the runs in a store."),
+    "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
+    "report": Command("masbench.cli.report", "Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) "
+                                             "and index.html."),
+    "compare": Command("masbench.cli.report", "Print the marginal-utility table against CoT-SC and a verdict per "
+                                              "design."),
+    "graph": Command("masbench.cli.graph", "Render a design: Mermaid text on stdout, and a PNG."),
+    "tasks": Command("masbench.cli.tasks", "Show and export benchmark tasks."),
+    "diagnose": Command("masbench.design.cli", "Architecture diagnostics of a run: nodes, depth, calls/task, "
+                                               "unanimity at once, verifier"),
+    "design": Command("masbench.design.cli", "Automatic MAS design: one-shot holistic designer, per-task "
+                                             "meta-designer, generated designs (stored, exported, listed)."),
+    "skills": Command("masbench.cli.routing", "Skill handbooks: learn competence and cost from traces, show them."),
+    "route": Command("masbench.cli.routing", "Routers: evaluate them on an outcome matrix; fill decision outcomes."),
+}
+"""Every top-level command, in listing order → the module that registers it."""
+
+
+class LazyGroup(TyperGroup):
+    """A root group whose commands are loaded from :data:`COMMANDS` on first use."""
+
+    def _load(self, name: str) -> None:
+        spec = COMMANDS[name]
+        sub = typer.Typer()
+        importlib.import_module(spec.module).register(sub)
+        group = typer.main.get_group(sub)
+        for cmd_name, cmd in group.commands.items():
+            self.commands[cmd_name] = cmd
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(dict.fromkeys([*COMMANDS, *self.commands]))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        # Listing only: a stand-in with the short help; resolve_command loads the real one.
+        return click.Command(cmd_name, help=spec.help, short_help=spec.help)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and args[0] in COMMANDS and args[0] not in self.commands:
+            self._load(args[0])
+        return super().resolve_command(ctx, args)
+
+
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="masbench: is this multi-agent system worth its cost against CoT-SC at the same budget?")
+
+
+@app.callback()
+def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+def load_all() -> click.Group:
+    """The root group with every command loaded (for tests and documentation)."""
+    group = typer.main.get_group(app)
+    for name in COMMANDS:
+        if name not in group.commands:
+            group._load(name)  # type: ignore[attr-defined]
+    return group
+
+
+__all__ = ["COMMANDS", "Command", "LazyGroup", "app", "load_all"]

@@ -1,0 +1,5 @@
+"""``python -m masbench.cli …``."""
+
+from . import app
+
+app()

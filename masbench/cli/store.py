@@ -1,0 +1,53 @@
+"""``masbench runs`` and ``masbench export``: what a store holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..store import Store, export_parquet, list_runs
+from .common import DEFAULT_STORE, StoreOpt, console, err
+
+
+def runs(store: StoreOpt = DEFAULT_STORE) -> None:
+    """List the runs in a store."""
+    if not store.exists():
+        err.print(f"no store at {store}")
+        raise typer.Exit(2)
+    with Store(store) as st:
+        df = list_runs(st)
+    cols = ["run_id", "suite", "status", "created_at", "results", "calls", "tokens", "cost_usd", "failed_calls",
+            "simulated"]
+    t = Table(title=f"runs in {store}")
+    for c in cols:
+        t.add_column(c, no_wrap=c in ("run_id", "status"))
+
+    def cell(r, c: str) -> str:
+        if c == "simulated":
+            return "SIMULATED" if r[c] else ""
+        if c == "created_at":
+            return str(r[c])[:16]
+        return f"{r[c]:.4f}" if c == "cost_usd" else str(r[c])
+
+    for _, r in df.iterrows():
+        t.add_row(*[cell(r, c) for c in cols])
+    console.print(t)
+
+
+def export(out: Annotated[Path, typer.Option("--out", help="Folder for the Parquet files.")],
+           store: StoreOpt = DEFAULT_STORE,
+           run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None) -> None:
+    """Export the store's tables to Parquet."""
+    with Store(store) as st:
+        files = export_parquet(st, out, run)
+    for t, p in files.items():
+        console.print(f"{t}: {p}")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``runs`` and ``export``."""
+    app.command()(runs)
+    app.command()(export)
