@@ -10,6 +10,7 @@ demo: setup
 	.venv/bin/masbench report --store runs/quickstart.duckdb --out reports/quickstart
 
 test: setup
+	.venv/bin/lint-imports --no-cache
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 
 bench: setup

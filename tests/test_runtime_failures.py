@@ -13,7 +13,7 @@ from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
 from masbench.runtime import PYTHON_FUNCS, RunContext, python_func, run_design
-from masbench.runtime.testing import ScriptedGateway
+from masbench.llm.scripted import ScriptedGateway
 from masbench.spec import DesignSpec
 from masbench.spec.model import ModelSpec, SimFaults, SimProfile, TokenDist
 

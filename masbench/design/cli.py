@@ -64,14 +64,13 @@ def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit:
 
 
 def _open(store: Path, must_exist: bool = True):
-    from . import views  # noqa: F401 - the design views exist in every store opened from here
-    from ..store import Store
+    from ..store import Store, ensure_views
 
     if must_exist and not store.exists():
         err.print(f"no store at {store}")
         raise typer.Exit(2)
     st = Store(store)
-    views.ensure_views(st)
+    ensure_views(st)
     return st
 
 

@@ -547,7 +547,7 @@ def illusion_table(store: Any, run_id: str | None = None, library: Any = None):
     from ..library import Library
     from ..store import latest_run
     from .runners import DESIGNERS
-    from .views import ensure_views
+    from ..store import ensure_views
 
     library = library or Library()
     run_id = run_id or latest_run(store)

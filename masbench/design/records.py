@@ -14,7 +14,6 @@ from typing import Any, Callable
 import yaml
 
 from ..spec.design import DesignSpec
-from . import views as _views  # noqa: F401 - registers the design views
 from .check import DesignCheck, spec_data
 
 DesignSink = Callable[[dict[str, Any]], None]

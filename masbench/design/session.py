@@ -20,7 +20,6 @@ from typing import Any
 
 import yaml
 
-from . import views as _views  # noqa: F401 - registers the design views before any store opens
 from .holistic import HolisticConfig, HolisticDesigner
 from .records import DesignRecord, export_designs
 from .runners import DESIGNERS
@@ -61,7 +60,7 @@ async def holistic_session(prep: Any, store: Any, config: HolisticConfig, *, exp
     """Run the holistic designer once for a prepared suite (see :func:`masbench.harness.runner.prepare`)."""
     from ..llm import Gateway
     from ..store import StoreWriter, finish_run, new_run_id, start_run
-    from .views import ensure_views
+    from ..store import ensure_views
 
     ensure_views(store)
     run_id = new_run_id(f"{prep.suite.name}-holistic")
@@ -113,7 +112,7 @@ async def run_designer_suite(prep: Any, store: Any, designer: str = "meta-design
     from ..llm import Gateway
     from ..runtime import RunContext
     from ..store import StoreWriter, finish_run, new_run_id, start_run
-    from .views import ensure_views
+    from ..store import ensure_views
 
     runner = DESIGNERS[designer]
     label = label or designer

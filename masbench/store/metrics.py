@@ -16,8 +16,6 @@ axis and axis value, or its source when it has no axis).
 
 from __future__ import annotations
 
-from .views import register_view
-
 _Z = 1.959963984540054
 
 DESIGN_METRICS = f"""
@@ -126,5 +124,4 @@ SELECT x.*,
 FROM x
 """
 
-register_view("design_metrics", DESIGN_METRICS)
-register_view("design_comparison", DESIGN_COMPARISON)
+

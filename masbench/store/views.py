@@ -1,11 +1,14 @@
 """SQL views over the store. Aggregates live here, never in Python loops over rows.
 
-Later issues add views (marginal utility, Pareto, CoT-SC curve) by appending to ``VIEWS``.
+:data:`VIEWS` lists every view, in creation order (a view may read the ones before it); the
+metric and design-search views are lazy entries in the modules that document them.
 """
 
 from __future__ import annotations
 
-VIEWS: dict[str, str] = {
+from ..registry import Registry
+
+VIEWS: Registry[str] = Registry("view", {
     "run_summary": """
         SELECT r.run_id, r.suite, r.status, r.created_at, r.finished_at, r.simulated,
                (SELECT count(*) FROM results x WHERE x.run_id = r.run_id) AS results,
@@ -25,15 +28,27 @@ VIEWS: dict[str, str] = {
                count(*) FILTER (WHERE cache_hit) AS cache_hits, bool_or(simulated) AS simulated
         FROM calls GROUP BY ALL
     """,
-}
+    "design_metrics": "masbench.store.metrics:DESIGN_METRICS",
+    "design_comparison": "masbench.store.metrics:DESIGN_COMPARISON",
+    "design_validity": "masbench.store.design_views:DESIGN_VALIDITY",
+    "design_search_cost": "masbench.store.design_views:DESIGN_SEARCH_COST",
+    "design_cost_search": "masbench.store.design_views:DESIGN_COST_SEARCH",
+})
 """View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
 
 
 def register_view(name: str, sql: str) -> None:
-    """Add a view (used by modules that own a metric)."""
-    VIEWS[name] = sql
+    """Add (or replace) a view; it is created after the ones already listed."""
+    VIEWS.add(name, sql, replace=True)
 
 
 def create_views(con) -> None:
+    """(Re)create every listed view on a DuckDB connection."""
     for name, body in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
+
+
+def ensure_views(store) -> None:
+    """(Re)create every listed view on an open :class:`~masbench.store.Store`."""
+    with store.lock:
+        create_views(store.con)

@@ -1,5 +1,5 @@
-"""SQL views over generated designs and their search cost (registered when imported; the store
-imports this module so every opened store has them).
+"""SQL views over generated designs and their search cost (listed in :data:`masbench.store.views.VIEWS`,
+so every store opened for writing has them).
 
 - ``design_validity``: per run and designer: candidates, valid, rejected, repaired, rejection rate.
 - ``design_search_cost``: per run, design and task group (like ``design_metrics``): the search
@@ -20,8 +20,6 @@ imports this module so every opened store has them).
 """
 
 from __future__ import annotations
-
-from ..store.views import register_view
 
 DESIGN_VALIDITY = """
 SELECT run_id, designer, count(*) AS candidates,
@@ -102,18 +100,4 @@ LEFT JOIN design_search_cost s ON s.run_id = c.run_id AND s.design = c.design AN
      AND s.axis_value IS NOT DISTINCT FROM c.axis_value
 """
 
-register_view("design_validity", DESIGN_VALIDITY)
-register_view("design_search_cost", DESIGN_SEARCH_COST)
-register_view("design_cost_search", DESIGN_COST_SEARCH)
-
-
-def ensure_views(store) -> None:
-    """(Re)create this module's views on an open store (for stores opened before this module was
-    imported)."""
-    with store.lock:
-        for name, sql in (("design_validity", DESIGN_VALIDITY), ("design_search_cost", DESIGN_SEARCH_COST),
-                          ("design_cost_search", DESIGN_COST_SEARCH)):
-            store.con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
-
-
-__all__ = ["DESIGN_COST_SEARCH", "DESIGN_SEARCH_COST", "DESIGN_VALIDITY", "ensure_views"]
+__all__ = ["DESIGN_COST_SEARCH", "DESIGN_SEARCH_COST", "DESIGN_VALIDITY"]

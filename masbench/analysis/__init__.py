@@ -1,0 +1,1 @@
+"""Read-only tools over a store: diagnostics, ablation, router evaluation (layer 7)."""

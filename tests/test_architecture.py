@@ -1,0 +1,88 @@
+"""The architecture's enforceable promises (docs/architecture.md): the layer map and acyclic
+packages (import-linter, the same contracts `.ci/run` runs), small modules, few function-level
+imports — each one saying why — and a CLI whose listing matches its commands."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "masbench"
+MAX_LINES = 400
+MAX_DEFERRED_SHARE = 0.15
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "_library" not in p.parts)
+
+
+def _internal_imports(path: Path):
+    """(node, is_deferred) for every import of a masbench module in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(n) for n in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            internal = node.level > 0 or (node.module or "").split(".")[0] == "masbench"
+        elif isinstance(node, ast.Import):
+            internal = any(a.name.split(".")[0] == "masbench" for a in node.names)
+        else:
+            continue
+        if internal:
+            yield node, id(node) not in top
+
+
+def test_no_module_over_400_lines() -> None:
+    big = {str(p.relative_to(PKG)): n for p in _modules() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert big == {}, f"split these by concept: {big}"
+
+
+def test_import_linter_contracts_hold() -> None:
+    """The layers contract and the acyclic-siblings contract of pyproject.toml (function-level
+    imports count: grimp reads every import statement)."""
+    from importlinter.application.use_cases import lint_imports
+
+    assert lint_imports(config_filename=str(PKG.parent / "pyproject.toml")) is True
+
+
+def test_deferred_imports_are_few_and_each_says_why() -> None:
+    total = deferred = 0
+    silent: list[str] = []
+    for p in _modules():
+        lines = p.read_text(encoding="utf-8").splitlines()
+        for node, is_deferred in _internal_imports(p):
+            total += 1
+            if not is_deferred:
+                continue
+            deferred += 1
+            here = " ".join(lines[node.lineno - 1:node.end_lineno])
+            above = lines[node.lineno - 2] if node.lineno >= 2 else ""
+            if "#" not in here and not above.strip().startswith("#"):
+                silent.append(f"{p.relative_to(PKG)}:{node.lineno}")
+    assert total > 100  # the walk saw the package
+    assert deferred / total < MAX_DEFERRED_SHARE, f"{deferred}/{total} internal imports are function-level"
+    assert silent == [], f"function-level imports without a comment saying why: {silent}"
+
+
+def test_cli_listing_matches_the_commands() -> None:
+    """Every command a group module registers is in the lazy table, with its docstring's first line."""
+    from masbench.cli import COMMANDS, load_all
+
+    group = load_all()
+    assert set(group.commands) == set(COMMANDS)
+    for name, cmd in group.commands.items():
+        first = " ".join((cmd.help or "").strip().split("\n\n")[0].split())
+        assert first.startswith(COMMANDS[name].help.rstrip(".")), (name, first, COMMANDS[name].help)
+        assert COMMANDS[name].module.startswith("masbench.cli.") or name in ("run", "diagnose", "design")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["validate", "--help"], ["tasks", "--help"]])
+def test_cli_help_runs(argv: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from masbench.cli import app
+
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    assert "Usage" in res.output
