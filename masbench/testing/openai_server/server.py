@@ -1,163 +1,22 @@
-"""A small, fast, local OpenAI-compatible HTTP server for tests and benchmarks.
-
-It answers ``POST /v1/chat/completions`` (plain JSON, or server-sent events when
-``stream: true``) and ``GET /v1/models`` with a configurable canned reply, reports token
-usage in the standard OpenAI shape, and can inject faults (HTTP 429/500/503, a hang, or a
-dropped connection) drawn from a seeded random generator, so retry and error paths are
-exercised over real HTTP.
-
-Three ways to run it:
-
-* on the current event loop: ``await server.start()`` … ``await server.stop()``
-  (or ``async with FakeOpenAIServer(...) as server``);
-* in a daemon thread with its own loop: ``base_url = server.start_in_thread()`` …
-  ``server.stop()`` (or ``with FakeOpenAIServer(...) as server``);
-* as a separate process (benchmarks, so the server does not steal client CPU)::
-
-      python -m masbench.testing.openai_server --port 0 --latency-ms 50 --fail-rate 0
-
-  which prints ``READY http://127.0.0.1:PORT/v1`` on stdout and serves until killed.
-
-Besides the OpenAI routes the server exposes ``GET /stats`` (request counters and the
-Authorization headers seen) and ``POST /stats/reset``.
-"""
+"""The fake OpenAI-compatible server: routes, fault injection and lifecycle (on the current loop,
+in a thread, or as a process — see :mod:`masbench.testing.openai_server`)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import math
 import random
-import signal
-import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
-__all__ = ["FAIL_KINDS", "FakeOpenAIServer", "ServerConfig", "ServerStats", "main"]
-
-#: The fault kinds the server can inject.
-FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect", "400", "401")
-
-_ERROR_BODIES: dict[str, tuple[int, str, str]] = {
-    "429": (429, "rate_limit_exceeded", "Rate limit reached (injected fault)."),
-    "500": (500, "server_error", "The server had an error (injected fault)."),
-    "503": (503, "service_unavailable", "The server is overloaded (injected fault)."),
-    "timeout": (504, "timeout", "The request timed out (injected fault)."),
-    "400": (400, "invalid_request_error", "Bad request (injected fault)."),
-    "401": (401, "invalid_api_key", "Incorrect API key provided (injected fault)."),
-}
-
-
-@dataclass
-class ServerConfig:
-    """Behaviour of a :class:`FakeOpenAIServer`.
-
-    Attributes:
-        host: interface to bind; always loopback by default.
-        port: TCP port; 0 picks a free ephemeral port.
-        latency_ms: artificial delay added to every chat completion, in milliseconds.
-        fail_rate: probability in [0, 1] that a chat completion is answered with a fault.
-        fail_kinds: fault kinds drawn uniformly when a fault fires; from :data:`FAIL_KINDS`.
-        timeout_sleep_s: how long a ``"timeout"`` fault hangs before answering 504.
-        seed: seed of the random generator that draws faults.
-        prompt_tokens: reported ``usage.prompt_tokens``; ``None`` computes
-            ``ceil(total characters of the message contents / 4)``.
-        completion_tokens: reported ``usage.completion_tokens`` per choice; ``None`` derives
-            it from the reply length (``ceil(len(reply) / 4)``, at least 1).
-        cached_tokens: reported ``usage.prompt_tokens_details.cached_tokens``.
-        reply: reply text. It is a ``str.format`` template when it contains ``{``; the fields
-            ``{model}``, ``{n}`` (1-based request number), ``{seed}`` (the request's seed or
-            ``None``) and ``{index}`` (choice index) are available.
-        model: model name reported in responses and ``/v1/models``; ``None`` echoes the
-            request's ``model``.
-        auth_log_limit: at most this many Authorization headers are kept in the stats.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 0
-    latency_ms: float = 0.0
-    fail_rate: float = 0.0
-    fail_kinds: tuple[str, ...] = ("429", "500", "503")
-    timeout_sleep_s: float = 30.0
-    seed: int = 0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int = 0
-    reply: str = "The answer is computed. Answer: 42"
-    model: str | None = None
-    auth_log_limit: int = 100_000
-
-    def __post_init__(self) -> None:
-        if isinstance(self.fail_kinds, str):
-            self.fail_kinds = tuple(k.strip() for k in self.fail_kinds.split(",") if k.strip())
-        self.fail_kinds = tuple(str(k) for k in self.fail_kinds)
-        unknown = [k for k in self.fail_kinds if k not in FAIL_KINDS]
-        if unknown:
-            raise ValueError(f"unknown fail_kinds {unknown}; choose from {list(FAIL_KINDS)}")
-        if not 0.0 <= float(self.fail_rate) <= 1.0:
-            raise ValueError(f"fail_rate must be in [0, 1], got {self.fail_rate}")
-        if self.fail_rate > 0 and not self.fail_kinds:
-            raise ValueError("fail_rate > 0 needs at least one fail_kind")
-        if self.latency_ms < 0 or self.timeout_sleep_s < 0 or self.cached_tokens < 0:
-            raise ValueError("latency_ms, timeout_sleep_s and cached_tokens must be >= 0")
-
-
-@dataclass
-class ServerStats:
-    """Counters kept by the server (mutated only on the server's event loop).
-
-    Attributes:
-        requests: chat-completion requests received.
-        by_status: chat-completion responses per HTTP status; a dropped connection is
-            counted under the key ``"disconnect"``.
-        faults: injected faults per kind.
-        auth_headers: the ``Authorization`` header of every chat-completion request, in
-            arrival order (``None`` when absent), capped at ``ServerConfig.auth_log_limit``.
-        prompt_tokens / completion_tokens: totals reported in successful responses.
-    """
-
-    requests: int = 0
-    by_status: dict[int | str, int] = field(default_factory=dict)
-    faults: dict[str, int] = field(default_factory=dict)
-    auth_headers: list[str | None] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy (status keys become strings)."""
-        d = asdict(self)
-        d["by_status"] = {str(k): v for k, v in self.by_status.items()}
-        return d
-
-
-def _content_chars(content: Any) -> int:
-    """Characters of text in a message ``content`` (a string or a list of parts)."""
-    if content is None:
-        return 0
-    if isinstance(content, str):
-        return len(content)
-    if isinstance(content, list):
-        total = 0
-        for part in content:
-            if isinstance(part, Mapping):
-                text = part.get("text")
-                if isinstance(text, str):
-                    total += len(text)
-            elif isinstance(part, str):
-                total += len(part)
-        return total
-    return len(str(content))
-
-
-def _error_response(status: int, code: str, message: str) -> web.Response:
-    body = {"error": {"message": message, "type": code, "param": None, "code": code}}
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+from .config import _ERROR_BODIES, ServerConfig, ServerStats
+from .wire import _content_chars, _error_response
 
 
 class FakeOpenAIServer:
@@ -472,64 +331,3 @@ class _Done:
 
     def __await__(self):  # type: ignore[no-untyped-def]
         return iter(())
-
-
-# ---------------------------------------------------------------------- CLI
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m masbench.testing.openai_server",
-        description="Local OpenAI-compatible server for tests and benchmarks. "
-        "Prints 'READY <base_url>' on stdout once listening.",
-    )
-    defaults = ServerConfig()
-    p.add_argument("--host", default=defaults.host)
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--latency-ms", type=float, default=defaults.latency_ms)
-    p.add_argument("--fail-rate", type=float, default=defaults.fail_rate)
-    p.add_argument("--fail-kinds", default=",".join(defaults.fail_kinds), help=f"comma list of {','.join(FAIL_KINDS)}")
-    p.add_argument("--timeout-sleep-s", type=float, default=defaults.timeout_sleep_s)
-    p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--prompt-tokens", type=int, default=None)
-    p.add_argument("--completion-tokens", type=int, default=None)
-    p.add_argument("--cached-tokens", type=int, default=0)
-    p.add_argument("--reply", default=defaults.reply)
-    p.add_argument("--model", default=None)
-    return p.parse_args(argv)
-
-
-def config_from_args(ns: argparse.Namespace) -> ServerConfig:
-    """Build a :class:`ServerConfig` from parsed CLI arguments."""
-    names = {f.name for f in fields(ServerConfig)}
-    return ServerConfig(**{k: v for k, v in vars(ns).items() if k in names})
-
-
-async def _serve(config: ServerConfig) -> None:
-    server = FakeOpenAIServer(config)
-    base_url = await server.start()
-    sys.stdout.write(f"READY {base_url}\n")
-    sys.stdout.flush()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
-            pass
-    try:
-        await stop.wait()
-    finally:
-        await server._astop()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: serve until SIGTERM/SIGINT."""
-    config = config_from_args(_parse_args(argv))
-    try:
-        asyncio.run(_serve(config))
-    except KeyboardInterrupt:  # pragma: no cover
-        pass
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
