@@ -189,7 +189,7 @@ async def test_parse_failure_after_the_bound_is_recorded() -> None:
 
 
 async def test_type_coercion_and_validation() -> None:
-    from masbench.runtime.executor import parse_structured
+    from masbench.runtime.structured import parse_structured
     schema = {"n": "int", "ok": "bool", "xs": "list[int]", "s": "str"}
     assert parse_structured('noise {"n": "3", "ok": "true", "xs": [1, 2.0], "s": 5} tail', schema) == (
         {"n": 3, "ok": True, "xs": [1, 2], "s": "5"}, None)

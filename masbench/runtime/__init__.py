@@ -1,4 +1,4 @@
-"""The graph runtime: a design (YAML, data) is validated, compiled to a langgraph ``StateGraph``
+"""The graph runtime: a design (YAML, data) is checked, compiled to a langgraph ``StateGraph``
 once per (design, params), and run on one task under an enforced per-task budget.
 
 Public API::
@@ -7,55 +7,60 @@ Public API::
                      node_sink=rows.append, seed=0)
     result = await run_design("cot-sc", task, ctx, params={"k": 5})   # -> DesignResult
 
-    problems = validate_design(design, located, library)   # also a registered "design" check
-    compiled = compile_design(design, library, params)     # cached
+    problems = check_design(design, located, library)   # the library's load-time "design" check
+    compiled = compile_design(design, library, params)   # cached
 
 Node ops: agent (one call), ``repeat: k`` / ``map`` (parallel ``Send`` fan-outs), ``op: majority``,
 ``select``, ``loop`` (bounded rounds with a stop condition), ``python`` (a registered function —
 see :data:`PYTHON_FUNCS` / :func:`python_func`), ``design`` (a sub-design).
+
+Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.loop_check`,
+:mod:`.links`, :mod:`.refs`; :mod:`.reads` is the name reader the design package shares) checks a
+design; :mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` +
+:mod:`.steps` wire them into langgraph; :mod:`.node` runs one node through its op body in
+:mod:`.ops`; :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+:mod:`.compiled` and :mod:`.cache` tie it together.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..budget import BudgetMeter
 from ..spec.design import DesignSpec
-from ..spec.problems import Problem
-from ..spec.yamlpos import Located
-from .analysis import Analysis
-from .budget import Tracker
+from .check import check_design, validate_design
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
+from .reads import RESERVED, node_reads, sinks, template_refs
 from .types import DesignResult, RunContext
 
-# The compiler (langgraph) and executor (gateway → litellm) load on first use, so `masbench
-# validate` — which only needs the checks registered below — stays fast.
+Tracker = BudgetMeter
+"""The per-task budget meter (historical name)."""
+
+
+
+def _cache():
+    # Start-up time: compiling imports langgraph and the gateway (litellm), which `masbench
+    # validate` — it only needs check_design — must not pay for. Loaded on first use.
+    from . import cache
+
+    return cache
 
 
 def compile_design(design: DesignSpec | str, library: Any, params: dict[str, Any] | None = None):
-    """Validate and compile a design to a langgraph graph, cached per (design, params, library).
+    """Check and compile a design to a langgraph graph, cached per (design, params, library).
     Raises :class:`~masbench.spec.problems.SpecError` if the design is invalid."""
-    from .compiler import compile_design as _compile
+    return _cache().compile_design(design, library, params)
 
-    return _compile(design, library, params)
+
+def clear_cache() -> None:
+    """Forget every compiled graph."""
+    _cache().clear_cache()
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("CompiledDesign", "clear_cache"):
-        from . import compiler
-
-        return getattr(compiler, name)
+    if name == "CompiledDesign":
+        return _cache().CompiledDesign
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def validate_design(design: DesignSpec, located: Located | None, library: Any) -> list[Problem]:
-    """Every problem with a design's graph and references, each at its place in the YAML
-    (``FILE:LINE:COL: nodes.<node>: message``). Empty when the design can run."""
-    return Analysis(design, located, library).problems
-
-
-def _design_graph_check(design: DesignSpec, located: Located, library: Any) -> list[Problem]:
-    # The library's own check already reports unknown agents and sub-designs; do not repeat them.
-    return Analysis(design, located, library, check_refs=False).problems
 
 
 async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
@@ -69,6 +74,7 @@ async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
 
 
 __all__ = [
-    "CalculatorError", "CompiledDesign", "DesignResult", "PYTHON_FUNCS", "RunContext", "Tracker", "calculate",
-    "clear_cache", "compile_design", "majority_vote", "python_func", "run_design", "validate_design",
+    "CalculatorError", "CompiledDesign", "DesignResult", "PYTHON_FUNCS", "RESERVED", "RunContext", "Tracker",
+    "calculate", "check_design", "clear_cache", "compile_design", "majority_vote", "node_reads", "python_func",
+    "run_design", "sinks", "template_refs", "validate_design",
 ]

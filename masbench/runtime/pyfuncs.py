@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-PYTHON_FUNCS: dict[str, Callable[..., Any]] = {}
+from ..registry import Registry
+from ._deps import normalize_answer
+
+PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function")
 """Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""
 
 
@@ -22,7 +25,7 @@ def python_func(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     ``params`` as keyword arguments; it returns a JSON-like value (number, str, list, dict)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        PYTHON_FUNCS[name] = fn
+        PYTHON_FUNCS.add(name, fn, replace=True)  # a later definition replaces an earlier one
         return fn
 
     return deco
@@ -183,8 +186,6 @@ def sum_list(*values: Any, **__: Any) -> int | float:
 @python_func("majority")
 def majority(*values: Any, **__: Any) -> Any:
     """The most common value (first seen wins a tie); lists are flattened; strings are normalized."""
-    from ._deps import normalize_answer
-
     flat: list[Any] = []
     for v in values:
         flat.extend(v if isinstance(v, (list, tuple)) else [v])

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no
 STATUSES = ("ok", "degraded", "budget_exhausted", "failed")
 
 
-@dataclass
+@dataclass(slots=True)
 class RunContext:
     """Everything one design run needs besides the design and the task."""
 
@@ -35,7 +35,7 @@ class RunContext:
     Unset: such agents use the ``default`` alias."""
 
 
-@dataclass
+@dataclass(slots=True)
 class DesignResult:
     """The outcome of one design on one task."""
 

@@ -1,0 +1,224 @@
+"""Bind each plan's getters at compile time: how its inputs, template references, fan-out items
+and loop value are read from langgraph state and the run's scope (no name lookups at run time)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from .analysis import Analysis
+from .info import LoopInfo, NodeInfo
+from .plan import Plan
+from .prompts import render_inputs
+from .scope import EMPTY, SKIP, Env, Scope
+from .template import compile_template, param_text, substitute_params
+from .values import OK, Val, fmt_data, pyfield, pyval, read, vtext
+
+MAP_LIMIT = 64
+"""Most items a ``map`` node fans out over (the rest are dropped, and that is recorded)."""
+
+SubRunner = Callable[[str, dict[str, Any]], Any]
+"""Compiles a sub-design (name, params) and returns its ``run_scope``."""
+
+
+class Binder:
+    """Builds getters for the plans of one analysed design."""
+
+    def __init__(self, an: Analysis, plans: dict[str, Plan]):
+        self.an = an
+        self.plans = plans
+
+    # ----- getters -------------------------------------------------------------------------------
+    def val_getter(self, name: str, ctx: NodeInfo) -> Callable[[Env], Val | None]:
+        an = self.an
+        lp = an.loops.get(ctx.loop) if ctx.loop else None
+        if lp is not None and name in lp.body:
+            key = lp.body[name].key
+            fan = lp.body[name].fan is not None
+            return lambda e: read(e.state, key, fan)
+        if lp is not None and name == lp.name:
+            return self.loop_cur(lp)
+        if name in an.top:
+            fan = an.top[name].fan is not None
+            return lambda e: read(e.state, name, fan)
+        if name in an.channels:
+            return lambda e: read(e.state, name, True)
+        if name == "question":
+            return lambda e: Val(text=e.sc.question)
+        raise KeyError(name)  # pragma: no cover - the checker rejected it
+
+    def loop_cur(self, lp: LoopInfo) -> Callable[[Env], Val | None]:
+        """A loop's current value: its body output's latest value, else its init node's value."""
+        okey = lp.body[lp.output].key
+        ofan = lp.body[lp.output].fan is not None
+        init = lp.init
+        if init is not None:
+            ifan = self.an.top[init].fan is not None
+
+            def cur(e: Env) -> Val | None:
+                v = read(e.state, okey, ofan)
+                return v if v is not None else read(e.state, init, ifan)
+        else:
+            def cur(e: Env) -> Val | None:
+                return read(e.state, okey, ofan)
+        return cur
+
+    def str_getter(self, name: str, field: str | None, info: NodeInfo, plan: Plan) -> Callable[[Env], str]:
+        an = self.an
+        if name == "question":
+            return lambda e: e.sc.question
+        if name == "item":
+            def item(e: Env) -> str:
+                it = e.br.item if e.br is not None else None
+                if it is None or it is EMPTY or it is SKIP:
+                    return ""
+                if isinstance(it, Val):
+                    return vtext(it, field)
+                if field is not None and isinstance(it, dict):
+                    return fmt_data(it.get(field))
+                return fmt_data(it)
+            return item
+        if name == "index":
+            return lambda e: str(e.br.i + 1) if e.br is not None else ""
+        if name == "round":
+            L = info.loop
+            return lambda e: str(e.sc.rounds.get(L, 0))
+        if name == "history":
+            L = info.loop
+            return lambda e: e.sc.history(L)
+        if name == "inputs":
+            return lambda e: render_inputs(plan.input_texts, e)
+        if name == "candidates":
+            return lambda e: "\n\n".join(f"Candidate {i}:\n{c.text or fmt_data(c.data)}"
+                                         for i, c in enumerate(e.cands or [], 1))
+        if name in an.params:
+            s = param_text(an.params[name].get(field) if field and isinstance(an.params[name], dict)
+                           else an.params[name])
+            return lambda e: s
+        if field == "history" and name in an.loops and not (info.loop and name in an.loops[info.loop].body):
+            return lambda e: e.sc.history(name)
+        vg = self.val_getter(name, info)
+        if field is None:
+            return lambda e: vtext(vg(e))
+        return lambda e: vtext(vg(e), field)
+
+    # ----- plans ---------------------------------------------------------------------------------
+    def prepare(self, p: Plan, sub_runner: SubRunner) -> None:
+        """Bind one plan: inputs, templates, python kwargs, sub-design, loop, fan-out items."""
+        info = p.info
+        spec = info.spec
+        params = self.an.params
+        self._inputs(p)
+        referenced = self._templates(p)
+        if "inputs" not in referenced:
+            p.extra_inputs = [(lbl, g) for (lbl, g), entry in zip(p.input_texts, spec.inputs)
+                              if entry.strip().partition(".")[0] not in referenced
+                              and (p.kind != "select" or entry.strip() == "question")]  # select: from = candidates
+            if p.kind == "select" and "candidates" not in referenced:
+                p.extra_inputs.append(("Candidates", self.str_getter("candidates", None, info, p)))
+        if p.kind in ("python", "design"):
+            kw = {k: substitute_params(v, params) if isinstance(v, str) else v for k, v in spec.params.items()}
+            if p.kind == "python":
+                p.pykw = kw
+            else:
+                p.run_sub = sub_runner(spec.design, kw)  # type: ignore[arg-type]
+        if p.kind == "loop":
+            lp = self.an.loops[p.name]
+            p.loop_cur = self.loop_cur(lp)
+            if lp.until is not None and lp.until.node is not None:
+                up = self.plans[lp.body[lp.until.node].key]
+                up.until = lp.until
+                if lp.until.word:
+                    up.until_rx = re.compile(rf"(?<!\w){re.escape(lp.until.word.strip())}(?!\w)", re.I)
+        if p.fan is not None:
+            self._items(p)
+
+    def _inputs(self, p: Plan) -> None:
+        info = p.info
+        an = self.an
+        for entry in info.spec.inputs:
+            name, _, fld = entry.strip().partition(".")
+            fld = fld or None
+            label = "Question" if name == "question" else entry.strip().replace(".", " ")
+            if info.loop is not None:
+                lp0 = an.loops[info.loop]
+                if name == info.loop:
+                    label = "Current solution"
+                elif name in lp0.body and lp0.body[name].order >= info.order:
+                    label = f"{entry.strip()} (previous round)"
+            if name == "question":
+                p.input_vals.append((name, self.val_getter("question", info)))
+                p.input_texts.append((label, lambda e: e.sc.question))
+                p.py_args.append(lambda e: e.sc.question)
+                continue
+            vg = self.val_getter(name, info) if name not in an.params else \
+                (lambda e, v=an.params[name]: Val(text=param_text(v), data=v))
+            p.input_vals.append((name, vg))
+            p.py_args.append((lambda e, vg=vg: pyval(vg(e))) if fld is None else
+                             (lambda e, vg=vg, f=fld: pyfield(vg(e), f)))
+            p.input_texts.append((label, self.str_getter(name, fld, info, p)))
+
+    def _templates(self, p: Plan) -> set[str]:
+        info = p.info
+        spec = info.spec
+        a = p.agent
+        params = self.an.params
+
+        def resolve(n: str, f: str | None) -> Callable[[Env], str]:
+            return self.str_getter(n, f, info, p)
+
+        referenced: set[str] = set()
+        if p.kind in ("agent", "select"):
+            text = spec.prompt if spec.prompt is not None else a.prompt  # type: ignore[union-attr]
+            p.prompt = compile_template(text, params, resolve)
+            referenced |= p.prompt.names
+            system = spec.system if spec.system is not None else (a.system if a is not None else None)
+            if system:
+                p.system = compile_template(system, params, resolve)
+                referenced |= p.system.names
+            if p.schema is not None and "json" not in text.lower():
+                p.json_hint = f"\n\nReply with only a JSON object with these fields: {p.fields_desc}."
+        elif p.kind == "design" and spec.prompt is not None:
+            p.prompt = compile_template(spec.prompt, params, resolve)
+            referenced |= p.prompt.names
+        return referenced
+
+    def _items(self, p: Plan) -> None:
+        info = p.info
+        if p.fan == "repeat":
+            k = info.k
+            p.items = lambda state, sc: range(k)
+            return
+        if info.map_param is not None:
+            items = list(info.map_param)
+            p.items = lambda state, sc: items
+            return
+        name, fld = info.map_src  # type: ignore[misc]
+        vg = self.val_getter(name, info)
+        key = p.key
+
+        def items_of(state: dict, sc: Scope) -> list:
+            v = vg(Env(state, sc))
+            if v is None:
+                return []
+            if v.items is not None:
+                out: list = []
+                for m in v.items:
+                    if m.status != OK:
+                        continue
+                    x = m if fld is None else (m.data.get(fld) if isinstance(m.data, dict) else None)
+                    if x is not None:
+                        out.extend(x if isinstance(x, list) and fld is not None else [x])
+            elif fld is None:
+                out = list(v.data) if isinstance(v.data, (list, tuple)) else []
+            else:
+                d = v.data.get(fld) if isinstance(v.data, dict) else None
+                out = list(d) if isinstance(d, (list, tuple)) else ([] if d is None else [d])
+            if len(out) > MAP_LIMIT:
+                sc.notes.append(f"{key}: mapped over the first {MAP_LIMIT} of {len(out)} items")
+                out = out[:MAP_LIMIT]
+            return out
+        p.items = items_of
+
+
+__all__ = ["MAP_LIMIT", "Binder", "SubRunner"]

@@ -1,0 +1,53 @@
+"""One model call of a node: route the model, call it under the run's budget meter
+(:func:`masbench.llm.metered_call`: reserve the worst case, call, settle), and tally its usage in
+the node's :class:`~masbench.runtime.scope.Stats` and in every enclosing design run."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..llm.gateway import CallResult
+from ..llm.metered import metered_call
+from .plan import Plan
+from .scope import ROUND_STRIDE, Scope, Stats
+
+
+class BudgetRefused(Exception):
+    """A call was not made: its worst case might exceed what is left of the budget."""
+
+
+async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
+                     st: Stats) -> CallResult:
+    """One budget-checked model call. Raises :class:`BudgetRefused` if it does not fit."""
+    sh = sc.sh
+    model = plan.model
+    if model is None:  # routed agent
+        model = "default"
+        if sh.route is not None:
+            r = sh.route(plan.agent, messages)
+            model = await r if inspect.isawaitable(r) else r
+    where = sc.prefix + plan.key
+    tags = {**sh.tags, "node": where, "agent": plan.agent_name}
+    res = await metered_call(sh.gateway, sh.meter, model, messages, max_tokens=plan.max_tokens,
+                             temperature=plan.temperature, sample_index=idx, tags=tags, metadata=meta, where=where)
+    if res is None:
+        raise BudgetRefused()
+    st.calls += 1
+    st.tokens += res.prompt_tokens + res.completion_tokens
+    st.cost += res.cost_usd
+    st.model = res.model
+    sc.charge(res.prompt_tokens, res.completion_tokens, res.cost_usd)
+    if res.simulated:
+        sh.simulated = True
+    return res
+
+
+def sample_index(plan: Plan, sc: Scope, i: int) -> int:
+    """The sample index of a call: distinct per seed, loop round and branch."""
+    if plan.loop is not None:
+        return sc.seed_base + sc.rounds.get(plan.loop, 0) * ROUND_STRIDE + i
+    return sc.seed_base + i
+
+
+__all__ = ["BudgetRefused", "call_model", "sample_index"]

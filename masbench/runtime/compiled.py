@@ -1,0 +1,88 @@
+"""A design compiled for one params set: checked, planned, bound, wired into a langgraph graph
+once, then run on any number of tasks (:meth:`CompiledDesign.run`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from ..spec.design import DesignSpec
+from ..spec.problems import SpecError
+from .analysis import Analysis
+from .bind import Binder
+from .graph import build_graph, recursion_bound
+from .node import run_node
+from .plan import Plan
+from .result import assemble
+from .scope import SEED_STRIDE, Env, Scope, Shared
+from .types import DesignResult, RunContext
+
+Compile = Callable[[DesignSpec, Any, "dict[str, Any] | None", "tuple[str, ...]"], "CompiledDesign"]
+"""How sub-designs are compiled (through the compile cache: :func:`masbench.runtime.cache.compiled`)."""
+
+
+class CompiledDesign:
+    """A design compiled for one params set: the langgraph graph plus the node plans."""
+
+    def __init__(self, design: DesignSpec, library: Any, params: dict[str, Any] | None = None,
+                 stack: tuple[str, ...] = (), compile_sub: Compile | None = None):
+        self.design = design
+        self.library = library
+        an = Analysis(design, None, library, params)
+        if an.problems:
+            raise SpecError(an.problems)
+        self.analysis = an
+        self.params = an.params
+        self.name = design.name
+        self._stack = stack + (design.name,)
+        self.plans: dict[str, Plan] = {info.key: Plan(info) for info in an.top.values()}
+        for lp in an.loops.values():
+            for b in lp.body.values():
+                self.plans[b.key] = Plan(b)
+        binder = Binder(an, self.plans)
+        make = compile_sub or (lambda d, lib, p, s: CompiledDesign(d, lib, p, s))
+
+        def sub_runner(name: str, sub_params: dict[str, Any]):
+            if name in self._stack:  # pragma: no cover - the checker rejects recursion
+                raise SpecError([])
+            return make(library.design(name), library, sub_params, self._stack).run_scope
+
+        for p in self.plans.values():
+            binder.prepare(p, sub_runner)
+        out = design.output
+        if out not in an.top and out in an.channels:
+            out = an.channels[out][0]
+        self.output = out
+        self.fan_keys = {k for k, p in self.plans.items() if p.fan} | set(an.channels)
+        self.recursion_limit = recursion_bound(an)
+        self.graph = build_graph(an, self.plans, out)
+        # A design that is one plain agent node (CoT, every CoT-SC pool sample) runs that node's
+        # body directly: the one-node graph would add langgraph's ~0.3 ms fixed cost per run and
+        # nothing else (same body, same rows, same result).
+        only = next(iter(self.plans.values())) if len(self.plans) == 1 else None
+        self._direct = only if (only is not None and not an.loops and only.fan is None and only.loop is None
+                                and only.op == "agent" and only.info.spec.into is None) else None
+
+    async def run(self, task: Any, ctx: RunContext) -> DesignResult:
+        """Run on one task (see :func:`masbench.runtime.run_design`)."""
+        gold = [str(a) for a in (getattr(task, "answers", None) or [])]
+        sc = Scope(Shared(ctx), task.question, gold, list(getattr(task, "skills", None) or []),
+                   ctx.seed * SEED_STRIDE)
+        return await self.run_scope(sc)
+
+    async def run_scope(self, sc: Scope) -> DesignResult:
+        """Run in a given scope (a top-level run, or a sub-design's scope)."""
+        t0 = time.perf_counter()
+        error = None
+        final: dict | None = None
+        try:
+            if self._direct is not None:
+                final = {self._direct.key: await run_node(self._direct, sc, Env({}, sc), None)}
+            else:
+                final = await self.graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
+        except Exception as exc:  # noqa: BLE001 - an internal error still yields a result row
+            error = f"{type(exc).__name__}: {exc}"[:1000]
+        return assemble(self.analysis, sc, final, self.output, self.fan_keys, time.perf_counter() - t0, error)
+
+
+__all__ = ["CompiledDesign"]

@@ -1,0 +1,39 @@
+"""``design`` nodes: another design run as a sub-agent on this node's input, in its own scope
+(sharing the budget meter), through the runner the compiled design bound to the plan."""
+
+from __future__ import annotations
+
+from ..plan import Plan
+from ..prompts import render_inputs
+from ..scope import EMPTY, Env, Scope, Stats
+from ..values import OK, Val, fmt_data, vtext
+
+_STATUS = {"ok": OK, "degraded": "degraded", "budget_exhausted": "budget_exhausted"}
+
+
+def sub_question(plan: Plan, sc: Scope, env: Env) -> str:
+    """What the sub-design is asked: the node's prompt, else the map item, else its inputs, else the question."""
+    if plan.prompt is not None:
+        return plan.prompt.render(env)
+    it = env.br.item if env.br is not None else None
+    if it is not None and it is not EMPTY and plan.fan == "map":
+        return vtext(it) if isinstance(it, Val) else fmt_data(it)
+    if plan.extra_inputs and any(name != "question" for name, _ in plan.input_vals):
+        return render_inputs(plan.extra_inputs, env)
+    return sc.question
+
+
+async def design_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> Val:
+    """Run the sub-design; its usage counts towards this node, its outcome is recorded."""
+    assert plan.run_sub is not None
+    child = Scope(sc.sh, sub_question(plan, sc, env), sc.gold, sc.skills,
+                  sc.seed_base + (idx + 1) * 7919 + (plan.order + 1) * 104729,
+                  prefix=f"{sc.prefix}{plan.key}/", parent=sc)
+    res = await plan.run_sub(child)
+    st.calls += res.calls
+    st.tokens += res.tokens
+    st.cost += res.cost_usd
+    sc.subs[f"{sc.prefix}{plan.key}" + (f"[{idx}]" if plan.fan else "")] = {
+        "status": res.status, "answers": res.answers, "error": res.error}
+    answers = tuple(a for a in res.answers if a) or None
+    return Val(text=res.text, answers=answers, status=_STATUS.get(res.status, "error"), error=res.error)

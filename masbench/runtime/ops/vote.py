@@ -1,0 +1,25 @@
+"""``op: majority`` nodes: a vote over the extracted answers of ``from`` (ties go to the answer
+seen first; the tally and any tie are recorded under ``detail["votes"]``)."""
+
+from __future__ import annotations
+
+from ..plan import Plan
+from ..pyfuncs import majority_vote
+from ..scope import Env, Scope
+from ..values import Val
+
+
+def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
+    """Count the answers of every input member; the winner's text and the tally are the value."""
+    cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
+             for m in v.members()]
+    keys = [c.answers if c.answers else None for c in cands]
+    winner, tally, tie = majority_vote(keys)
+    rec = {"tally": {", ".join(k): c for k, c in tally.items()}, "winner": ", ".join(winner) if winner else None,
+           "tie": [", ".join(t) for t in tie] or None, "tie_break": "first-seen" if tie else None,
+           "voters": len(keys) - keys.count(None), "missing": keys.count(None)}
+    sc.votes[sc.prefix + plan.key] = rec
+    if winner is None:
+        return Val(status="empty", error="no answers to vote on")
+    pick = next(c for c in cands if c.answers == winner)
+    return Val(text=pick.text, answers=winner, data=rec)

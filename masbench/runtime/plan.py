@@ -1,0 +1,78 @@
+"""A :class:`Plan`: everything one node needs at run time, resolved from the checker's
+:class:`~masbench.runtime.info.NodeInfo` at compile time (its getters are bound later by
+:mod:`.bind`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any, Callable
+
+from .info import NodeInfo
+from .pyfuncs import PYTHON_FUNCS
+from .template import Template
+from .types import DesignResult
+
+_OPS = {"agent": "agent", "majority": "majority", "select": "select", "python": "python", "design": "design",
+        "loop": "loop"}
+
+Getter = Callable[[Any], Any]
+"""Reads something from an :class:`~masbench.runtime.scope.Env` (a value, a text, a python argument)."""
+
+
+class Plan:
+    """Everything one node needs at run time."""
+
+    def __init__(self, info: NodeInfo):
+        spec = info.spec
+        a = info.agent
+        self.info = info
+        self.name = info.name
+        self.key = info.key
+        self.kind = info.kind
+        self.fan = info.fan
+        self.loop = info.loop
+        self.order = info.order
+        self.op = info.fan if info.fan else _OPS[info.kind]
+        self.agent = a
+        self.agent_name = a.name if a is not None else (spec.python if spec.python else spec.design)
+        self.model: str | None = a.model if a is not None and isinstance(a.model, str) else None
+        """The model alias (None: a routed agent)."""
+        self.max_tokens = spec.max_tokens or (a.max_tokens if a is not None else 0)
+        self.temperature = spec.temperature if spec.temperature is not None else (a.temperature if a else None)
+        self.schema = info.schema
+        out = spec.output or (a.output if a is not None else None)
+        self.retries = out.retries if out is not None else 0
+        self.fields_desc = ", ".join(f"{k} ({t})" for k, t in (self.schema or {}).items())
+        self.json_hint = ""
+        self.skills = list(a.skills) if a is not None else []
+        self.judge = bool(a is not None and a.judge)
+        self.how: str | None = None
+        """How the answer is extracted (None: this node has no answer of its own)."""
+        self.field: str | None = None
+        if a is not None and self.kind == "agent":
+            ans = a.answer
+            if self.schema is not None:
+                fld = ans.field or next((f for f in ("answer", "final", "result") if f in self.schema), None)
+                if fld is not None:
+                    self.how, self.field = "json", fld
+            else:
+                self.how, self.field = ans.extract, ans.field
+        self.prompt: Template | None = None
+        self.system: Template | None = None
+        self.extra_inputs: list[tuple[str, Getter]] = []
+        """Labelled ``from`` inputs appended after the prompt (those it does not mention)."""
+        self.input_texts: list[tuple[str, Getter]] = []
+        self.input_vals: list[tuple[str, Getter]] = []
+        self.py_args: list[Getter] = []
+        self.pyfn = PYTHON_FUNCS[spec.python] if spec.python and spec.python in PYTHON_FUNCS else None
+        self.pykw: dict[str, Any] = {}
+        self.run_sub: Callable[[Any], Awaitable[DesignResult]] | None = None
+        """A ``design:`` node's sub-design runner (``CompiledDesign.run_scope`` of the sub-design)."""
+        self.until = None
+        self.until_rx = None
+        self.loop_cur: Getter | None = None
+        self.items: Callable[[dict, Any], Any] | None = None
+        """A fan-out's items, from the state and the scope."""
+
+
+__all__ = ["Getter", "Plan"]

@@ -1,0 +1,176 @@
+"""The state of one run: :class:`Shared` by a run and its sub-design runs (budget meter, gateway,
+row sink), one :class:`Scope` per design run (rounds, stop flags, tallies, statuses), and the
+small records node bodies pass around (:class:`Stats`, :class:`Env`, :class:`Br`).
+
+langgraph state holds one small key per node (its value); everything else lives here, passed to
+every graph node as langgraph's runtime context.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..budget import BudgetMeter
+from .types import RunContext
+from .values import OK, Val, fmt_data
+
+SEED_STRIDE = 1_000_003
+ROUND_STRIDE = 10_007
+OUTPUT_CHARS = 2000
+NODE_TAGS = ("run_id", "design", "task_id", "seed")
+"""The run tags a node row carries (its other columns are the node's own: node, op, agent, …).
+Call rows carry every tag; the ``nodes`` table has no ``purpose`` column."""
+
+EMPTY = object()
+"""Map item marker: the list to map over was empty (the node still runs once, to record it)."""
+SKIP = object()
+"""Branch marker: the loop's stop condition already held this round."""
+
+
+class Shared:
+    """State shared by a run and its sub-design runs."""
+
+    __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library")
+
+    def __init__(self, ctx: RunContext):
+        self.meter = BudgetMeter(ctx.budget)
+        self.simulated = False
+        self.sink = ctx.node_sink
+        self.tags = dict(ctx.tags)
+        self.row_base = {k: self.tags[k] for k in NODE_TAGS if k in self.tags}
+        self.gateway = ctx.gateway
+        self.route = ctx.route
+        self.library = ctx.library
+
+
+@dataclass(slots=True)
+class Stats:
+    """Usage of one node execution."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    model: str | None = None
+
+
+class Scope:
+    """One run of one design on one task (sub-designs get their own scope, sharing ``sh``)."""
+
+    __slots__ = ("sh", "question", "gold", "n", "skills", "seed_base", "prefix", "rounds", "stop", "go",
+                 "hist", "prev", "status", "branches", "votes", "loops", "selects", "parse_failures", "errors",
+                 "subs", "notes", "parent", "calls", "prompt", "completion", "cost", "bad")
+
+    def __init__(self, sh: Shared, question: str, gold: list[str], skills: list[str], seed_base: int,
+                 prefix: str = "", parent: "Scope | None" = None):
+        self.parent = parent
+        """The scope of the design that called this one as a sub-design."""
+        self.bad = 0
+        """Node executions (any round, any branch) that did not end ``ok``."""
+        self.calls = 0
+        self.prompt = 0
+        self.completion = 0
+        self.cost = 0.0
+        self.sh = sh
+        self.question = question
+        self.gold = gold
+        self.n = max(1, len(gold))
+        self.skills = skills
+        self.seed_base = seed_base
+        self.prefix = prefix
+        self.rounds: dict[str, int] = {}
+        self.stop: dict[str, str] = {}
+        self.go: dict[str, bool] = {}
+        self.hist: dict[str, list[tuple[int, str, str]]] = {}
+        self.prev: dict[str, Any] = {}
+        self.status: dict[str, str] = {}
+        self.branches: dict[str, list[str]] = {}
+        self.votes: dict[str, dict] = {}
+        self.loops: dict[str, dict] = {}
+        self.selects: dict[str, dict] = {}
+        self.parse_failures: list[dict] = []
+        self.errors: dict[str, str] = {}
+        self.subs: dict[str, Any] = {}
+        self.notes: list[str] = []
+
+    def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Stats, val: Val,
+             t0: float) -> None:
+        """Send one node row to the sink."""
+        sink = self.sh.sink
+        if sink is None:
+            return
+        if val.answers:
+            out = ", ".join(val.answers)
+        else:
+            out = val.text if val.text else (fmt_data(val.data) if val.data is not None else None)
+        if out is not None and len(out) > OUTPUT_CHARS:
+            out = out[:OUTPUT_CHARS]
+        row = dict(self.sh.row_base)
+        row["node"] = self.prefix + display
+        row["op"] = op
+        row["agent"] = agent
+        row["model"] = st.model or model
+        row["calls"] = st.calls
+        row["tokens"] = st.tokens
+        row["cost_usd"] = st.cost
+        row["latency_s"] = time.perf_counter() - t0
+        row["status"] = val.status
+        row["error"] = val.error
+        row["output"] = out
+        row["ts"] = time.time()
+        sink(row)
+
+    def record(self, display: str, val: Val, branch: int | None = None) -> None:
+        """Record a node's (or branch's) status and error."""
+        if val.status != OK:
+            self.bad += 1
+        if branch is None:
+            self.status[display] = val.status
+        else:
+            lst = self.branches.setdefault(display, [])
+            if len(lst) <= branch:
+                lst.extend([""] * (branch + 1 - len(lst)))
+            lst[branch] = val.status
+        if val.error and val.status != OK:
+            key = display if branch is None else f"{display}[{branch}]"
+            self.errors[key] = val.error[:500]
+
+    def history(self, loop: str) -> str:
+        """A loop's history so far, as prompt text."""
+        h = self.hist.get(loop)
+        if not h:
+            return ""
+        return "\n\n".join(f"[round {r}] {name}:\n{text}" for r, name, text in h if text)
+
+    def charge(self, prompt: int, completion: int, cost: float) -> None:
+        """Tally one call in this run and in every design that called it."""
+        s: Scope | None = self
+        while s is not None:
+            s.calls += 1
+            s.prompt += prompt
+            s.completion += completion
+            s.cost += cost
+            s = s.parent
+
+
+@dataclass(slots=True)
+class Env:
+    """What templates read during one node execution."""
+
+    state: dict
+    sc: Scope
+    br: "Br | None" = None
+    cands: list[Val] | None = None
+
+
+@dataclass(slots=True)
+class Br:
+    """A ``Send`` payload: one branch of a fan-out."""
+
+    state: dict
+    i: int
+    item: Any
+
+
+__all__ = ["Br", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats"]

@@ -1,0 +1,136 @@
+"""The langgraph node functions: a plain node, one branch of a fan-out, and a loop's round
+controller and exit. Each reads the run's :class:`~masbench.runtime.scope.Scope` from langgraph's
+runtime context and returns the state update (the node's value; fan-outs append
+``(round, index, value)`` entries to a list-reducer key)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from langgraph.runtime import Runtime
+
+from .info import LoopInfo
+from .node import run_node
+from .ops.until import check_until
+from .plan import Plan
+from .scope import EMPTY, SKIP, Br, Env, Scope, Stats
+from .values import OK, Val, read, vtext
+
+Step = Callable[..., Any]
+
+
+def single_step(p: Plan) -> Step:
+    """A node that runs once per round (or once)."""
+    key = p.key
+    into = p.info.spec.into
+    L = p.loop
+    order = p.order
+
+    async def node(state: dict, runtime: Runtime) -> dict:
+        sc: Scope = runtime.context
+        if L is not None and L in sc.stop:
+            return {}
+        val = await run_node(p, sc, Env(state, sc), None)
+        if L is not None and not val.present:
+            return {}  # a failed round keeps the previous round's value (the best so far)
+        if into is not None:
+            return {key: val, into: [(0, order * 100_000, val)]}
+        return {key: val}
+    node.__name__ = key
+    return node
+
+
+def branch_step(p: Plan) -> Step:
+    """One branch of a fan-out (its payload is a :class:`~masbench.runtime.scope.Br`)."""
+    key = p.key
+    into = p.info.spec.into
+    L = p.loop
+    order = p.order
+
+    async def branch(br: Br, runtime: Runtime) -> dict:
+        sc: Scope = runtime.context
+        it = br.item
+        if it is SKIP:
+            return {}
+        r = sc.rounds.get(L, 0) if L is not None else 0
+        if it is EMPTY:
+            val = Val(status="empty", error="nothing to map over (the upstream list is empty or missing)")
+            sc.record(key, val, 0)
+            sc.emit(key, p.op, p.agent_name, p.model, Stats(), val, time.perf_counter())
+        else:
+            val = await run_node(p, sc, Env(br.state, sc, br), br.i)
+        if into is not None:
+            return {key: [(r, br.i, val)], into: [(0, order * 100_000 + br.i, val)]}
+        return {key: [(r, br.i, val)]}
+    branch.__name__ = key
+    return branch
+
+
+def round_step(p: Plan, lp: LoopInfo, until_plan: Plan | None) -> Step:
+    """A loop's round controller: judge the round just finished, then start another or exit."""
+    L = lp.name
+    cur = p.loop_cur
+    until = lp.until
+    ufan = until_plan is not None and until_plan.fan is not None
+
+    async def controller(state: dict, runtime: Runtime) -> dict:
+        sc: Scope = runtime.context
+        r = sc.rounds.get(L, 0)
+        v = cur(Env(state, sc))  # type: ignore[misc]
+        if r == 0:
+            if v is not None:
+                sc.hist.setdefault(L, []).append((0, lp.init or "start", vtext(v)))
+        else:
+            if ufan and L not in sc.stop:  # a fanned-out until node is judged once all branches are in
+                uv = read(state, until_plan.key, True)  # type: ignore[union-attr]
+                if uv is not None:
+                    check_until(until_plan, sc, uv)  # type: ignore[arg-type]
+            if until is not None and until.converged and L not in sc.stop:
+                if v is not None and v.answers is not None and v.answers == sc.prev.get(L):
+                    sc.stop[L] = "converged"
+        if v is not None:
+            sc.prev[L] = v.answers if v.items is None else tuple(a for m in v.items for a in (m.answers or ()))
+        if L in sc.stop:
+            go = False
+        elif r >= lp.max_rounds:
+            sc.stop[L] = "max_rounds"
+            go = False
+        elif sc.sh.meter.exhausted:
+            sc.stop[L] = "budget"
+            go = False
+        else:
+            go = True
+            sc.rounds[L] = r + 1
+        sc.go[L] = go
+        return {}
+    controller.__name__ = f"{L}#round"
+    return controller
+
+
+def exit_step(p: Plan, lp: LoopInfo) -> Step:
+    """A loop's exit: write the loop's value and record its rounds."""
+    L = lp.name
+    cur = p.loop_cur
+
+    async def exit_(state: dict, runtime: Runtime) -> dict:
+        sc: Scope = runtime.context
+        t0 = time.perf_counter()
+        v = cur(Env(state, sc))  # type: ignore[misc]
+        if v is None:
+            v = Val(status="empty", error="the loop produced no value")
+        elif v.items is not None:
+            v = Val(items=v.items, status=v.status, error=v.error)
+        else:
+            v = Val(text=v.text, answers=v.answers, data=v.data, status=OK if v.status == OK else v.status,
+                    error=v.error)
+        sc.loops[sc.prefix + L] = {"rounds": sc.rounds.get(L, 0), "max_rounds": lp.max_rounds,
+                                   "stopped": sc.stop.get(L)}
+        sc.record(L, v)
+        sc.emit(L, "loop", None, None, Stats(), v, t0)
+        return {L: v}
+    exit_.__name__ = L
+    return exit_
+
+
+__all__ = ["branch_step", "exit_step", "round_step", "single_step"]
