@@ -108,6 +108,7 @@ class Library:
                 seen.add(rr)
                 self.roots.append(rr)
         self._cache: dict[Path, Loaded] = {}
+        self._unchecked: dict[Path, Loaded] = {}
         self._overlay: dict[str, dict[str, Loaded]] = {}
 
     # ----- discovery -------------------------------------------------------------------------
@@ -159,11 +160,16 @@ class Library:
 
     # ----- loading ---------------------------------------------------------------------------
     def load_path(self, path: str | Path, kind: str | None = None, check: bool = True) -> Loaded:
-        """Parse, validate and (optionally) check one file. Raises :class:`SpecError`."""
+        """Parse, validate and (optionally) check one file. Raises :class:`SpecError`.
+
+        A checked load is cached as checked; an unchecked one (``check=False``: schema only, for a
+        checker that walks references itself) is cached apart, so it never passes for checked."""
         p = Path(path)
         key = p.resolve()
-        if key in self._cache and (kind is None or self._cache[key].kind == kind):
-            return self._cache[key]
+        for cache in (self._cache,) if check else (self._cache, self._unchecked):
+            hit = cache.get(key)
+            if hit is not None and (kind is None or hit.kind == kind):
+                return hit
         if not p.is_file():
             raise SpecError([Problem(str(p), 1, 1, "<file>", "no such file")])
         try:
@@ -183,10 +189,12 @@ class Library:
         except ValidationError as exc:
             raise SpecError(problems_from_validation(located, exc)) from None
         loaded = Loaded(kind, spec, located)
-        if check:
-            problems = self.check(loaded)
-            if problems:
-                raise SpecError(problems)
+        if not check:
+            self._unchecked[key] = loaded
+            return loaded
+        problems = self.check(loaded)
+        if problems:
+            raise SpecError(problems)
         self._cache[key] = loaded
         return loaded
 
@@ -197,18 +205,19 @@ class Library:
             problems += fn(loaded.spec, loaded.located, self)
         return problems
 
-    def get(self, kind: str, name: str) -> Loaded:
-        """Load a spec by name (or by path, if ``name`` is an existing file)."""
+    def get(self, kind: str, name: str, check: bool = True) -> Loaded:
+        """Load a spec by name (or by path, if ``name`` is an existing file); ``check=False``
+        validates the schema only (see :meth:`load_path`)."""
         if kind in self._overlay and name in self._overlay[kind]:
             return self._overlay[kind][name]
         path = self._index.get(kind, {}).get(name)
         if path is None:
             p = Path(name)
             if p.suffix in (".yaml", ".yml") and p.is_file():
-                return self.load_path(p, kind)
+                return self.load_path(p, kind, check)
             avail = ", ".join(sorted(self.names(kind))[:30]) or "none"
             raise SpecError([Problem("<library>", 1, 1, kind, f"no {kind} named {name!r} (available: {avail})")])
-        return self.load_path(path, kind)
+        return self.load_path(path, kind, check)
 
     def agent(self, name: str):
         return self.get("agent", name).spec
@@ -238,44 +247,12 @@ _at = problem_at
 def _agent_refs(design) -> list[tuple[tuple, str]]:
     """(path, agent name) for every agent a design names, loops included."""
     out: list[tuple[tuple, str]] = []
-
-    def walk(nodes, base):
-        for nname, node in nodes.items():
-            if isinstance(node.agent, str):
-                out.append((base + (nname, "agent"), node.agent))
-            if node.select is not None:
-                out.append((base + (nname, "select"), node.select))
-            if node.loop is not None:
-                walk(node.loop.nodes, base + (nname, "loop", "nodes"))
-
-    walk(design.nodes, ("nodes",))
+    for v in design.walk():
+        if isinstance(v.node.agent, str):
+            out.append((v.path + ("agent",), v.node.agent))
+        if v.node.select is not None:
+            out.append((v.path + ("select",), v.node.select))
     return out
-
-
-def check_design_refs(design, located: Located, lib: "Library") -> list[Problem]:
-    problems = []
-    for path, name in _agent_refs(design):
-        if name not in design.agents and not lib.has("agent", name):
-            problems.append(_at(located, path, f"unknown agent {name!r} (not in this design's agents "
-                                               "nor in any agents/ folder)"))
-        elif name not in design.agents:
-            try:
-                lib.get("agent", name)
-            except SpecError as exc:
-                problems.append(_at(located, path, f"agent {name!r} is invalid: {exc.problems[0]}"))
-
-    def walk(nodes, base):
-        for nname, node in nodes.items():
-            if node.design is not None:
-                if node.design == design.name:
-                    problems.append(_at(located, base + (nname, "design"), "a design cannot call itself"))
-                elif not lib.has("design", node.design):
-                    problems.append(_at(located, base + (nname, "design"), f"unknown design {node.design!r}"))
-            if node.loop is not None:
-                walk(node.loop.nodes, base + (nname, "loop", "nodes"))
-
-    walk(design.nodes, ("nodes",))
-    return problems
 
 
 def check_suite(suite, located: Located, lib: "Library") -> list[Problem]:

@@ -65,6 +65,11 @@ class Registry(Mapping[str, T], Generic[T]):
         else:
             self._lazy.discard(name)
 
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` (no error if it is not registered)."""
+        self._entries.pop(name, None)
+        self._lazy.discard(name)
+
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
     @overload
@@ -125,8 +130,7 @@ DESIGNERS: Registry = Registry("designer", {
 ``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``."""
 
 CHECKS: Registry = Registry("check", {
-    "design": "masbench.runtime:_design_graph_check",
-    "design.refs": "masbench.library:check_design_refs",
+    "design": "masbench.runtime.check:check_design",
     "suite": "masbench.library:check_suite",
     "handbook": "masbench.spec.handbook:check_handbook",
 })

@@ -11,11 +11,11 @@ import pytest
 
 from masbench.library import Library
 from masbench.runtime import RESERVED, check_design, node_reads, sinks, template_refs
-from masbench.runtime.ops.select import parse_choice
 from masbench.runtime.structured import parse_structured
 from masbench.spec import DesignSpec
 from masbench.spec.problems import SpecError
 from masbench.spec.yamlpos import load_yaml_file
+from masbench.text import parse_choice
 
 RUNTIME = Path(__file__).resolve().parents[1] / "masbench" / "runtime"
 

@@ -91,7 +91,7 @@ async def test_an_exception_inside_a_node_is_caught() -> None:
         assert r.status == "degraded" and r.answers == ["1"]  # tie 1 vs 3: the first seen wins
         assert r.detail["votes"]["pick"]["tie"] == ["1", "3"]
     finally:
-        PYTHON_FUNCS._entries.pop("explode_on_two", None)  # TODO(lead): a public Registry.remove(name)
+        PYTHON_FUNCS.remove("explode_on_two")
 
 
 async def test_gateway_raising_unexpectedly_is_recorded() -> None:

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from ._deps import extract_answers, normalize_answer
+from ..text import extract_answers, normalize_answer
 from .plan import Plan
 from .scope import Env, Scope
 from .values import Val

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..registry import Registry
-from ._deps import normalize_answer
+from ..text import normalize_answer
 
 PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function")
 """Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""

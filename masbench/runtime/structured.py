@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Strict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from ._deps import json_objects
+from ..text import json_objects
 
 
 def _no_bool(v: Any) -> Any:

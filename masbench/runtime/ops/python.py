@@ -7,7 +7,7 @@ import inspect
 import json
 from typing import Any
 
-from .._deps import normalize_answer
+from ...text import normalize_answer
 from ..plan import Plan
 from ..scope import Env, Scope
 from ..values import Val, fmt_data, pyval

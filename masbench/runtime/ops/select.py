@@ -3,29 +3,13 @@ gives no usable choice, the majority over the candidates stands in (and the node
 
 from __future__ import annotations
 
-import re
-
+from ...text import parse_choice
 from ..calls import call_model
 from ..plan import Plan
 from ..prompts import build_messages
 from ..pyfuncs import majority_vote
 from ..scope import Env, Scope, Stats
 from ..values import OK, Val
-
-_CHOICE = re.compile(r"choice\s*[:#]?\s*\**\s*(\d+)", re.I)
-
-
-# TODO(lead): use masbench.text.parse_choice
-def parse_choice(text: str, n: int) -> int | None:
-    """The 0-based index of the candidate a reply picks among ``n``: ``Choice: N``, else the last
-    standalone 1–3 digit number in 1..n; None if there is none."""
-    m = _CHOICE.search(text)
-    if m:
-        c = int(m.group(1)) - 1
-        return c if 0 <= c < n else None
-    nums = [int(x) - 1 for x in re.findall(r"\b(\d{1,3})\b", text)]
-    nums = [x for x in nums if 0 <= x < n]
-    return nums[-1] if nums else None
 
 
 async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> Val:
