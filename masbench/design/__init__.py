@@ -24,7 +24,6 @@ from typing import Any
 _EXPORTS = {
     "DesignCheck": "check", "DesignLimits": "check", "Rejected": "check", "SAFE_PYTHON": "check",
     "check_text": "check", "check_data": "check", "spec_data": "check",
-    "Ledger": "llmcall",
     "DesignRecord": "records", "export_designs": "records", "write_records": "records",
     "HolisticConfig": "holistic", "HolisticDesigner": "holistic", "run_holistic_designer": "holistic",
     "MetaDesignerConfig": "meta", "MetaDesigner": "meta", "run_meta_designer": "meta",
@@ -35,10 +34,14 @@ _EXPORTS = {
     "holistic_session": "session", "run_designer_suite": "session", "derive_suite": "session",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "Ledger"])
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Ledger":  # kept name: the designers' meter is the one budget meter
+        from ..budget import BudgetMeter  # lazy, like every name of this facade
+
+        return BudgetMeter
     mod = _EXPORTS.get(name)
     if mod is None:
         raise AttributeError(f"module 'masbench.design' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results."""
+"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results, budgets,
+the verifier's choice parser."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from typing import Any, Callable
 
 from ..runtime import DesignResult, RunContext
+from ..spec.budget import Budget
+from .check import DesignLimits
 
 TOO_HARD = re.compile(r"too[\s_\-]*hard", re.I)
 
@@ -65,9 +68,6 @@ def config_from_params(cls: type, params: dict[str, Any] | None) -> Any:
     """Build a designer config (a dataclass with ``limits`` and ``budget`` fields) from suite
     ``params``: ``budget_tokens`` / ``budget_usd`` / ``budget_calls`` or a ``budget`` mapping become
     a :class:`~masbench.spec.Budget`; check limits may be given by name or as a ``limits`` mapping."""
-    from ..spec.budget import Budget
-    from .check import DesignLimits
-
     p = dict(params or {})
     b: dict[str, Any] = {}
     for key, field_name, conv in (("budget_tokens", "per_task_tokens", int), ("budget_usd", "per_task_usd", float),
@@ -86,3 +86,40 @@ def config_from_params(cls: type, params: dict[str, Any] | None) -> Any:
     if b:
         cfg.budget = Budget(**b)
     return cfg
+
+
+def tighter(a: Budget | None, b: Budget | None) -> Budget | None:
+    """The smaller of two budgets, cap by cap (None: no cap)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+
+    def lo(x, y):
+        return y if x is None else x if y is None else min(x, y)
+
+    return Budget(per_task_tokens=lo(a.per_task_tokens, b.per_task_tokens),
+                  per_task_usd=lo(a.per_task_usd, b.per_task_usd),
+                  per_task_calls=lo(a.per_task_calls, b.per_task_calls), match=a.match)
+
+
+def short(s: str, n: int = 80) -> str:
+    """``s`` on one line, cut to ``n`` characters."""
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+_CHOICE = re.compile(r"choice\s*[:#]?\s*\**\s*(\d+)", re.I)
+
+
+# TODO(lead): use masbench.text.parse_choice
+def parse_choice(text: str, n: int) -> int | None:
+    """A verifier's pick among ``n`` candidates (0-based), or None: ``choice: N`` (1-based) if the
+    reply says so, else the last number 1..n in it."""
+    m = _CHOICE.search(text)
+    if m:
+        c = int(m.group(1)) - 1
+        return c if 0 <= c < n else None
+    nums = [int(x) - 1 for x in re.findall(r"\b(\d{1,2})\b", text)]
+    nums = [x for x in nums if 0 <= x < n]
+    return nums[-1] if nums else None
