@@ -1,17 +1,23 @@
-"""``masbench design holistic|meta|export|list|table`` and ``masbench diagnose``."""
+"""``masbench design holistic|meta|export|list|table`` and ``masbench diagnose``.
+
+Mount with :func:`register` (adds the ``design`` group and the ``diagnose`` command). Imports of
+masbench beyond the CLI sit inside the commands, for start-up time: ``masbench --help`` must not
+load the runtime, litellm or duckdb."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..harness.cli import parse_model_overrides  # one parser for --model ALIAS=ID
 from rich.console import Console
 from rich.table import Table
+
+from .run import parse_model_overrides  # one parser for --model ALIAS=ID
 
 err = Console(stderr=True)
 
@@ -20,8 +26,6 @@ class _Out:
     """stdout console: the terminal's width, or 200 columns when piped (tables stay readable)."""
 
     def print(self, *a: Any, **kw: Any) -> None:
-        import sys
-
         Console(width=None if sys.stdout.isatty() else 200).print(*a, **kw)
 
 
@@ -43,7 +47,7 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
         return None
     import yaml
 
-    from .scripted import ScriptedDesignerGateway
+    from ..design.scripted import ScriptedDesignerGateway  # start-up time (see the module docstring)
 
     data = yaml.safe_load(script.read_text(encoding="utf-8"))
     if not isinstance(data, (dict, list, str)):
@@ -52,7 +56,7 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
 
 
 def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):
-    from ..harness.runner import RunOptions, prepare
+    from ..harness import RunOptions, prepare  # start-up time
     from ..spec.problems import SpecError
 
     try:
@@ -64,7 +68,7 @@ def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit:
 
 
 def _open(store: Path, must_exist: bool = True):
-    from ..store import Store, ensure_views
+    from ..store import Store, ensure_views  # start-up time
 
     if must_exist and not store.exists():
         err.print(f"no store at {store}")
@@ -100,13 +104,13 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
                                                                "designs here (e.g. tasks/illusion-auto.yaml).")] = None,
              lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Write N whole designs for a suite's tasks with one model call each; store, check, export."""
-    from .holistic import HolisticConfig
-    from .session import holistic_session
+    from ..design.holistic import HolisticConfig  # start-up time
+    from ..design.session import holistic_session
+    from ..store import StoreWriter
 
     prep = _prepare(suite, model, lib)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
     st = _open(store or prep.store_path, must_exist=False)
-    from ..store import StoreWriter
 
     calls = StoreWriter(st)
     gw = _scripted(script, prep, calls.sink("calls"))
@@ -147,14 +151,14 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
          store: Annotated[Optional[Path], typer.Option("--store", help="Store (default: the suite's).")] = None,
          lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Run the MAS-Zero-style meta-designer on every task of a suite (results, calls, designs → store)."""
-    from .session import run_designer_suite
+    from ..harness import run_designer_suite  # start-up time
+    from ..store import StoreWriter
 
     prep = _prepare(suite, model, lib, limit)
     params: dict[str, Any] = {"max_rounds": max_rounds, "max_subtasks": max_subtasks}
     if budget_tokens:
         params["budget_tokens"] = budget_tokens
     st = _open(store or prep.store_path, must_exist=run is not None)
-    from ..store import StoreWriter
 
     calls = StoreWriter(st)
     gw = _scripted(script, prep, calls.sink("calls"))
@@ -182,7 +186,7 @@ def export(out: Annotated[Path, typer.Option("--out", help="Folder, e.g. orchest
            designer: Annotated[Optional[str], typer.Option("--designer", help="holistic | meta")] = None,
            per_task: Annotated[bool, typer.Option("--per-task", help="Also per-task (meta-designer) designs.")] = False) -> None:
     """Write every valid generated design in the store as YAML that `masbench validate` accepts."""
-    from .records import export_designs
+    from ..design.records import export_designs  # start-up time
 
     st = _open(store)
     try:
@@ -228,8 +232,8 @@ def table(store: StoreOpt = Path("runs/masbench.duckdb"),
           csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the table as CSV.")] = None,
           lib: LibOpt = None) -> None:
     """The Illusion paper's table: baselines, expert MAS, automatic MAS and the CoT-SC curve."""
+    from ..analysis import illusion_table  # start-up time
     from ..library import Library
-    from .diagnostics import illusion_table
 
     st = _open(store)
     try:
@@ -255,58 +259,60 @@ def _pct(v: Any) -> str:
     return "–" if v is None or v != v else f"{100 * float(v):.1f}%"
 
 
+def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
+             run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None,
+             design: Annotated[Optional[list[str]], typer.Option("--design", help="Only these designs (labels).")] = None,
+             ablate: Annotated[int, typer.Option("--ablate", min=0, help="Per-node ablation on N tasks (reruns).")] = 0,
+             as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+             lib: LibOpt = None) -> None:
+    """Architecture diagnostics of a run: nodes, depth, calls/task, unanimity at once, verifier
+    choices, collapse to CoT-SC / a single call, and (--ablate N) per-node ablation."""
+    from ..analysis import diagnose as run_diagnose  # start-up time
+    from ..library import Library
+
+    st = _open(store)
+    try:
+        rows = run_diagnose(st, run, design, Library(roots=lib or []), ablate)
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(2)
+    finally:
+        st.close()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
+    for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
+              "verifier picks", "collapses to"):
+        t.add_column(c)
+    for r in rows:
+        u = r["unanimity"]
+        v = r["verifier"]
+        t.add_row(r["design"], str(r["n"]), _pct(r["accuracy"]), _fmt(r["calls_per_task"], 1),
+                  _fmt(r.get("nodes"), 1), _fmt(r.get("depth"), 1), _fmt(r.get("sequential_depth"), 1),
+                  "–" if u.get("share") is None else f"{100 * u['share']:.0f}% of {u['tasks']}",
+                  ", ".join(f"{k}: {c}" for k, c in v["histogram"].items()) or "–",
+                  _fmt(r.get("collapse")) if r.get("collapse") else "")
+    console.print(t)
+    for r in rows:
+        if r.get("ablation"):
+            a = Table(title=f"ablation of {r['design']} (drop one node, rerun on {r['ablation'][0]['n']} tasks)")
+            for c in ("node", "op", "accuracy", "Δ accuracy", "tokens/task", "Δ tokens", "note"):
+                a.add_column(c)
+            for x in r["ablation"]:
+                a.add_row(x["node"], x["op"], _pct(x["accuracy"]),
+                          "–" if x["delta_accuracy"] is None else f"{100 * x['delta_accuracy']:+.1f} pp",
+                          _fmt(x["tokens"], 0), "–" if x["delta_tokens"] is None else f"{x['delta_tokens']:+.0f}",
+                          x["reason"] or "")
+            console.print(a)
+        elif r.get("ablation_error"):
+            err.print(f"{r['design']}: no ablation ({r['ablation_error']})")
+
+
 def register(app: typer.Typer) -> None:
+    """Mount ``masbench design ...`` and ``masbench diagnose`` on ``app``."""
     app.add_typer(design_app, name="design")
-
-    @app.command()
-    def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
-                 run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None,
-                 design: Annotated[Optional[list[str]], typer.Option("--design", help="Only these designs (labels).")] = None,
-                 ablate: Annotated[int, typer.Option("--ablate", min=0, help="Per-node ablation on N tasks (reruns).")] = 0,
-                 as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-                 lib: LibOpt = None) -> None:
-        """Architecture diagnostics of a run: nodes, depth, calls/task, unanimity at once, verifier
-        choices, collapse to CoT-SC / a single call, and (--ablate N) per-node ablation."""
-        from ..library import Library
-        from .diagnostics import diagnose as run_diagnose
-
-        st = _open(store)
-        try:
-            rows = run_diagnose(st, run, design, Library(roots=lib or []), ablate)
-        except ValueError as exc:
-            err.print(str(exc))
-            raise typer.Exit(2)
-        finally:
-            st.close()
-        if as_json:
-            typer.echo(json.dumps(rows, indent=2, default=str))
-            return
-        t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
-        for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
-                  "verifier picks", "collapses to"):
-            t.add_column(c)
-        for r in rows:
-            u = r["unanimity"]
-            v = r["verifier"]
-            t.add_row(r["design"], str(r["n"]), _pct(r["accuracy"]), _fmt(r["calls_per_task"], 1),
-                      _fmt(r.get("nodes"), 1), _fmt(r.get("depth"), 1), _fmt(r.get("sequential_depth"), 1),
-                      "–" if u.get("share") is None else f"{100 * u['share']:.0f}% of {u['tasks']}",
-                      ", ".join(f"{k}: {c}" for k, c in v["histogram"].items()) or "–",
-                      _fmt(r.get("collapse")) if r.get("collapse") else "")
-        console.print(t)
-        for r in rows:
-            if r.get("ablation"):
-                a = Table(title=f"ablation of {r['design']} (drop one node, rerun on {r['ablation'][0]['n']} tasks)")
-                for c in ("node", "op", "accuracy", "Δ accuracy", "tokens/task", "Δ tokens", "note"):
-                    a.add_column(c)
-                for x in r["ablation"]:
-                    a.add_row(x["node"], x["op"], _pct(x["accuracy"]),
-                              "–" if x["delta_accuracy"] is None else f"{100 * x['delta_accuracy']:+.1f} pp",
-                              _fmt(x["tokens"], 0), "–" if x["delta_tokens"] is None else f"{x['delta_tokens']:+.0f}",
-                              x["reason"] or "")
-                console.print(a)
-            elif r.get("ablation_error"):
-                err.print(f"{r['design']}: no ablation ({r['ablation_error']})")
+    app.command("diagnose")(diagnose)
 
 
-__all__ = ["design_app", "register"]
+__all__ = ["design_app", "diagnose", "register"]
