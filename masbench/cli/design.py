@@ -1,8 +1,7 @@
 """``masbench design holistic|meta|export|list|table`` and ``masbench diagnose``.
 
-Mount with :func:`register` (adds the ``design`` group and the ``diagnose`` command). Imports of
-masbench beyond the CLI sit inside the commands, for start-up time: ``masbench --help`` must not
-load the runtime, litellm or duckdb."""
+Mount with :func:`register` (adds the ``design`` group and the ``diagnose`` command). The root
+group loads this module only when one of these commands runs, so it imports at its top."""
 
 from __future__ import annotations
 
@@ -13,11 +12,21 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-
+import yaml
 from rich.console import Console
 from rich.table import Table
 
-from .run import parse_model_overrides  # one parser for --model ALIAS=ID
+from ..analysis import diagnose as run_diagnose
+from ..analysis import illusion_table
+from ..design.holistic import HolisticConfig
+from ..design.records import export_designs
+from ..design.scripted import ScriptedDesignerGateway
+from ..design.session import holistic_session
+from ..harness import RunOptions, prepare, run_designer_suite
+from ..library import Library
+from ..spec.problems import SpecError
+from ..store import Store, StoreWriter, ensure_views
+from .common import parse_model_overrides  # one parser for --model ALIAS=ID
 
 err = Console(stderr=True)
 
@@ -45,10 +54,6 @@ ScriptOpt = Annotated[Optional[Path], typer.Option(
 def _scripted(script: Path | None, prep: Any, sink: Any):
     if script is None:
         return None
-    import yaml
-
-    from ..design.scripted import ScriptedDesignerGateway  # start-up time (see the module docstring)
-
     data = yaml.safe_load(script.read_text(encoding="utf-8"))
     if not isinstance(data, (dict, list, str)):
         raise typer.BadParameter("--script must hold a mapping of role → replies")
@@ -56,9 +61,6 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
 
 
 def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):
-    from ..harness import RunOptions, prepare  # start-up time
-    from ..spec.problems import SpecError
-
     try:
         return prepare(RunOptions(suite=suite, overrides=parse_model_overrides(model), lib=lib or [], limit=limit))
     except SpecError as exc:
@@ -68,8 +70,6 @@ def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit:
 
 
 def _open(store: Path, must_exist: bool = True):
-    from ..store import Store, ensure_views  # start-up time
-
     if must_exist and not store.exists():
         err.print(f"no store at {store}")
         raise typer.Exit(2)
@@ -104,10 +104,6 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
                                                                "designs here (e.g. tasks/illusion-auto.yaml).")] = None,
              lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Write N whole designs for a suite's tasks with one model call each; store, check, export."""
-    from ..design.holistic import HolisticConfig  # start-up time
-    from ..design.session import holistic_session
-    from ..store import StoreWriter
-
     prep = _prepare(suite, model, lib)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
     st = _open(store or prep.store_path, must_exist=False)
@@ -151,9 +147,6 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
          store: Annotated[Optional[Path], typer.Option("--store", help="Store (default: the suite's).")] = None,
          lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Run the MAS-Zero-style meta-designer on every task of a suite (results, calls, designs → store)."""
-    from ..harness import run_designer_suite  # start-up time
-    from ..store import StoreWriter
-
     prep = _prepare(suite, model, lib, limit)
     params: dict[str, Any] = {"max_rounds": max_rounds, "max_subtasks": max_subtasks}
     if budget_tokens:
@@ -186,8 +179,6 @@ def export(out: Annotated[Path, typer.Option("--out", help="Folder, e.g. orchest
            designer: Annotated[Optional[str], typer.Option("--designer", help="holistic | meta")] = None,
            per_task: Annotated[bool, typer.Option("--per-task", help="Also per-task (meta-designer) designs.")] = False) -> None:
     """Write every valid generated design in the store as YAML that `masbench validate` accepts."""
-    from ..design.records import export_designs  # start-up time
-
     st = _open(store)
     try:
         paths = export_designs(st, out, run_id=run, designer=designer, suite_level_only=not per_task)
@@ -232,9 +223,6 @@ def table(store: StoreOpt = Path("runs/masbench.duckdb"),
           csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the table as CSV.")] = None,
           lib: LibOpt = None) -> None:
     """The Illusion paper's table: baselines, expert MAS, automatic MAS and the CoT-SC curve."""
-    from ..analysis import illusion_table  # start-up time
-    from ..library import Library
-
     st = _open(store)
     try:
         df = illusion_table(st, run, Library(roots=lib or []))
@@ -267,8 +255,6 @@ def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
              lib: LibOpt = None) -> None:
     """Architecture diagnostics of a run: nodes, depth, calls/task, unanimity at once, verifier
     choices, collapse to CoT-SC / a single call, and (--ablate N) per-node ablation."""
-    from ..analysis import diagnose as run_diagnose  # start-up time
-    from ..library import Library
 
     st = _open(store)
     try:

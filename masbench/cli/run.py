@@ -1,7 +1,7 @@
-"""``masbench run``, and the one ``--model ALIAS=ID`` parser the run and design commands share.
+"""``masbench run``.
 
-Mount with :func:`register` (adds the ``run`` command). Everything beyond typer/rich is imported
-inside the command, so ``masbench --help`` does not load the harness."""
+Mount with :func:`register` (adds the ``run`` command). The root group loads this module only when
+``run`` is used, so it imports at its top."""
 
 from __future__ import annotations
 
@@ -12,16 +12,10 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-
-def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
-    """``["ALIAS=ID", ...]`` → ``{alias: id}``; a value without ``=`` is a bad parameter."""
-    out = {}
-    for v in values or []:
-        if "=" not in v:
-            raise typer.BadParameter(f"--model takes ALIAS=LITELLM_ID, got {v!r}")
-        a, m = v.split("=", 1)
-        out[a.strip()] = m.strip()
-    return out
+from ..harness.progress import RunDisplay
+from ..harness.runner import RunOptions, run_suite
+from ..spec.problems import SpecError
+from .common import parse_model_overrides
 
 
 def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
@@ -35,11 +29,6 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
         lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
     """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume."""
-    # start-up time: the harness (langgraph, litellm, duckdb) loads only when a run starts
-    from ..harness.progress import RunDisplay
-    from ..harness.runner import RunOptions, run_suite
-    from ..spec.problems import SpecError
-
     console = Console(stderr=True)
     opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [])
@@ -65,4 +54,4 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-__all__ = ["parse_model_overrides", "register", "run"]
+__all__ = ["register", "run"]

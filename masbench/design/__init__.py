@@ -24,6 +24,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..budget import BudgetMeter
+
 _EXPORTS = {
     "DesignCheck": "check", "DesignLimits": "check", "Rejected": "check", "SAFE_PYTHON": "check",
     "check_text": "check", "check_data": "check", "spec_data": "check",
@@ -42,8 +44,6 @@ __all__ = sorted([*_EXPORTS, "Ledger"])
 
 def __getattr__(name: str) -> Any:
     if name == "Ledger":  # kept name: the designers' meter is the one budget meter
-        from ..budget import BudgetMeter  # start-up time: the store imports design.views, so this facade loads nothing eagerly
-
         return BudgetMeter
     mod = _EXPORTS.get(name)
     if mod is None:

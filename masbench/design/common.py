@@ -1,5 +1,4 @@
-"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results, budgets,
-the verifier's choice parser."""
+"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results, budgets."""
 
 from __future__ import annotations
 
@@ -107,19 +106,3 @@ def short(s: str, n: int = 80) -> str:
     """``s`` on one line, cut to ``n`` characters."""
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1] + "…"
-
-
-_CHOICE = re.compile(r"choice\s*[:#]?\s*\**\s*(\d+)", re.I)
-
-
-# TODO(lead): use masbench.text.parse_choice
-def parse_choice(text: str, n: int) -> int | None:
-    """A verifier's pick among ``n`` candidates (0-based), or None: ``choice: N`` (1-based) if the
-    reply says so, else the last number 1..n in it."""
-    m = _CHOICE.search(text)
-    if m:
-        c = int(m.group(1)) - 1
-        return c if 0 <= c < n else None
-    nums = [int(x) - 1 for x in re.findall(r"\b(\d{1,2})\b", text)]
-    nums = [x for x in nums if 0 <= x < n]
-    return nums[-1] if nums else None

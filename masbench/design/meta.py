@@ -33,9 +33,9 @@ from ..budget import BudgetMeter
 from ..llm import metered_call
 from ..runtime import DesignResult, RunContext, majority_vote, run_design
 from ..spec import DesignRef
+from ..text import parse_choice
 from .check import DesignCheck, Rejected, check_data
-from .common import (TOO_HARD, collecting_sink, n_answers, parse_choice, result, short, sim_gold, sub_context, tag,
-                     tighter)
+from .common import TOO_HARD, collecting_sink, n_answers, result, short, sim_gold, sub_context, tag, tighter
 from .decompose import (TOO_HARD_NOTE, MetaDesignerConfig, completeness, decomposition_design,
                         parse_decomposition)
 from .prompts import decompose_messages, sim_design_hints, verify_messages

@@ -43,7 +43,7 @@ class LibraryDesign:
 
 @dataclass(frozen=True, slots=True)
 class Designer:
-    """A per-task designer (see :data:`masbench.design.runners.DESIGNERS`)."""
+    """A per-task designer (see :data:`masbench.registry.DESIGNERS`)."""
 
     name: str
     """Designer name (``meta-designer``, ``holistic-designer``)."""

@@ -2,22 +2,19 @@
 params: {...}}]``). Each is ``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``,
 the same result the runtime returns for a design, so the harness scores and stores it like one.
 
-The entries are lazy (``"module:attr"``): listing the names (``masbench validate`` checks suite
-references against them) imports no designer."""
+The registry itself is :data:`masbench.registry.DESIGNERS` (layer 0, lazy ``"module:attr"``
+entries pointing here), so ``masbench validate`` checks suite references without importing any
+designer; this module is what those entries load."""
 
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from ..registry import Registry
+from ..registry import DESIGNERS
+from .holistic import run_holistic_designer as run_holistic
+from .meta import run_meta_designer as run_meta
 
 DesignerRunner = Callable[..., Awaitable[Any]]
-
-DESIGNERS: Registry[DesignerRunner] = Registry("designer", {
-    "meta-designer": "masbench.design.meta:run_meta_designer",
-    "holistic-designer": "masbench.design.holistic:run_holistic_designer",
-})
-"""Name → per-task designer runner."""
 
 
 def designer_names() -> list[str]:
@@ -35,4 +32,4 @@ def get_designer(name: str) -> DesignerRunner | None:
     return DESIGNERS[name] if name in DESIGNERS else None
 
 
-__all__ = ["DESIGNERS", "DesignerRunner", "designer_names", "get_designer", "is_designer"]
+__all__ = ["DESIGNERS", "DesignerRunner", "designer_names", "get_designer", "is_designer", "run_holistic", "run_meta"]

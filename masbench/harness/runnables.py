@@ -1,5 +1,5 @@
 """The one place a suite entry's name becomes something to run: a per-task designer (code,
-registered in :data:`masbench.design.runners.DESIGNERS`) or a library design (data)."""
+registered in :data:`masbench.registry.DESIGNERS`) or a library design (data)."""
 
 from __future__ import annotations
 
