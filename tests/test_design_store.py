@@ -13,10 +13,11 @@ import yaml
 from typer.testing import CliRunner
 
 from masbench.cli import app
-from masbench.design.diagnostics import diagnose, illusion_table
+from masbench.analysis import diagnose, illusion_table
 from masbench.design.holistic import HolisticConfig
 from masbench.design.scripted import ScriptedDesignerGateway
-from masbench.design.session import holistic_session, run_designer_suite
+from masbench.design.session import holistic_session
+from masbench.harness import run_designer_suite
 from masbench.harness.runner import RunOptions, prepare, run_suite
 from masbench.library import Library
 from masbench.store import Store, StoreWriter

@@ -31,7 +31,7 @@ COMMANDS: dict[str, Command] = {
                                              "references, design graphs."),
     "schema": Command("masbench.cli.spec", "Print the JSON Schema of a YAML kind (all kinds if none given), "
                                            "for editor autocompletion."),
-    "run": Command("masbench.harness.cli", "Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. "
+    "run": Command("masbench.cli.run", "Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. "
                                            "Rerun to resume."),
     "runs": Command("masbench.cli.store", "List the runs in a store."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
@@ -41,9 +41,9 @@ COMMANDS: dict[str, Command] = {
                                               "design."),
     "graph": Command("masbench.cli.graph", "Render a design: Mermaid text on stdout, and a PNG."),
     "tasks": Command("masbench.cli.tasks", "Show and export benchmark tasks."),
-    "diagnose": Command("masbench.design.cli", "Architecture diagnostics of a run: nodes, depth, calls/task, "
+    "diagnose": Command("masbench.cli.design", "Architecture diagnostics of a run: nodes, depth, calls/task, "
                                                "unanimity at once, verifier"),
-    "design": Command("masbench.design.cli", "Automatic MAS design: one-shot holistic designer, per-task "
+    "design": Command("masbench.cli.design", "Automatic MAS design: one-shot holistic designer, per-task "
                                              "meta-designer, generated designs (stored, exported, listed)."),
     "skills": Command("masbench.cli.routing", "Skill handbooks: learn competence and cost from traces, show them."),
     "route": Command("masbench.cli.routing", "Routers: evaluate them on an outcome matrix; fill decision outcomes."),

@@ -1,18 +1,21 @@
 """Automatic MAS design: a one-shot holistic designer (MAS-Orchestra style), a per-task
-meta-designer (MAS-Zero style) and architecture diagnostics. Designs a model writes are data in
-our schema — parsed with a safe parser, repaired only in recorded safe ways, validated by the
-runtime's validator, and never executed as code.
+meta-designer (MAS-Zero style) and the structure of a design (its depth, fan-out, collapse to
+CoT-SC). Designs a model writes are data in our schema — parsed with a safe parser, repaired only
+in recorded safe ways, validated by the runtime's validator, and never executed as code.
+Diagnostics over a run's store live in :mod:`masbench.analysis`; running a designer over a suite
+is the harness's (:func:`masbench.harness.run_designer_suite`).
 
-Public API (imported lazily, so ``masbench.design.views`` stays cheap for the store)::
+Public API (imported lazily: each name loads only its own module)::
 
     check_text(text, library, limits) -> DesignCheck        # parse + repair + validate a reply
     HolisticDesigner(gateway, library, HolisticConfig(...)).generate(examples) -> [DesignRecord]
     run_holistic_designer(task, ctx, config, design_sink=...) -> DesignResult   # per task
     run_meta_designer(task, ctx, config, design_sink=...) -> DesignResult       # per task
-    DESIGNERS                                               # name -> runner, for the harness
-    diagnose(store, run_id, ...) / collapse(spec, library) / structure(spec, library)
-    export_designs(store, out_dir) / illusion_table(store, run_id)
-    holistic_session(prep, store, config) / run_designer_suite(prep, store, "meta-designer", params)
+    DESIGNERS / is_designer(name)                           # name -> runner (a lazy Registry)
+    Runnable / LibraryDesign(name) / Designer(name, runner) # what the harness runs, one protocol
+    collapse(spec, library) / structure(spec, library)      # from the spec alone
+    export_designs(store, out_dir) / holistic_session(prep, store, config)
+    Ledger                                                  # = masbench.budget.BudgetMeter
     ScriptedDesignerGateway(script) / ExecutionGuard(markers)   # tests and demos
 """
 
@@ -21,24 +24,27 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..budget import BudgetMeter
+
 _EXPORTS = {
     "DesignCheck": "check", "DesignLimits": "check", "Rejected": "check", "SAFE_PYTHON": "check",
     "check_text": "check", "check_data": "check", "spec_data": "check",
-    "Ledger": "llmcall",
     "DesignRecord": "records", "export_designs": "records", "write_records": "records",
     "HolisticConfig": "holistic", "HolisticDesigner": "holistic", "run_holistic_designer": "holistic",
     "MetaDesignerConfig": "meta", "MetaDesigner": "meta", "run_meta_designer": "meta",
-    "DESIGNERS": "runners", "designer_names": "runners", "get_designer": "runners",
-    "collapse": "diagnostics", "structure": "diagnostics", "diagnose": "diagnostics", "ablate": "diagnostics",
-    "illusion_table": "diagnostics",
+    "DESIGNERS": "runners", "designer_names": "runners", "get_designer": "runners", "is_designer": "runners",
+    "Runnable": "runnable", "LibraryDesign": "runnable", "Designer": "runnable",
+    "collapse": "topology", "structure": "topology", "top_graph": "topology", "SINGLE_CALL": "topology",
     "ScriptedDesignerGateway": "scripted", "ExecutionGuard": "scripted", "pick_reply": "scripted",
-    "holistic_session": "session", "run_designer_suite": "session", "derive_suite": "session",
+    "holistic_session": "session", "derive_suite": "session",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "Ledger"])
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Ledger":  # kept name: the designers' meter is the one budget meter
+        return BudgetMeter
     mod = _EXPORTS.get(name)
     if mod is None:
         raise AttributeError(f"module 'masbench.design' has no attribute {name!r}")

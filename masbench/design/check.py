@@ -1,11 +1,10 @@
-"""Parse and check a design a model wrote. Nothing here executes anything.
+"""Check a design a model wrote: parse it safely (:mod:`.parse`), repair it in recorded safe
+ways, check the schema, the policy for generated designs, and the runtime's own graph/reference
+validator. Nothing here executes anything.
 
-Order, cheapest first: a size limit on the text; the first fenced block (a ``python``/``bash``
-block is refused: designs are data, code is never run); a token scan that refuses YAML tags
-(``!!python/...``), aliases (alias bombs) and deep nesting before anything is built; a safe
-parser (PyYAML's safe composer via :func:`masbench.spec.yamlpos.parse_yaml`, ``json.loads`` as a
-fallback); a node-count limit; *safe repairs* (each recorded); the schema (pydantic); a policy for
-generated designs (allow-listed python functions, model aliases only); and the runtime's own
+Order, cheapest first: the safe parse (size, code/shell refusal, no YAML tags/aliases, nesting
+limit); a node-count limit; *safe repairs* (each recorded); the schema (pydantic); a policy for
+generated designs (allow-listed python functions, model aliases only); and the runtime's
 validator (:func:`masbench.runtime.validate_design`). Whatever is not repaired is rejected with
 the reason.
 
@@ -24,52 +23,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from ..runtime import validate_design
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem, problems_from_validation
-from ..spec.yamlpos import Located, YamlSyntaxError, parse_yaml
+from ..spec.yamlpos import Located
+from ._graphrefs import RESERVED, node_reads, sinks, template_refs  # TODO(lead): from ..runtime import RESERVED, node_reads, sinks, template_refs
+from .parse import SAFE_PYTHON, DesignLimits, Refused, Rejected, extract_block, load_data
 
-SAFE_PYTHON = frozenset({"calculator", "sum_list", "majority", "identity"})
-"""Registered python functions a generated design may call (pure, no I/O)."""
-
-RESERVED_REFS = frozenset({"question", "inputs", "item", "index", "candidates", "round", "history"})
-
-
-@dataclass(frozen=True)
-class DesignLimits:
-    """What a generated design may be. Anything over a limit is rejected (repeat / rounds /
-    max_tokens are clamped instead, and the clamp is recorded as a repair)."""
-
-    max_bytes: int = 65_536
-    """Largest reply text (UTF-8 bytes) that is parsed at all."""
-    max_nodes: int = 50
-    """Most nodes, loop bodies included."""
-    max_depth: int = 12
-    """Deepest YAML/JSON nesting."""
-    max_repeat: int = 8
-    """Largest ``repeat`` (clamped)."""
-    max_rounds: int = 5
-    """Largest loop ``max_rounds`` (clamped)."""
-    max_tokens: int = 1024
-    """Largest ``max_tokens`` of a node or inline agent (clamped)."""
-    max_agents: int = 8
-    """Most inline agents."""
-    python_allow: frozenset[str] = SAFE_PYTHON
-    """Python functions a generated design may name."""
+_ENTRY = re.compile(r"^\s*([A-Za-z_][\w\-]*)(?:\.([A-Za-z_][\w\-]*))?\s*$")
+"""A ``from`` entry (``node`` or ``node.field``): the repairs edit entries, so they parse the head."""
 
 
-class Rejected(ValueError):
-    """A model-written design that cannot be used; ``reason`` says why."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-class Refused(Rejected):
-    """A hostile construct (YAML tag, alias, excessive nesting): final, no fallback parse."""
+def _from_list(node: dict) -> list:
+    f = node.get("from")
+    if f is None:
+        return []
+    return [f] if isinstance(f, str) else list(f) if isinstance(f, list) else []
 
 
 @dataclass
@@ -90,226 +61,6 @@ class DesignCheck:
     @property
     def valid(self) -> bool:
         return self.spec is not None
-
-
-# --------------------------------------------------------------------------- text → data
-
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+\-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
-_CODE_LANGS = {"python", "py", "python3", "bash", "sh", "shell", "zsh", "console", "javascript", "js", "ts",
-               "typescript", "ruby", "perl", "powershell", "ps1", "cmd", "bat", "c", "cpp", "go", "rust", "sql",
-               "html", "xml"}
-_DATA_LANGS = {"", "yaml", "yml", "json", "jsonc"}
-_CODE_HINT = re.compile(r"^\s*(def \w+\s*\(|class \w+[(:]|import \w+|from [\w.]+ import |async def |#!/|"
-                        r"for \w+ in .*:\s*$|while .*:\s*$|if __name__)", re.M)
-_SHELL_HINT = re.compile(r"^\s*(\$ |sudo |rm -|curl |wget |chmod |bash |sh -c|python3? -c|pip install|cd /|echo )", re.M)
-
-
-def extract_block(text: str) -> tuple[str, str | None]:
-    """The first fenced block of a reply (body, language), else the whole reply (text, None)."""
-    m = _FENCE.search(text)
-    if m:
-        return m.group(2), m.group(1).strip().lower()
-    return text, None
-
-
-def _tail(text: str, expect: tuple[str, ...]) -> str | None:
-    """An unfenced reply from its first line that can start the expected data (a preamble such
-    as "Here is the design:" dropped), or None."""
-    keys = "|".join(re.escape(k) for k in expect + ("name", "description"))
-    m = re.search(rf"^({keys})\s*:", text, re.M)
-    return text[m.start():] if m and m.start() > 0 else None
-
-
-def _code_hint(body: str) -> str | None:
-    if _CODE_HINT.search(body):
-        return "it looks like Python code"
-    if _SHELL_HINT.search(body):
-        return "it looks like shell commands"
-    return None
-
-
-def _scan(body: str, limits: DesignLimits) -> None:
-    """Refuse tags, aliases and deep nesting before any object is built (PyYAML's scanner is
-    iterative and builds nothing)."""
-    depth = 0
-    opens = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
-             yaml.FlowSequenceStartToken)
-    closes = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
-    try:
-        for tok in yaml.scan(body, Loader=yaml.SafeLoader):
-            if isinstance(tok, opens):
-                depth += 1
-                if depth > limits.max_depth:
-                    raise Refused(f"nesting deeper than {limits.max_depth} levels")
-            elif isinstance(tok, closes):
-                depth -= 1
-            elif isinstance(tok, yaml.TagToken):
-                raise Refused(f"YAML tags are not allowed (found {tok.value[0]}{tok.value[1]} at line "
-                               f"{tok.start_mark.line + 1}); a design is plain data")
-            elif isinstance(tok, yaml.AliasToken):
-                raise Refused(f"YAML aliases are not allowed (found *{tok.value} at line {tok.start_mark.line + 1})")
-    except yaml.YAMLError:
-        return  # the parser reports syntax errors with their position
-
-
-def _json_depth_ok(body: str, limits: DesignLimits) -> None:
-    depth = 0
-    in_str = esc = False
-    for ch in body:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limits.max_depth:
-                raise Refused(f"nesting deeper than {limits.max_depth} levels")
-        elif ch in "]}":
-            depth -= 1
-
-
-def _parse(body: str, limits: DesignLimits, file: str) -> tuple[Any, Located]:
-    _scan(body, limits)
-    if body.lstrip().startswith(("{", "[")):
-        _json_depth_ok(body, limits)
-    try:
-        located = parse_yaml(body, file)
-        return located.data, located
-    except YamlSyntaxError as exc:
-        if body.lstrip().startswith("{"):
-            try:
-                data = json.loads(body)
-                return data, Located(data=data, file=file)
-            except (ValueError, RecursionError):
-                pass
-        hint = _code_hint(body)
-        raise Rejected(f"not a design: {hint}; designs are YAML/JSON data and code is never run" if hint else
-                       f"not valid YAML/JSON (line {exc.line}, column {exc.col}: {exc.msg})") from None
-    except RecursionError:
-        raise Refused(f"nesting deeper than {limits.max_depth} levels") from None
-
-
-def load_data(text: str, limits: DesignLimits, *, file: str = "<design>",
-              expect: tuple[str, ...] = ("nodes",), allow_list: bool = False,
-              what: str = "design") -> tuple[Any, Located]:
-    """Reply text → plain data (dicts, lists, scalars) with positions. ``expect``: keys one of
-    which the data should have (used to skip a preamble and to explain a failure). Raises
-    :class:`Rejected`."""
-    if not isinstance(text, str) or not text.strip():
-        raise Rejected("empty reply: no design found")
-    size = len(text.encode("utf-8", "replace"))
-    if size > limits.max_bytes:
-        raise Rejected(f"reply is {size} bytes, over the {limits.max_bytes}-byte limit (not parsed)")
-    body, lang = extract_block(text)
-    if lang is not None and lang not in _DATA_LANGS:
-        what = "code" if lang in _CODE_LANGS else f"a {lang!r} block"
-        raise Rejected(f"the reply is {what} (```{lang}), not a design: designs are YAML/JSON data and code is "
-                       "never run")
-    if not body.strip():
-        raise Rejected("empty block: no data found")
-
-    def has_expected(d: Any) -> bool:
-        if allow_list and isinstance(d, list) and d:
-            return True
-        return isinstance(d, dict) and (any(k in d for k in expect) or (
-            len(d) == 1 and isinstance(next(iter(d.values())), dict)
-            and any(k in next(iter(d.values())) for k in expect)))
-
-    first: Rejected | None = None
-    try:
-        data, located = _parse(body, limits, file)
-    except Refused:
-        raise
-    except Rejected as exc:
-        first, data, located = exc, None, None
-    if not has_expected(data) and lang is None:
-        tail = _tail(body, expect)
-        if tail is not None:
-            try:
-                data, located = _parse(tail, limits, file)
-                first = None
-            except Refused:
-                raise
-            except Rejected:
-                pass
-    if first is not None:
-        raise first
-    if not has_expected(data):
-        hint = _code_hint(body)
-        if hint:
-            raise Rejected(f"not a {what}: {hint}; {what}s are YAML/JSON data and code is never run")
-        if not isinstance(data, dict):
-            kind = "text" if isinstance(data, str) else type(data).__name__ if data is not None else "nothing"
-            raise Rejected(f"not a {what}: expected a mapping with {' or '.join(map(repr, expect))}, got {kind}")
-    return data, located
-
-
-# --------------------------------------------------------------------------- references
-
-_REF = re.compile(r"\{([A-Za-z_][A-Za-z0-9_\-]*)(?:\.([A-Za-z_][A-Za-z0-9_\-]*))?\}")
-_ENTRY = re.compile(r"^\s*([A-Za-z_][\w\-]*)(?:\.([A-Za-z_][\w\-]*))?\s*$")
-
-
-def template_refs(text: Any) -> set[str]:
-    """Names a template references (``{name}`` / ``{name.field}``; ``{{``/``}}`` are literal)."""
-    if not isinstance(text, str):
-        return set()
-    t = text.replace("{{", "").replace("}}", "")
-    return {m.group(1) for m in _REF.finditer(t)}
-
-
-def _from_list(node: dict) -> list:
-    f = node.get("from")
-    if f is None:
-        return []
-    return [f] if isinstance(f, str) else list(f) if isinstance(f, list) else []
-
-
-def node_reads(node: dict, agents: dict | None = None) -> set[str]:
-    """Every name a node (dict form) reads: ``from`` heads, ``map`` source, template references,
-    a loop's ``init`` and whatever its body reads."""
-    out: set[str] = set()
-    for e in _from_list(node):
-        m = _ENTRY.match(e) if isinstance(e, str) else None
-        if m:
-            out.add(m.group(1))
-    mp = node.get("map")
-    if isinstance(mp, str):
-        m = _ENTRY.match(mp)
-        if m:
-            out.add(m.group(1))
-        out |= template_refs(mp)
-    for k in ("prompt", "system"):
-        out |= template_refs(node.get(k))
-    for k in ("agent", "select"):
-        a = node.get(k)
-        if isinstance(a, dict):
-            out |= template_refs(a.get("prompt")) | template_refs(a.get("system"))
-        elif isinstance(a, str) and agents and isinstance(agents.get(a), dict):
-            out |= template_refs(agents[a].get("prompt")) | template_refs(agents[a].get("system"))
-    lp = node.get("loop")
-    if isinstance(lp, dict):
-        if isinstance(lp.get("init"), str):
-            out.add(lp["init"])
-        body = lp.get("nodes") if isinstance(lp.get("nodes"), dict) else {}
-        for b in body.values():
-            if isinstance(b, dict):
-                out |= node_reads(b, agents) - set(body)
-    return out
-
-
-def sinks(nodes: dict[str, Any], agents: dict | None = None) -> list[str]:
-    """Top-level nodes nothing else reads (in YAML order)."""
-    read: set[str] = set()
-    for name, n in nodes.items():
-        if isinstance(n, dict):
-            read |= node_reads(n, agents) - {name}
-    return [n for n in nodes if n not in read]
 
 
 # --------------------------------------------------------------------------- repairs
@@ -388,7 +139,7 @@ def _drop_dangling(where: str, node: dict, visible: set[str], repairs: list[str]
     keep = []
     for e in entries:
         m = _ENTRY.match(e) if isinstance(e, str) else None
-        if m and m.group(1) not in visible and m.group(1) not in RESERVED_REFS:
+        if m and m.group(1) not in visible and m.group(1) not in RESERVED:
             repairs.append(f"dropped dangling reference {e!r} from {where}.from")
             continue
         keep.append(e)
@@ -545,18 +296,14 @@ def policy_problems(spec: DesignSpec, limits: DesignLimits, library: Any = None)
     if why:
         out.append(why)
 
-    def walk(nodes, base):
-        for name, n in nodes.items():
-            if n.python is not None and n.python not in limits.python_allow:
-                out.append(f"{base}{name}.python: {n.python!r} is not allowed in generated designs (allowed: "
-                           f"{', '.join(sorted(limits.python_allow))})")
-            if n.design is not None and n.design.startswith("gen-"):
-                out.append(f"{base}{name}.design: generated designs call library blocks, not other generated "
-                           f"designs ({n.design!r})")
-            if n.loop is not None:
-                walk(n.loop.nodes, f"{base}{name}.loop.nodes.")
-
-    walk(spec.nodes, "nodes.")
+    for v in spec.walk():
+        n = v.node
+        if n.python is not None and n.python not in limits.python_allow:
+            out.append(f"{v.dotted}.python: {n.python!r} is not allowed in generated designs (allowed: "
+                       f"{', '.join(sorted(limits.python_allow))})")
+        if n.design is not None and n.design.startswith("gen-"):
+            out.append(f"{v.dotted}.design: generated designs call library blocks, not other generated "
+                       f"designs ({n.design!r})")
     for aname, a in spec.agents.items():
         if not isinstance(a.model, str) or "/" in a.model:
             out.append(f"agents.{aname}.model: generated designs may only use a model alias of the suite")
@@ -566,8 +313,6 @@ def policy_problems(spec: DesignSpec, limits: DesignLimits, library: Any = None)
 def check_data(data: Any, library: Any, limits: DesignLimits | None = None, *, designer: str = "holistic",
                located: Located | None = None, name: str | None = None) -> DesignCheck:
     """Repair, schema-check, policy-check and validate parsed design data."""
-    from ..runtime import validate_design
-
     limits = limits or DesignLimits()
     if not isinstance(data, dict):
         return DesignCheck(None, "not a design: expected a mapping", [], [], None)
@@ -625,6 +370,6 @@ def spec_data(spec: DesignSpec) -> dict:
     return spec.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
 
 
-__all__ = ["DesignCheck", "DesignLimits", "Rejected", "SAFE_PYTHON", "check_data", "check_text", "extract_block",
-           "load_data", "node_reads", "policy_problems", "repair", "sinks", "spec_data", "spec_json",
+__all__ = ["RESERVED", "DesignCheck", "DesignLimits", "Refused", "Rejected", "SAFE_PYTHON", "check_data", "check_text",
+           "extract_block", "load_data", "node_reads", "policy_problems", "repair", "sinks", "spec_data", "spec_json",
            "template_refs"]

@@ -1,4 +1,4 @@
-"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results."""
+"""Small pieces shared by the designers: sub-run contexts, node-row prefixes, results, budgets."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import re
 from typing import Any, Callable
 
 from ..runtime import DesignResult, RunContext
+from ..spec.budget import Budget
+from .check import DesignLimits
 
 TOO_HARD = re.compile(r"too[\s_\-]*hard", re.I)
 
@@ -65,9 +67,6 @@ def config_from_params(cls: type, params: dict[str, Any] | None) -> Any:
     """Build a designer config (a dataclass with ``limits`` and ``budget`` fields) from suite
     ``params``: ``budget_tokens`` / ``budget_usd`` / ``budget_calls`` or a ``budget`` mapping become
     a :class:`~masbench.spec.Budget`; check limits may be given by name or as a ``limits`` mapping."""
-    from ..spec.budget import Budget
-    from .check import DesignLimits
-
     p = dict(params or {})
     b: dict[str, Any] = {}
     for key, field_name, conv in (("budget_tokens", "per_task_tokens", int), ("budget_usd", "per_task_usd", float),
@@ -86,3 +85,24 @@ def config_from_params(cls: type, params: dict[str, Any] | None) -> Any:
     if b:
         cfg.budget = Budget(**b)
     return cfg
+
+
+def tighter(a: Budget | None, b: Budget | None) -> Budget | None:
+    """The smaller of two budgets, cap by cap (None: no cap)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+
+    def lo(x, y):
+        return y if x is None else x if y is None else min(x, y)
+
+    return Budget(per_task_tokens=lo(a.per_task_tokens, b.per_task_tokens),
+                  per_task_usd=lo(a.per_task_usd, b.per_task_usd),
+                  per_task_calls=lo(a.per_task_calls, b.per_task_calls), match=a.match)
+
+
+def short(s: str, n: int = 80) -> str:
+    """``s`` on one line, cut to ``n`` characters."""
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"

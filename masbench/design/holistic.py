@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..llm import Gateway
+from ..budget import BudgetMeter
+from ..llm import Gateway, metered_call
 from ..runtime import DesignResult, RunContext, run_design
 from ..spec.budget import Budget
 from .check import DesignCheck, DesignLimits, check_text
-from .common import collecting_sink, config_from_params, n_answers, result, sub_context
-from .llmcall import Ledger, designer_call
+from .common import collecting_sink, config_from_params, n_answers, result, sub_context, tighter
 from .prompts import holistic_messages, sim_design_hints
 from .records import DesignRecord, DesignSink, prompt_hash, prompt_text
 
@@ -69,13 +69,13 @@ class HolisticDesigner:
 
     def __init__(self, gateway: Gateway, library: Any, config: HolisticConfig | None = None, *,
                  tags: dict[str, Any] | None = None, design_sink: DesignSink | None = None,
-                 ledger: Ledger | None = None):
+                 ledger: BudgetMeter | None = None):
         self.gateway = gateway
         self.library = library
         self.config = config or HolisticConfig()
         self.tags = dict(tags or {})
         self.design_sink = design_sink
-        self.ledger = ledger or Ledger(self.config.budget)
+        self.ledger = ledger or BudgetMeter(self.config.budget)
 
     def messages(self, examples: list[str], description: str | None = None) -> list[dict[str, str]]:
         c = self.config
@@ -94,10 +94,10 @@ class HolisticDesigner:
         for i in range(c.n if n is None else n):
             tags = {**self.tags, "purpose": "search", "design": self.tags.get("design", c.name),
                     "node": f"holistic[{i}]", "agent": c.name, "task_id": task_id}
-            res = await designer_call(self.gateway, self.ledger, model=c.model, messages=msgs,
-                                      max_tokens=c.max_tokens, temperature=c.temperature,
-                                      sample_index=seed * 1000 + i, tags=tags,
-                                      sim={"mode": "design", "role": "holistic", **hints})
+            res = await metered_call(self.gateway, self.ledger, c.model, msgs, max_tokens=c.max_tokens,
+                                     temperature=c.temperature, sample_index=seed * 1000 + i, tags=tags,
+                                     metadata={"sim": {"mode": "design", "role": "holistic", **hints}},
+                                     where=tags["node"], search=True)
             if res is None:
                 break
             if res.error is not None:
@@ -121,8 +121,8 @@ async def run_holistic_designer(task: Any, ctx: RunContext, config: HolisticConf
     context's budget, whichever is smaller."""
     cfg = config if isinstance(config, HolisticConfig) else HolisticConfig.from_params(config)
     t0 = time.perf_counter()
-    budget = _tighter(cfg.budget, ctx.budget)
-    ledger = Ledger(budget)
+    budget = tighter(cfg.budget, ctx.budget)
+    ledger = BudgetMeter(budget)
     label = str(ctx.tags.get("design") or cfg.name)
     d = HolisticDesigner(ctx.gateway, ctx.library, cfg, tags={**ctx.tags, "design": label}, design_sink=design_sink,
                          ledger=ledger)
@@ -140,7 +140,7 @@ async def run_holistic_designer(task: Any, ctx: RunContext, config: HolisticConf
             sub_budget = ledger.remaining()
         except ValueError:
             sub_budget = None
-            ledger.refused.append({"what": "run", "cap": "budget used up by the designer"})
+            ledger.refuse("run", "budget used up by the designer")
         if not ledger.exhausted:
             sub = sub_context(ctx, sub_budget, collecting_sink(ctx.node_sink, "gen/", rows))
             res = await run_design(design, task, sub)
@@ -165,20 +165,6 @@ async def run_holistic_designer(task: Any, ctx: RunContext, config: HolisticConf
         status = "degraded"
     return result(text=res.text, answers=res.answers, status=status, ledger=ledger,
                   wall_s=time.perf_counter() - t0, error=res.error, detail=detail)
-
-
-def _tighter(a: Budget | None, b: Budget | None) -> Budget | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-
-    def lo(x, y):
-        return y if x is None else x if y is None else min(x, y)
-
-    return Budget(per_task_tokens=lo(a.per_task_tokens, b.per_task_tokens),
-                  per_task_usd=lo(a.per_task_usd, b.per_task_usd),
-                  per_task_calls=lo(a.per_task_calls, b.per_task_calls), match=a.match)
 
 
 __all__ = ["HolisticConfig", "HolisticDesigner", "run_holistic_designer"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
+
 from ..spec.problems import SpecError
 from .check import DesignLimits
 
@@ -184,8 +186,6 @@ def sim_design_hints(library: Any, role: str, *, designs: list[str] | None = Non
     """Request metadata for *simulated* designer models (never shown to real ones): valid replies
     (``candidates``) and invalid ones (``wrong``), so a ``sim/…`` model answers a designer call
     with a valid design with its accuracy, else with an invalid one."""
-    import yaml
-
     if role == "holistic":
         names = [n for n in (designs or ["cot-sc", "planner-workers", "decompose-extract-compute-aggregate"])
                  if library.has("design", n)][:3]

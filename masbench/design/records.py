@@ -14,6 +14,7 @@ from typing import Any, Callable
 import yaml
 
 from ..spec.design import DesignSpec
+from ..store import StoreWriter
 from .check import DesignCheck, spec_data
 
 DesignSink = Callable[[dict[str, Any]], None]
@@ -103,8 +104,6 @@ class DesignRecord:
 
 def write_records(store: Any, records: list[DesignRecord]) -> int:
     """Insert records into an open :class:`~masbench.store.Store` (one transaction)."""
-    from ..store import StoreWriter
-
     w = StoreWriter(store)
     for r in records:
         w.add("designs", r.row())

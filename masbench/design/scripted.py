@@ -1,37 +1,39 @@
 """Scripted designer replies, for tests and demonstrations.
 
-:class:`ScriptedDesignerGateway` is a real :class:`~masbench.llm.Gateway` (call rows, usage,
-cost, cache, retries): *designer* calls — those whose request metadata says
-``{"sim": {"mode": "design", "role": ...}}`` — are answered from a script (valid, invalid or
-hostile designs, decompositions, anything), and every other call (the agents of the designs being
-run, the verifier) goes to the seeded simulator of the model as usual. Production code does not
-change: designers always call ``gateway.complete``.
+:class:`ScriptedDesignerGateway` is the one scripted gateway (:class:`masbench.llm.scripted.
+ScriptedGateway`: a real gateway — call rows, usage, cost, cache, retries) with a script built
+here: *designer* calls — those whose request metadata says ``{"sim": {"mode": "design", "role":
+...}}`` — are answered from the designer script (valid, invalid or hostile designs,
+decompositions, anything), and every other call (the agents of the designs being run, the
+verifier) by the seeded simulator of the model, as a ``sim/…`` model would answer it. Production
+code does not change: designers always call ``gateway.complete``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import sys
 from typing import Any, Callable
 
-from ..llm import CallResult, Gateway, prompt_token_bound
+from ..llm.scripted import ScriptedGateway
+from ..llm.sim import Simulator, profile_for, skill_accuracy
 from ..spec.model import ModelSpec
 
 Reply = str | Callable[[dict[str, Any]], str]
 
 
-class ScriptedDesignerGateway(Gateway):
+class ScriptedDesignerGateway:
     """``script``: role → a reply, a list of replies (used in order; the last one repeats), or a
-    function of the request info ``{"role", "messages", "metadata", "sample_index", "n"}``.
+    function of the request info ``{"role", "messages", "metadata", "sample_index", "n", ...}``.
     A plain list or string applies to every role. ``others``: an optional function answering the
-    non-designer calls (return None to leave a call to the simulator)."""
+    non-designer calls (return None to leave a call to the simulator). Every other attribute is
+    the wrapped :class:`~masbench.llm.scripted.ScriptedGateway`'s."""
 
     def __init__(self, script: dict[str, Reply | list[Reply]] | list[Reply] | Reply,
                  models: dict[str, ModelSpec] | None = None,
                  others: Callable[[dict[str, Any]], str | None] | None = None, **kw: Any):
-        kw.setdefault("retry_base_s", 0.0001)
-        kw.setdefault("retry_max_s", 0.001)
-        super().__init__(models or {"default": ModelSpec(id="sim/perfect", input_usd_per_mtok=1.0,
-                                                         output_usd_per_mtok=2.0)}, **kw)
         self.script = script if isinstance(script, dict) else {"*": script}
         self.others = others
         self.counts: dict[str, int] = {}
@@ -39,6 +41,31 @@ class ScriptedDesignerGateway(Gateway):
         """Every designer request: role, messages, metadata."""
         self.all_requests: list[dict[str, Any]] = []
         """Messages and metadata of every call (designer or not), e.g. to check where gold flows."""
+        self._sim = Simulator()
+        self.gateway = ScriptedGateway(self._answer, models=models or {"default": ModelSpec(
+            id="sim/perfect", input_usd_per_mtok=1.0, output_usd_per_mtok=2.0)}, **kw)
+        """The scripted gateway every call goes through."""
+
+    def __getattr__(self, name: str) -> Any:  # complete, resolve, prices, stats, ...: the gateway's
+        return getattr(self.__dict__["gateway"], name)
+
+    def _answer(self, info: dict[str, Any]) -> str:
+        """The script given to the gateway: one reply per attempt."""
+        metadata = info.get("metadata") or {}
+        self.all_requests.append({"messages": info["messages"], "metadata": dict(metadata)})
+        sim = metadata.get("sim") or {}
+        spec = self.gateway.resolve(info["alias"])[1]
+        if sim.get("mode") != "design":
+            text = self.others(info) if self.others is not None else None
+            return text if text is not None else self._simulate(spec, info)
+        info["role"] = role = str(sim.get("role", "design"))
+        p = skill_accuracy(profile_for(spec.id, spec.sim), []) if spec.provider == "sim" else 1.0
+        text = self._reply(role, info, _draw(sim, info["sample_index"]) < p)
+        self.requests.append(info)
+        mt = info.get("max_tokens")
+        if mt is not None and math.ceil(len(text) / 4) > mt:
+            text = text[: mt * 4]  # what a model cut off at max_tokens would have sent
+        return text
 
     def _reply(self, role: str, info: dict[str, Any], correct: bool = True) -> str:
         entry = self.script.get(role, self.script.get("*"))
@@ -51,39 +78,22 @@ class ScriptedDesignerGateway(Gateway):
             entry = entry[min(i, len(entry) - 1)] if entry else ""
         return entry(info) if callable(entry) else str(entry)
 
-    async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
-                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str,
-                    tags: dict[str, Any] | None = None) -> CallResult:
-        self.all_requests.append({"messages": messages, "metadata": dict(metadata or {})})
-        sim = (metadata or {}).get("sim") or {}
-        info = {"messages": messages, "metadata": metadata, "sample_index": sample_index}
-        if sim.get("mode") != "design":
-            text = self.others(info) if self.others is not None else None
-            if text is None:
-                return await super()._once(alias, spec, messages, req, sample_index, attempt, metadata, call_id, tags)
-        else:
-            info["role"] = role = str(sim.get("role", "design"))
-            from ..llm.sim import profile_for, skill_accuracy
-
-            p = skill_accuracy(profile_for(spec.id, spec.sim), []) if spec.provider == "sim" else 1.0
-            correct = _draw(sim, sample_index) < p
-            text = self._reply(role, info, correct)
-            self.requests.append(info)
-        pt = prompt_token_bound(self, alias, messages)
-        ct = max(1, math.ceil(len(text) / 4))
-        mt = req.get("max_tokens")
-        finish = "stop"
-        if mt is not None and ct > mt:
-            ct, finish = mt, "length"
-            text = text[: mt * 4]
-        cost = self.prices(alias).cost(pt, ct)
-        return CallResult(text, pt, ct, 0, cost, 0.0, False, attempt, None, spec.id, alias, True, finish, call_id)
+    def _simulate(self, spec: ModelSpec, info: dict[str, Any]) -> str:
+        """The simulator's reply to a non-designer call (its faults raise, so the attempt fails)."""
+        if spec.provider != "sim":
+            raise RuntimeError(f"scripted designer gateway: non-designer calls need a sim/… model, "
+                               f"{info['alias']!r} is {spec.id!r}")
+        coro = self._sim.complete(spec.id, profile_for(spec.id, spec.sim), info["messages"], info.get("max_tokens"),
+                                  info["sample_index"], info["attempt"], (info.get("metadata") or {}).get("sim"))
+        try:  # the simulator awaits nothing unless a latency is configured: run it to completion here
+            coro.send(None)
+        except StopIteration as done:
+            return done.value.text
+        coro.close()
+        raise RuntimeError("scripted designer gateway: simulated latency (latency_ms > 0) is not supported")
 
 
 def _draw(meta: dict[str, Any], sample_index: int, salt: str = "correct") -> float:
-    import hashlib
-    import json
-
     h = hashlib.blake2b(json.dumps([salt, meta.get("role"), meta.get("candidates"), sample_index], sort_keys=True,
                                    default=str).encode(), digest_size=8).digest()
     return int.from_bytes(h, "big") / 2 ** 64
@@ -141,8 +151,6 @@ class ExecutionGuard:
                 self.events.append((event, blob[:200]))
 
     def __enter__(self) -> "ExecutionGuard":
-        import sys
-
         global _HOOKED
         if not _HOOKED:
             sys.addaudithook(_audit)

@@ -2,7 +2,11 @@
 
 from .cells import Cell, DesignEntry, design_entries
 from .curve import CurvePoint, build_curve
-from .runner import RunOptions, RunSummary, compute_curve, prepare, run_suite
+from .designers import run_designer_suite
+from .prepare import Prepared, prepare, run_config, suite_config
+from .runnables import resolve_runnable
+from .runner import RunOptions, RunSummary, compute_curve, run_suite
 
-__all__ = ["Cell", "CurvePoint", "DesignEntry", "RunOptions", "RunSummary", "build_curve", "compute_curve",
-           "design_entries", "prepare", "run_suite"]
+__all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",
+           "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite", "run_suite",
+           "suite_config"]

@@ -1,14 +1,15 @@
-"""Sharding a run over worker processes (``--workers N``).
+"""Sharding a run over worker processes (``--workers N``): the parent side (the child is
+:mod:`.worker_main`).
 
 One asyncio process tops out at ~200 litellm calls/s per core (measured), so past that we scale
 with processes. The parent splits the remaining cells by a stable hash, starts N workers
-(``python -m masbench.harness.worker``), each writing its own DuckDB part file, reads their
+(``python -m masbench.harness.worker_main``), each writing its own DuckDB part file, reads their
 progress lines, and merges the parts into the main store when they finish. Parts left by a
 killed run are merged at the next start (their acknowledged rows are kept; unfinished cells are
 cleaned and rerun). A worker exits if its parent dies.
 
 This is the seam where Ray fits later: a Ray executor would take the same shard files and part
-paths, run ``worker.run_shard`` as remote tasks, and hand back part files to merge.
+paths, run ``worker_main.run_shard`` as remote tasks, and hand back part files to merge.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, t
                 Path(store_path).with_suffix(".cache.sqlite")),
         }
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "masbench.harness.worker", json.dumps(worker_opts),
+            sys.executable, "-m", "masbench.harness.worker_main", json.dumps(worker_opts),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         procs.append((i, proc))
 

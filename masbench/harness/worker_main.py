@@ -1,4 +1,5 @@
-"""Worker process entry point: ``python -m masbench.harness.worker '<json options>'``.
+"""Worker process entry point (the child side of :mod:`.engine_processes`):
+``python -m masbench.harness.worker_main '<json options>'``.
 
 Runs the given cells of a suite into its own DuckDB part file and prints one JSON progress line
 per finished cell. Exits when its parent dies (it polls ``os.getppid()``).
@@ -13,13 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+from ..llm import ResponseCache
+from ..store import Store, StoreWriter
+from .cellrunner import CellRunner, Progress, run_cells
+from .prepare import RunOptions, prepare
+
 
 async def run_shard(o: dict) -> int:
-    from ..llm import ResponseCache
-    from ..store import Store, StoreWriter
-    from .runner import CellRunner, Progress, RunOptions, prepare, run_cells
-    from .cells import Cell
-
+    """Run the cells listed in ``o["cells"]`` into the part file ``o["part"]``."""
     opts = RunOptions(suite=o["suite"], lib=[Path(p) for p in o["lib"]], overrides=o["overrides"], limit=o["limit"])
     prep = prepare(opts)
     wanted = set(json.loads(Path(o["cells"]).read_text()))

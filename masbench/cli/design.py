@@ -1,17 +1,32 @@
-"""``masbench design holistic|meta|export|list|table`` and ``masbench diagnose``."""
+"""``masbench design holistic|meta|export|list|table`` and ``masbench diagnose``.
+
+Mount with :func:`register` (adds the ``design`` group and the ``diagnose`` command). The root
+group loads this module only when one of these commands runs, so it imports at its top."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-
-from ..harness.cli import parse_model_overrides  # one parser for --model ALIAS=ID
+import yaml
 from rich.console import Console
 from rich.table import Table
+
+from ..analysis import diagnose as run_diagnose
+from ..analysis import illusion_table
+from ..design.holistic import HolisticConfig
+from ..design.records import export_designs
+from ..design.scripted import ScriptedDesignerGateway
+from ..design.session import holistic_session
+from ..harness import RunOptions, prepare, run_designer_suite
+from ..library import Library
+from ..spec.problems import SpecError
+from ..store import Store, StoreWriter, ensure_views
+from .common import parse_model_overrides  # one parser for --model ALIAS=ID
 
 err = Console(stderr=True)
 
@@ -20,8 +35,6 @@ class _Out:
     """stdout console: the terminal's width, or 200 columns when piped (tables stay readable)."""
 
     def print(self, *a: Any, **kw: Any) -> None:
-        import sys
-
         Console(width=None if sys.stdout.isatty() else 200).print(*a, **kw)
 
 
@@ -41,10 +54,6 @@ ScriptOpt = Annotated[Optional[Path], typer.Option(
 def _scripted(script: Path | None, prep: Any, sink: Any):
     if script is None:
         return None
-    import yaml
-
-    from .scripted import ScriptedDesignerGateway
-
     data = yaml.safe_load(script.read_text(encoding="utf-8"))
     if not isinstance(data, (dict, list, str)):
         raise typer.BadParameter("--script must hold a mapping of role → replies")
@@ -52,9 +61,6 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
 
 
 def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):
-    from ..harness.runner import RunOptions, prepare
-    from ..spec.problems import SpecError
-
     try:
         return prepare(RunOptions(suite=suite, overrides=parse_model_overrides(model), lib=lib or [], limit=limit))
     except SpecError as exc:
@@ -64,8 +70,6 @@ def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit:
 
 
 def _open(store: Path, must_exist: bool = True):
-    from ..store import Store, ensure_views
-
     if must_exist and not store.exists():
         err.print(f"no store at {store}")
         raise typer.Exit(2)
@@ -100,13 +104,9 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
                                                                "designs here (e.g. tasks/illusion-auto.yaml).")] = None,
              lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Write N whole designs for a suite's tasks with one model call each; store, check, export."""
-    from .holistic import HolisticConfig
-    from .session import holistic_session
-
     prep = _prepare(suite, model, lib)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
     st = _open(store or prep.store_path, must_exist=False)
-    from ..store import StoreWriter
 
     calls = StoreWriter(st)
     gw = _scripted(script, prep, calls.sink("calls"))
@@ -147,14 +147,11 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
          store: Annotated[Optional[Path], typer.Option("--store", help="Store (default: the suite's).")] = None,
          lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Run the MAS-Zero-style meta-designer on every task of a suite (results, calls, designs → store)."""
-    from .session import run_designer_suite
-
     prep = _prepare(suite, model, lib, limit)
     params: dict[str, Any] = {"max_rounds": max_rounds, "max_subtasks": max_subtasks}
     if budget_tokens:
         params["budget_tokens"] = budget_tokens
     st = _open(store or prep.store_path, must_exist=run is not None)
-    from ..store import StoreWriter
 
     calls = StoreWriter(st)
     gw = _scripted(script, prep, calls.sink("calls"))
@@ -182,8 +179,6 @@ def export(out: Annotated[Path, typer.Option("--out", help="Folder, e.g. orchest
            designer: Annotated[Optional[str], typer.Option("--designer", help="holistic | meta")] = None,
            per_task: Annotated[bool, typer.Option("--per-task", help="Also per-task (meta-designer) designs.")] = False) -> None:
     """Write every valid generated design in the store as YAML that `masbench validate` accepts."""
-    from .records import export_designs
-
     st = _open(store)
     try:
         paths = export_designs(st, out, run_id=run, designer=designer, suite_level_only=not per_task)
@@ -228,9 +223,6 @@ def table(store: StoreOpt = Path("runs/masbench.duckdb"),
           csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the table as CSV.")] = None,
           lib: LibOpt = None) -> None:
     """The Illusion paper's table: baselines, expert MAS, automatic MAS and the CoT-SC curve."""
-    from ..library import Library
-    from .diagnostics import illusion_table
-
     st = _open(store)
     try:
         df = illusion_table(st, run, Library(roots=lib or []))
@@ -255,58 +247,58 @@ def _pct(v: Any) -> str:
     return "–" if v is None or v != v else f"{100 * float(v):.1f}%"
 
 
+def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
+             run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None,
+             design: Annotated[Optional[list[str]], typer.Option("--design", help="Only these designs (labels).")] = None,
+             ablate: Annotated[int, typer.Option("--ablate", min=0, help="Per-node ablation on N tasks (reruns).")] = 0,
+             as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+             lib: LibOpt = None) -> None:
+    """Architecture diagnostics of a run: nodes, depth, calls/task, unanimity at once, verifier
+    choices, collapse to CoT-SC / a single call, and (--ablate N) per-node ablation."""
+
+    st = _open(store)
+    try:
+        rows = run_diagnose(st, run, design, Library(roots=lib or []), ablate)
+    except ValueError as exc:
+        err.print(str(exc))
+        raise typer.Exit(2)
+    finally:
+        st.close()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
+    for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
+              "verifier picks", "collapses to"):
+        t.add_column(c)
+    for r in rows:
+        u = r["unanimity"]
+        v = r["verifier"]
+        t.add_row(r["design"], str(r["n"]), _pct(r["accuracy"]), _fmt(r["calls_per_task"], 1),
+                  _fmt(r.get("nodes"), 1), _fmt(r.get("depth"), 1), _fmt(r.get("sequential_depth"), 1),
+                  "–" if u.get("share") is None else f"{100 * u['share']:.0f}% of {u['tasks']}",
+                  ", ".join(f"{k}: {c}" for k, c in v["histogram"].items()) or "–",
+                  _fmt(r.get("collapse")) if r.get("collapse") else "")
+    console.print(t)
+    for r in rows:
+        if r.get("ablation"):
+            a = Table(title=f"ablation of {r['design']} (drop one node, rerun on {r['ablation'][0]['n']} tasks)")
+            for c in ("node", "op", "accuracy", "Δ accuracy", "tokens/task", "Δ tokens", "note"):
+                a.add_column(c)
+            for x in r["ablation"]:
+                a.add_row(x["node"], x["op"], _pct(x["accuracy"]),
+                          "–" if x["delta_accuracy"] is None else f"{100 * x['delta_accuracy']:+.1f} pp",
+                          _fmt(x["tokens"], 0), "–" if x["delta_tokens"] is None else f"{x['delta_tokens']:+.0f}",
+                          x["reason"] or "")
+            console.print(a)
+        elif r.get("ablation_error"):
+            err.print(f"{r['design']}: no ablation ({r['ablation_error']})")
+
+
 def register(app: typer.Typer) -> None:
+    """Mount ``masbench design ...`` and ``masbench diagnose`` on ``app``."""
     app.add_typer(design_app, name="design")
-
-    @app.command()
-    def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
-                 run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None,
-                 design: Annotated[Optional[list[str]], typer.Option("--design", help="Only these designs (labels).")] = None,
-                 ablate: Annotated[int, typer.Option("--ablate", min=0, help="Per-node ablation on N tasks (reruns).")] = 0,
-                 as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-                 lib: LibOpt = None) -> None:
-        """Architecture diagnostics of a run: nodes, depth, calls/task, unanimity at once, verifier
-        choices, collapse to CoT-SC / a single call, and (--ablate N) per-node ablation."""
-        from ..library import Library
-        from .diagnostics import diagnose as run_diagnose
-
-        st = _open(store)
-        try:
-            rows = run_diagnose(st, run, design, Library(roots=lib or []), ablate)
-        except ValueError as exc:
-            err.print(str(exc))
-            raise typer.Exit(2)
-        finally:
-            st.close()
-        if as_json:
-            typer.echo(json.dumps(rows, indent=2, default=str))
-            return
-        t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
-        for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
-                  "verifier picks", "collapses to"):
-            t.add_column(c)
-        for r in rows:
-            u = r["unanimity"]
-            v = r["verifier"]
-            t.add_row(r["design"], str(r["n"]), _pct(r["accuracy"]), _fmt(r["calls_per_task"], 1),
-                      _fmt(r.get("nodes"), 1), _fmt(r.get("depth"), 1), _fmt(r.get("sequential_depth"), 1),
-                      "–" if u.get("share") is None else f"{100 * u['share']:.0f}% of {u['tasks']}",
-                      ", ".join(f"{k}: {c}" for k, c in v["histogram"].items()) or "–",
-                      _fmt(r.get("collapse")) if r.get("collapse") else "")
-        console.print(t)
-        for r in rows:
-            if r.get("ablation"):
-                a = Table(title=f"ablation of {r['design']} (drop one node, rerun on {r['ablation'][0]['n']} tasks)")
-                for c in ("node", "op", "accuracy", "Δ accuracy", "tokens/task", "Δ tokens", "note"):
-                    a.add_column(c)
-                for x in r["ablation"]:
-                    a.add_row(x["node"], x["op"], _pct(x["accuracy"]),
-                              "–" if x["delta_accuracy"] is None else f"{100 * x['delta_accuracy']:+.1f} pp",
-                              _fmt(x["tokens"], 0), "–" if x["delta_tokens"] is None else f"{x['delta_tokens']:+.0f}",
-                              x["reason"] or "")
-                console.print(a)
-            elif r.get("ablation_error"):
-                err.print(f"{r['design']}: no ablation ({r['ablation_error']})")
+    app.command("diagnose")(diagnose)
 
 
-__all__ = ["design_app", "register"]
+__all__ = ["design_app", "diagnose", "register"]

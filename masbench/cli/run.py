@@ -1,0 +1,57 @@
+"""``masbench run``.
+
+Mount with :func:`register` (adds the ``run`` command). The root group loads this module only when
+``run`` is used, so it imports at its top."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..harness.progress import RunDisplay
+from ..harness.runner import RunOptions, run_suite
+from ..spec.problems import SpecError
+from .common import parse_model_overrides
+
+
+def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
+        model: Annotated[Optional[list[str]], typer.Option("--model", help="ALIAS=LITELLM_ID override (repeatable).")] = None,
+        store: Annotated[Optional[Path], typer.Option("--store", help="DuckDB file (default: the suite's).")] = None,
+        workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+        concurrency: Annotated[Optional[int], typer.Option("--concurrency", min=1, help="Cells in flight per process.")] = None,
+        limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="First N tasks of each source.")] = None,
+        new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming a matching one.")] = False,
+        run_id: Annotated[Optional[str], typer.Option("--run-id", help="Resume (or create) this run id.")] = None,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+        lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
+    """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume."""
+    console = Console(stderr=True)
+    opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
+                      workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [])
+    try:
+        summary = asyncio.run(run_suite(opts, RunDisplay(console)))
+    except SpecError as exc:
+        for p in exc.problems:
+            console.print(str(p), markup=False, highlight=False)
+        raise typer.Exit(2)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
+        raise typer.Exit(130)
+    sim = " (SIMULATED models: numbers are from the simulator)" if summary.simulated else ""
+    console.print(f"[green]done[/] run [bold]{summary.run_id}[/]: {summary.ran} cells run, {summary.skipped} already "
+                  f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")
+    console.print(f"store: {summary.store}")
+    console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
+    typer.echo(summary.run_id)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``masbench run`` on ``app``."""
+    app.command("run")(run)
+
+
+__all__ = ["register", "run"]

@@ -1,0 +1,156 @@
+"""Running cells in this process: one :class:`CellRunner` per prepared suite and store, and
+:func:`run_cells` with a bounded number of cells in flight. A design cell runs whatever its entry
+resolves to (a library design or a per-task designer, the same way); a pool cell draws the k_max
+CoT samples of one task."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..bench import score
+from ..bench.types import TaskInstance
+from ..design.runnable import Runnable
+from ..llm import Gateway, ResponseCache
+from ..routing import RouteHook
+from ..runtime import RunContext, run_design
+from ..store import Store, StoreWriter
+from .cells import Cell, DesignEntry
+from .prepare import POOL_DESIGN, Prepared, pool_design
+from .runnables import resolve_runnable
+
+
+@dataclass
+class Progress:
+    """Counters the progress display reads."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class CellRunner:
+    """Runs cells of one prepared suite in this process, writing to one store."""
+
+    def __init__(self, prep: Prepared, store: Store, run_id: str, cache: ResponseCache | None,
+                 writer: StoreWriter, *, gateway: Gateway | None = None, entries: list[DesignEntry] | None = None):
+        """``gateway``: use this one (e.g. a scripted gateway) instead of one built from the suite's
+        models; ``entries``: design entries beyond the suite's own (e.g. a designer added to a run)."""
+        self.prep = prep
+        self.store = store
+        self.run_id = run_id
+        self.writer = writer
+        self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.sink("calls"))
+        self.tasks = {t.id: t for t in prep.tasks}
+        self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
+        self.runnables: dict[str, Runnable] = {}
+        self._pool = pool_design(prep.suite.cot_sc.agent)
+        prep.library.add("design", self._pool)
+
+        # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
+        self.route_hook = RouteHook(prep.library, self.gateway, writer.sink("routing_decisions"))
+
+    def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
+        tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
+        return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
+                          node_sink=self.writer.sink("nodes"), seed=seed,
+                          route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
+                                                     seed=seed))
+
+    async def run_cell(self, cell: Cell) -> bool:
+        """Run one cell; True if it completed without a failed status."""
+        if cell.kind == "pool":
+            return await self._pool_cell(cell)
+        return await self._design_cell(cell)
+
+    def runnable(self, name: str) -> Runnable:
+        """What a design entry's name runs (resolved once per name)."""
+        if name not in self.runnables:
+            self.runnables[name] = resolve_runnable(name, self.prep.library)
+        return self.runnables[name]
+
+    async def _design_cell(self, cell: Cell) -> bool:
+        task = self.tasks[cell.task_id]
+        entry = self.designs[cell.design]
+        ctx = self._ctx(entry.label, task, cell.seed, "design", self.prep.suite.budget)
+        t0 = time.perf_counter()
+        try:
+            # a library design or a per-task designer (which writes its own designs rows): run alike
+            res = await self.runnable(entry.name).run(task, ctx, entry.params,
+                                                      design_sink=self.writer.sink("designs"))
+            sc = score(task, res.answers)
+            row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
+                       prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,
+                       cost_usd=res.cost_usd, calls=res.calls, wall_s=res.wall_s, status=res.status,
+                       error=res.error, detail=json.dumps(res.detail, default=str))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a harness-level failure is recorded as a failed cell, not lost
+            row = dict(answer="", correct=False, partial=0.0, prompt_tokens=0, completion_tokens=0, tokens=0,
+                       cost_usd=0.0, calls=0, wall_s=time.perf_counter() - t0, status="failed",
+                       error=f"{type(exc).__name__}: {exc}", detail=None)
+        if row["status"] != "failed":
+            self.route_hook.observe_task(task.id, float(bool(row["correct"])))
+        self.writer.add("results", {
+            "run_id": self.run_id, "design": entry.label, "design_name": entry.name, "task_id": task.id,
+            "seed": cell.seed, "source": task.source, "axis": task.axis, "axis_value": task.axis_value,
+            "gold": ", ".join(task.answers), "simulated": self.prep.simulated, "ts": time.time(), **row})
+        return row["status"] != "failed"
+
+    async def _pool_cell(self, cell: Cell) -> bool:
+        task = self.tasks[cell.task_id]
+        k_max = self.prep.suite.cot_sc.k_max
+
+        async def one(j: int):
+            ctx = self._ctx(POOL_DESIGN, task, cell.seed, "pool", None)
+            ctx.seed = cell.seed * 1000 + j  # distinct sample indices: k_max distinct calls
+            ctx.tags["seed"] = cell.seed
+            return await run_design(self._pool, task, ctx)
+
+        results = await asyncio.gather(*[one(j) for j in range(k_max)])
+        ok = True
+        for j, res in enumerate(results):
+            sc = score(task, res.answers)
+            answer = ", ".join(res.answers) if res.answers and any(res.answers) else None
+            ok &= res.status != "failed"
+            self.writer.add("pool", {
+                "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,
+                "correct": sc.correct, "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
+                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time()})
+        return ok
+
+
+async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, progress: Progress,
+                    on_progress: Callable[[], None] | None = None) -> None:
+    """Run cells with at most ``concurrency`` in flight; flush the writer off the loop periodically."""
+    sem = asyncio.Semaphore(concurrency)
+    writer = runner.writer
+
+    async def one(cell: Cell) -> None:
+        async with sem:
+            ok = await runner.run_cell(cell)
+        progress.done += 1
+        progress.failed += not ok
+        if writer.due():
+            await writer.aflush()
+        if on_progress:
+            on_progress()
+
+    tasks = [asyncio.ensure_future(one(c)) for c in cells]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        await writer.aflush()
+
+
+__all__ = ["CellRunner", "Progress", "run_cells"]

@@ -1,0 +1,131 @@
+"""A suite resolved before any call is made: its tasks, design entries (each checked to resolve
+to a runnable), models, configuration identity and cells; and the run configuration a store keeps
+(written once by :func:`run_config`, read back by :func:`suite_config`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bench import load_suite_tasks, load_tasks
+from ..bench.types import TaskInstance
+from ..library import Library
+from ..llm import models_from
+from ..spec import DesignSpec, NodeSpec, SuiteSpec
+from .cells import Cell, DesignEntry, config_hash, design_entries
+from .runnables import resolve_runnable
+
+POOL_DESIGN = "__cot_pool__"
+
+
+@dataclass
+class RunOptions:
+    """How to run a suite (the CLI's flags)."""
+
+    suite: str
+    """Suite name or path."""
+    store: Path | None = None
+    """Store file (default: the suite's ``store``)."""
+    overrides: dict[str, str] = field(default_factory=dict)
+    """``--model ALIAS=ID`` overrides."""
+    limit: int | None = None
+    """Keep only the first N tasks of each task source."""
+    new: bool = False
+    """Start a fresh run even if a matching one exists."""
+    run_id: str | None = None
+    """Continue this run id (or create it)."""
+    workers: int = 1
+    """Worker processes; >1 shards the cells over processes."""
+    concurrency: int | None = None
+    """Cells in flight per process (default: the suite's)."""
+    cache: bool | None = None
+    """Use the response cache (default: the suite's ``cache``)."""
+    lib: list[Path] = field(default_factory=list)
+    """Extra library roots."""
+    shard: tuple[int, int] | None = None
+    """Worker mode: run only cells with shard index i of n, into ``store``, no curve."""
+
+
+@dataclass
+class Prepared:
+    """A suite resolved to tasks, designs, models and cells."""
+
+    suite: SuiteSpec
+    suite_path: Path
+    library: Library
+    tasks: list[TaskInstance]
+    designs: list[DesignEntry]
+    models: dict[str, Any]
+    config_hash: str
+    store_path: Path
+    simulated: bool
+
+    def cells(self) -> list[Cell]:
+        out = []
+        for seed in self.suite.seeds:
+            if self.suite.cot_sc.enabled:
+                out += [Cell("pool", t.id, seed) for t in self.tasks]
+            for d in self.designs:
+                out += [Cell("design", t.id, seed, d.label) for t in self.tasks]
+        return out
+
+
+def prepare(opts: RunOptions) -> Prepared:
+    """Load and check everything before any call is made."""
+    library = Library(roots=list(opts.lib))
+    loaded = library.get("suite", opts.suite)
+    suite: SuiteSpec = loaded.spec
+    base = loaded.path.parent
+    tasks = load_suite_tasks(suite, base) if opts.limit is None else _limited(suite, base, opts.limit)
+    if not tasks:
+        raise ValueError(f"suite {suite.name!r} produced no tasks")
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"suite {suite.name!r}: task ids are not unique")
+    designs = design_entries(suite)
+    for d in designs:
+        resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
+    models = models_from(suite.models, opts.overrides)
+    simulated = any(m.provider == "sim" for m in models.values())
+    store_path = Path(opts.store or suite.store)
+    return Prepared(suite, loaded.path, library, tasks, designs, models,
+                    config_hash(suite, opts.overrides, opts.limit, base), store_path, simulated)
+
+
+def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
+    out: list[TaskInstance] = []
+    for src in suite.tasks:
+        out += load_tasks(src, base)[:limit]
+    return out
+
+
+def pool_design(agent: str) -> DesignSpec:
+    """One CoT sample: the pool is k_max runs of this with different sample seeds."""
+    return DesignSpec(name=POOL_DESIGN, kind="baseline", nodes={"sample": NodeSpec(agent=agent)}, output="sample")
+
+
+def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:
+    """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given."""
+    cfg = suite.model_dump(mode="json", by_alias=True)
+    if overrides is not None:
+        cfg.update({"_overrides": overrides, "_limit": limit})
+    return cfg
+
+
+def suite_config(store: Any, run_id: str) -> tuple[SuiteSpec | None, dict[str, Any]]:
+    """A run's suite read back from ``runs.config``, and its ``_``-prefixed extras (``_overrides``,
+    ``_limit``). ``(None, extras)`` for a run without a config or with an old/foreign one."""
+    rows = store.sql("SELECT config FROM runs WHERE run_id = ?", [run_id])
+    if not rows or rows[0][0] is None:
+        return None, {}
+    cfg = json.loads(rows[0][0]) if isinstance(rows[0][0], str) else dict(rows[0][0])
+    extra = {k: v for k, v in cfg.items() if k.startswith("_")}
+    try:
+        return SuiteSpec.model_validate({k: v for k, v in cfg.items() if not k.startswith("_")}), extra
+    except Exception:  # noqa: BLE001 - an old or foreign config: no suite, callers degrade
+        return None, extra
+
+
+__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "pool_design", "prepare", "run_config", "suite_config"]
