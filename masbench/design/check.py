@@ -25,11 +25,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..runtime import validate_design
+from ..runtime import RESERVED, node_reads, sinks, template_refs, validate_design
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem, problems_from_validation
 from ..spec.yamlpos import Located
-from ._graphrefs import RESERVED, node_reads, sinks, template_refs  # TODO(lead): from ..runtime import RESERVED, node_reads, sinks, template_refs
 from .parse import SAFE_PYTHON, DesignLimits, Refused, Rejected, extract_block, load_data
 
 _ENTRY = re.compile(r"^\s*([A-Za-z_][\w\-]*)(?:\.([A-Za-z_][\w\-]*))?\s*$")

@@ -44,7 +44,7 @@ def resolve_prices(spec: ModelSpec) -> Prices:
     elif spec.provider in ("embedded", "sim"):
         p = Prices(0.0, 0.0, None, spec.provider)
     else:
-        from ._litellm import litellm
+        from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
 
         p = None
         for key in (spec.id, spec.id.split("/", 1)[-1]):
@@ -60,7 +60,7 @@ def resolve_prices(spec: ModelSpec) -> Prices:
                             "in the model's YAML)", spec.id)
             p = Prices(0.0, 0.0, None, "unknown")
     if spec.provider != "sim" and spec.id not in _registered:
-        from ._litellm import litellm
+        from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
 
         entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
                  "litellm_provider": _provider(spec.id), "mode": "chat"}

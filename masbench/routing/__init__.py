@@ -28,26 +28,18 @@ from ..spec.handbook import (
     validate_handbook,
 )
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, learn_indicators
+from .evaluation import EvalResult, evaluate, format_table, plot_pareto
 from .handbook import CompiledHandbook, compile_handbook, handbook_yaml, load_handbook, save_handbook
 from .learn import learn_handbook, propose_taxonomy, refine
 from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from .metrics import aiq, apgr, cpt, oracle_choice, pgr, routing_entropy
 from .router import Decision, RouteHook, SkillRouter, credit, fill_outcomes, score_batch
 
-
-def __getattr__(name: str):  # lazy: evaluation pulls in more
-    if name in ("evaluate", "format_table", "plot_pareto", "EvalResult"):
-        from . import evaluation as _ev
-
-        return getattr(_ev, name)
-    raise AttributeError(name)
-
-
 __all__ = [
-    "CompiledHandbook", "Decision", "HandbookSpec", "Indicator", "IndicatorMatcher", "LLMDemandClassifier",
+    "CompiledHandbook", "Decision", "EvalResult", "HandbookSpec", "Indicator", "IndicatorMatcher", "LLMDemandClassifier",
     "ModelProfile", "Provenance", "RouteHook", "SkillRouter", "SkillSpec", "SkillStats", "aexplore", "aiq", "apgr",
-    "compile_handbook", "cpt", "credit", "explore", "fill_outcomes", "handbook_problems", "handbook_yaml",
+    "compile_handbook", "cpt", "credit", "evaluate", "explore", "format_table", "fill_outcomes", "handbook_problems", "handbook_yaml",
     "infer_demand", "learn_handbook", "learn_indicators", "load_handbook", "load_matrix", "matrix_from_store",
-    "oracle_choice", "pgr", "propose_taxonomy", "refine", "routing_entropy", "save_handbook", "save_matrix",
+    "oracle_choice", "pgr", "plot_pareto", "propose_taxonomy", "refine", "routing_entropy", "save_handbook", "save_matrix",
     "score_batch", "to_arrays", "validate_handbook",
 ]

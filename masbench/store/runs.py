@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from .. import __version__
 from .db import Store
 
 
@@ -17,8 +18,6 @@ def new_run_id(suite: str) -> str:
 
 def start_run(store: Store, run_id: str, suite: str, config: dict[str, Any], models: dict[str, str],
               simulated: bool, command: str = "") -> None:
-    from .. import __version__
-
     with store.lock:
         exists = store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if exists:
