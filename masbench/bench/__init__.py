@@ -14,18 +14,21 @@ Never calls a model. Public API::
 from __future__ import annotations
 
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
+from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)
 from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
 from .answers import extract_answers, extract_raw, normalize_answer
+from .errors import TaskDataError
 from .dag import from_json as dag_from_json
 from .dag import measure as measure_axis
 from .dag import stats as dag_stats
 from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
-from .registry import GENERATORS, SCORERS, generator, scorer
+from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
+from .scoring import math_equal
 from .scorers import score
 from .types import Score, TaskInstance
 
 __all__ = [
-    "GENERATORS", "SCORERS", "Score", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "GENERATORS", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
     "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
-    "measure_axis", "normalize_answer", "score", "scorer",
+    "math_equal", "measure_axis", "normalize_answer", "score", "scorer",
 ]

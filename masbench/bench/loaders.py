@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from .answers import normalize_answer
 from .registry import GENERATORS
+from .sources import load_source, source_kind
 from .types import TaskInstance
 
 AXES = ("depth", "horizon", "breadth", "parallel", "robustness")
@@ -143,6 +144,8 @@ def load_parquet(path: Path, n: int | None = None, fields: dict[str, str] | None
 
 def load_tasks(source: Any, base_dir: Path | None = None) -> list[TaskInstance]:
     """Tasks of one :class:`~masbench.spec.suite.TaskSource` (file paths resolve against ``base_dir``)."""
+    if source_kind(source) is not None:
+        return load_source(source, base_dir)
     if source.generator:
         try:
             fn = GENERATORS[source.generator]

@@ -236,7 +236,7 @@ class CellRunner:
                 res = await designer(task, ctx, entry.params, design_sink=self.writer.sink("designs"))
             else:
                 res = await run_design(entry.name, task, ctx, params=entry.params)
-            sc = score(task, res.answers)
+            sc = score(task, res.answers, reply=res.text)
             row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
                        prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,
                        cost_usd=res.cost_usd, calls=res.calls, wall_s=res.wall_s, status=res.status,
@@ -270,7 +270,7 @@ class CellRunner:
         results = await asyncio.gather(*[one(j) for j in range(k_max)])
         ok = True
         for j, res in enumerate(results):
-            sc = score(task, res.answers)
+            sc = score(task, res.answers, reply=res.text)
             answer = ", ".join(res.answers) if res.answers and any(res.answers) else None
             ok &= res.status != "failed"
             self.writer.add("pool", {
