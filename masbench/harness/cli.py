@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
             no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
             lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
         """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume."""
+        from ..bench import TaskDataError
         from ..spec.problems import SpecError
         from .progress import RunDisplay
         from .runner import RunOptions, run_suite
@@ -45,6 +46,9 @@ def register(app: typer.Typer) -> None:
         except SpecError as exc:
             for p in exc.problems:
                 console.print(str(p), markup=False, highlight=False)
+            raise typer.Exit(2)
+        except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+            console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
