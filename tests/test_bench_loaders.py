@@ -151,4 +151,4 @@ def test_cli_show_and_export(tmp_path):
     assert shown.exit_code == 0 and "[answer_1]" in shown.output  # placeholders are not eaten as markup
 
     missing = runner.invoke(tasks_app, ["show", "nope"])
-    assert missing.exit_code == 1 and "no suite" in missing.output
+    assert missing.exit_code == 2 and "no suite" in missing.output  # bad input: exit 2

@@ -54,8 +54,8 @@ def letter_of(reply: str, letters: str = string.ascii_uppercase[:4]) -> str | No
         hits = [h for h in hits if h in letters]
         if hits:
             return hits[-1]
-    prose = [m.group(1) for m in re.finditer(r"(?<![\w'])([A-Z])(?![\w'])(?!\s+[a-z])", text)
-             if m.group(1) in letters]
+    prose = [m.group(1) for m in re.finditer(r"(?<![\w'])([A-Z])(?![\w'])", text)
+             if m.group(1) in letters and not (m.group(1) == "A" and re.match(r"\s+[a-z]", text[m.end():]))]
     return prose[-1] if prose else None
 
 
