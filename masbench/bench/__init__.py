@@ -23,12 +23,12 @@ from .dag import measure as measure_axis
 from .dag import stats as dag_stats
 from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
 from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
-from .scoring import math_equal
+from .scoring import math_equal, raw_vote_key
 from .scorers import score
 from .types import Score, TaskInstance
 
 __all__ = [
     "GENERATORS", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
     "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
-    "math_equal", "measure_axis", "normalize_answer", "score", "scorer",
+    "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "score", "scorer",
 ]

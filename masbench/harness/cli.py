@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
         sim = " (SIMULATED models: numbers are from the simulator)" if summary.simulated else ""
         console.print(f"[green]done[/] run [bold]{summary.run_id}[/]: {summary.ran} cells run, {summary.skipped} already "
                       f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")
+        if summary.protocol:
+            console.print(summary.protocol + (" SIMULATED" if summary.simulated else ""), markup=False)
         console.print(f"store: {summary.store}")
         console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
         typer.echo(summary.run_id)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..bench import load_suite_tasks, score
+from ..bench import load_suite_tasks, raw_vote_key, score
 from ..bench.types import TaskInstance
 from ..library import Library
 from ..llm import Gateway, ResponseCache, models_from
@@ -25,6 +25,7 @@ from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .curve import build_curve
+from .protocol import protocol_point
 
 POOL_DESIGN = "__cot_pool__"
 
@@ -115,9 +116,10 @@ def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
     return out
 
 
-def pool_design(agent: str) -> DesignSpec:
+def pool_design(agent: str, temperature: float | None = None) -> DesignSpec:
     """One CoT sample: the pool is k_max runs of this with different sample seeds."""
-    return DesignSpec(name=POOL_DESIGN, kind="baseline", nodes={"sample": NodeSpec(agent=agent)}, output="sample")
+    return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample",
+                      nodes={"sample": NodeSpec(agent=agent, temperature=temperature)})
 
 
 # ----- resume bookkeeping ---------------------------------------------------------------------
@@ -199,7 +201,7 @@ class CellRunner:
         self.gateway = Gateway(prep.models, cache=cache, sink=writer.sink("calls"))
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in prep.designs}
-        self._pool = pool_design(prep.suite.cot_sc.agent)
+        self._pool = pool_design(prep.suite.cot_sc.agent, prep.suite.cot_sc.temperature)
         prep.library.add("design", self._pool)
         from ..routing import RouteHook
 
@@ -272,6 +274,8 @@ class CellRunner:
         for j, res in enumerate(results):
             sc = score(task, res.answers, reply=res.text)
             answer = ", ".join(res.answers) if res.answers and any(res.answers) else None
+            if self.prep.suite.cot_sc.vote == "raw":  # the papers' vote: raw answer strings
+                answer = raw_vote_key(task, res.text) if res.status != "failed" else None
             ok &= res.status != "failed"
             self.writer.add("pool", {
                 "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,
@@ -355,6 +359,8 @@ class RunSummary:
     cleaned: dict[str, int]
     stats: dict[str, Any]
     simulated: bool
+    protocol: str | None = None
+    """The suite's CoT-SC protocol point on the curve (see :mod:`.protocol`)."""
 
 
 def cache_path(store_path: Path) -> Path:
@@ -427,9 +433,10 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
 
         fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
+        point = protocol_point(store, run_id, prep.suite)
         return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                           progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                          cleaned, stats, prep.simulated)
+                          cleaned, stats, prep.simulated, point.line() if point else None)
     finally:
         store.close()
 

@@ -92,6 +92,24 @@ class CotScSpec(Spec):
     """Bootstrap resamples for the curve's confidence intervals."""
     enabled: bool = True
     """Set false to skip the pool (no iso-cost metrics then)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature of the pool (default: the agent's). Illusion: 1.0; MASBench: 0.5."""
+    vote: Literal["normalized", "raw"] = "normalized"
+    """What the curve's majority vote counts: ``normalized`` answers (``1,000`` = ``1000``) or the
+    ``raw`` answer strings, stripped (both papers vote on raw strings; empty and "None" never win)."""
+    k: int | Literal["cost-matched"] = Field(default=5)
+    """The protocol's CoT-SC point on the curve: a fixed k (both papers: 5) or ``cost-matched``:
+    k = the mean model calls per task of the design named in ``match`` (Illusion), clamped to k_max."""
+    match: str | None = None
+    """The design label whose mean calls per task set k when ``k: cost-matched``."""
+
+    @model_validator(mode="after")
+    def _protocol(self) -> "CotScSpec":
+        if self.k == "cost-matched" and not self.match:
+            raise ValueError("k: cost-matched needs `match:` naming the design whose calls set k")
+        if isinstance(self.k, int) and not 1 <= self.k <= self.k_max:
+            raise ValueError(f"k = {self.k} must be between 1 and k_max = {self.k_max}")
+        return self
 
 
 class SuiteSpec(Spec):

@@ -62,3 +62,22 @@ def letter_of(reply: str, letters: str = string.ascii_uppercase[:4]) -> str | No
 def clean(s: str) -> str:
     """The span without markdown / LaTeX wrappers."""
     return _clean(s)
+
+
+_TAG = re.compile(r"<answer>", re.IGNORECASE)
+
+
+def raw_vote_key(task: object, reply: str | None) -> str | None:
+    """The raw answer string the papers' CoT-SC votes on: the ``<answer>`` body (MASBench's
+    ``Counter.most_common`` over raw ``<answer>`` strings), else the raw extracted answer span(s)
+    — the ``\\boxed{}`` bodies for several golds — stripped. Empty and "None" give None (Illusion's
+    vote ignores them), so they never win."""
+    text = reply or ""
+    n = max(1, len(getattr(task, "answers", []) or []))
+    if _TAG.search(text):
+        key = answer_region(text).strip()
+    else:
+        boxes = boxed_spans(text)
+        spans = boxes[-n:] if n > 1 and len(boxes) >= n else extract_raw(text, n=n, how="auto")
+        key = ", ".join(s.strip() for s in spans).strip()
+    return None if key in ("", "None", "none") else key
