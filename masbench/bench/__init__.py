@@ -14,8 +14,10 @@ Never calls a model. Public API::
 from __future__ import annotations
 
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
+from . import igsm as _igsm  # noqa: F401  (registers the masbench.igsm.* generators)
 from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)
 from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
+from . import smfr_paper as _smfr_paper  # noqa: F401  (registers smfr.paper)
 from .answers import extract_answers, extract_raw, normalize_answer
 from .errors import TaskDataError
 from .dag import from_json as dag_from_json
