@@ -26,6 +26,7 @@ from ..spec.yamlpos import Located
 from .analysis import Analysis
 from .budget import Tracker
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
+from . import smfr_funcs as _smfr_funcs  # noqa: F401,E402  (registers the smfr_aggregate python node)
 from .types import DesignResult, RunContext
 
 # The compiler (langgraph) and executor (gateway → litellm) load on first use, so `masbench
