@@ -96,5 +96,5 @@ def score_replies(tasks: list[TaskInstance], replies: list[tuple[int, str, str]]
         seen[ident] = line_no
         sc = score(task, reply)
         result.rows.append(ReplyScore(ident, task.source, task.scorer, list(task.answers), sc.predicted, sc.correct))
-    result.missing = len(set(by_id) - seen)
+    result.missing = len(set(by_id) - set(seen))
     return result
