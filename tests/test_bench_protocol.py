@@ -21,7 +21,8 @@ from masbench.testing.published import write_masbench_dir, write_smfr_jsonl
 
 
 def test_cot_sc_presets_validate():
-    assert CotScSpec().vote == "normalized" and CotScSpec().k == 5 and CotScSpec().temperature is None
+    assert CotScSpec().vote == "normalized" and CotScSpec().k is None and CotScSpec().temperature is None
+    assert CotScSpec(k_max=2).k_max == 2  # the default k (5, or k_max if smaller) never conflicts
     with pytest.raises(ValueError, match="needs `match:`"):
         CotScSpec(k="cost-matched")
     with pytest.raises(ValueError, match="k_max"):
@@ -122,3 +123,18 @@ def test_tasks_score_replies_file(tmp_path):
     Path(bad).write_text('{"id": "x"}\n')
     out = CliRunner().invoke(tasks_app, ["score", str(suite), "--replies", str(bad)])
     assert out.exit_code == 2 and "row 1 field 'reply'" in out.output
+
+
+def test_protocol_k_default_and_missing_match(tmp_path):
+    from masbench.harness.protocol import protocol_k
+    from masbench.store import Store
+
+    def suite(**cot):
+        return SuiteSpec(name="s", tasks=[{"generator": "masbench.depth"}], designs=["cot"], cot_sc=cot)
+
+    with Store(tmp_path / "s.duckdb") as st:
+        assert protocol_k(st, "r", suite(k_max=3)) == (3, "default")
+        assert protocol_k(st, "r", suite(k_max=16)) == (5, "default")
+        assert protocol_k(st, "r", suite(k_max=16, k=9)) == (9, "fixed")
+        k, how = protocol_k(st, "r", suite(k_max=16, k="cost-matched", match="debate"))
+        assert k == 5 and "no results" in how

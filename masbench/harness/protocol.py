@@ -37,6 +37,8 @@ class ProtocolPoint:
 def protocol_k(store: Store, run_id: str, suite: SuiteSpec) -> tuple[int, str]:
     """(k, how it was chosen): the fixed k, or round(mean calls per task of ``match``) in [1, k_max]."""
     cs = suite.cot_sc
+    if cs.k is None:
+        return min(5, cs.k_max), "default"
     if cs.k != "cost-matched":
         return int(cs.k), "fixed"
     rows = store.sql("SELECT avg(calls), count(*) FROM results WHERE run_id = ? AND design = ?", [run_id, cs.match])

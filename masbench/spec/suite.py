@@ -97,9 +97,10 @@ class CotScSpec(Spec):
     vote: Literal["normalized", "raw"] = "normalized"
     """What the curve's majority vote counts: ``normalized`` answers (``1,000`` = ``1000``) or the
     ``raw`` answer strings, stripped (both papers vote on raw strings; empty and "None" never win)."""
-    k: int | Literal["cost-matched"] = Field(default=5)
+    k: int | Literal["cost-matched"] | None = None
     """The protocol's CoT-SC point on the curve: a fixed k (both papers: 5) or ``cost-matched``:
-    k = the mean model calls per task of the design named in ``match`` (Illusion), clamped to k_max."""
+    k = the mean model calls per task of the design named in ``match`` (Illusion), clamped to k_max.
+    Unset: 5, or k_max when that is smaller."""
     match: str | None = None
     """The design label whose mean calls per task set k when ``k: cost-matched``."""
 
