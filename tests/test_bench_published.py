@@ -221,3 +221,18 @@ def test_smfr_row_without_list_answer_is_an_error(tmp_path):
 def test_exactly_one_source_key():
     with pytest.raises(ValueError, match="exactly one of"):
         TaskSource(masbench="a", smfr="b")
+
+
+def test_legacy_parquet_key_reads_a_published_masbench_file(tmp_path, masbench_dir):
+    f = next((masbench_dir / "horizon").glob("test-*.parquet"))
+    tasks = load_tasks(TaskSource(parquet=str(f), n=2))
+    assert [t.id for t in tasks] == ["masbench-horizon-test-0", "masbench-horizon-test-1"]
+    assert tasks[0].answers == json.loads(pq.read_table(f).to_pylist()[0]["reward_model_json"])[
+        "ground_truth"].split("<<horizon>>")
+    assert not tasks[0].question.startswith("[")
+
+
+def test_legacy_value_that_is_not_an_integer_does_not_crash(tmp_path):
+    (tmp_path / "v.jsonl").write_text(json.dumps({"question": "q", "answer": "1", "value": "3-4"}) + "\n")
+    [t] = load_tasks(TaskSource(jsonl="v.jsonl", params={"axis": "depth"}), tmp_path)
+    assert t.axis == "depth" and t.axis_value is None
