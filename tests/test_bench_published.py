@@ -236,3 +236,18 @@ def test_legacy_value_that_is_not_an_integer_does_not_crash(tmp_path):
     (tmp_path / "v.jsonl").write_text(json.dumps({"question": "q", "answer": "1", "value": "3-4"}) + "\n")
     [t] = load_tasks(TaskSource(jsonl="v.jsonl", params={"axis": "depth"}), tmp_path)
     assert t.axis == "depth" and t.axis_value is None
+
+
+def test_choice_list_of_options_mmlu_style(tmp_path):
+    rows = [{"question": "2 + 2?", "choices": ["3", "4", "5", "22"], "answer": 1},
+            {"question": "Red?", "choices": json.dumps(["blue", "red"]), "answer": "B"},
+            {"question": "Pick x", "choices": ["y", "x", "z"], "answer": "x"}]
+    (tmp_path / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = load_tasks(TaskSource(choice="m.jsonl", seed=3), tmp_path)
+    for t, correct in zip(tasks, ["4", "red", "x"]):
+        letter = t.answers[0]
+        assert f"{letter}) {correct}\n" in t.question + "\n" and t.meta["options"][
+            t.meta["permutation"][t.meta["letters"].index(letter)]] == correct
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"question": "q", "choices": ["a", "b"], "answer": 7}) + "\n")
+    with pytest.raises(TaskDataError, match=r"bad.jsonl row 1 field 'answer'"):
+        load_tasks(TaskSource(choice="bad.jsonl"), tmp_path)

@@ -29,8 +29,9 @@ INSTRUCTION = 'Answer with the letter of the correct option, as "Answer: <letter
 
 def _options(row: dict[str, Any], fields: dict[str, str], file: object, i: int) -> tuple[list[str], int]:
     """(options, index of the correct one) before shuffling."""
-    if "choices" in fields or first_present(row, ["choices", "options"]) and "Correct Answer" not in row:
-        raw = get_path(row, fields.get("choices") or first_present(row, ["choices", "options"]) or "choices", file, i)
+    list_column = fields.get("choices") or (None if "Correct Answer" in row else first_present(row, ["choices", "options"]))
+    if list_column is not None:  # MMLU style: a list of options and the answer's index / letter / text
+        raw = get_path(row, list_column, file, i)
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw)
