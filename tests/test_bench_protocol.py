@@ -138,3 +138,11 @@ def test_protocol_k_default_and_missing_match(tmp_path):
         assert protocol_k(st, "r", suite(k_max=16, k=9)) == (9, "fixed")
         k, how = protocol_k(st, "r", suite(k_max=16, k="cost-matched", match="debate"))
         assert k == 5 and "no results" in how
+
+
+def test_raw_vote_curve_credits_every_correct_string():
+    """A raw vote can be won by "9.0" while the first correct string seen was "9": both are correct."""
+    pool = (["9", "9.0", "9.0", "7"], [True, True, True, False], [1.0] * 4, [0.0] * 4)
+    assert build_curve([pool], 4, bootstrap=0)[-1].accuracy == 1.0
+    tie = (["9", "7"], [True, False], [1.0] * 2, [0.0] * 2)
+    assert build_curve([tie], 2, bootstrap=0)[-1].accuracy == 0.5  # the split tie rule is unchanged
