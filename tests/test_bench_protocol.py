@@ -146,3 +146,17 @@ def test_raw_vote_curve_credits_every_correct_string():
     assert build_curve([pool], 4, bootstrap=0)[-1].accuracy == 1.0
     tie = (["9", "7"], [True, False], [1.0] * 2, [0.0] * 2)
     assert build_curve([tie], 2, bootstrap=0)[-1].accuracy == 0.5  # the split tie rule is unchanged
+
+
+@pytest.mark.parametrize("suite,designs,how", [("illusion-smfr", {"smfr-expert", "cot"}, "cost-matched to smfr-expert"),
+                                               ("masbench-depth", {"masbench-cot", "debate", "reflexion"}, "fixed")])
+async def test_bundled_paper_suites_run_end_to_end_on_sim(tmp_path, suite, designs, how):
+    store = tmp_path / "s.duckdb"
+    summary = await run_suite(RunOptions(suite=suite, store=store, overrides={"default": "sim/medium"}, limit=1,
+                                         cache=False))
+    assert summary.failed == 0 and summary.simulated and how in summary.protocol
+    con = duckdb.connect(str(store), read_only=True)
+    got = {d for (d,) in con.execute("SELECT DISTINCT design FROM results").fetchall()}
+    pool = con.execute("SELECT count(*) FROM pool").fetchall()[0][0]
+    con.close()
+    assert got == designs and pool > 0
