@@ -168,7 +168,7 @@ async def main() -> None:
     print(f"target ≤ 300 µs per node on top of the gateway: worst shape {worst:.0f} µs "
           f"({'meets' if worst <= 300 else 'MISSES'})")
     print("\nlibrary designs (runtime µs per task; sim/perfect):")
-    for name in ("cot", "cot-sc", "debate", "planner-workers", "decompose-extract-compute-aggregate"):
+    for name in ("cot", "cot-sc", "debate", "planner-workers", "decompose-calculator-aggregate"):
         rt, nrows = await runtime(gw, lib, name, tasks, None)
         print(f"  {name:<40}{rt / len(tasks) * 1e6:>10.0f} µs/task  {nrows / len(tasks):.0f} node executions")
 

@@ -211,6 +211,10 @@ def _boxed_spans(text: str) -> list[str]:
     return spans
 
 
+boxed_spans = _boxed_spans
+"""Every ``\\boxed{…}`` / ``\\fbox{…}`` body in ``text`` (nested braces kept), in order."""
+
+
 def _take(spans: list[str], n: int) -> list[str]:
     """The last span when n == 1; for n > 1 the last span split into items if it holds n,
     else the items of the trailing spans."""
@@ -270,7 +274,10 @@ def _from_json(text: str, n: int, field: str | None) -> list[str]:
             if key in obj:
                 value = obj[key]
                 if isinstance(value, list):
-                    return [str(v) for v in value][:n]
+                    items = [str(v) for v in value]
+                    if n == 1:  # one answer that is a list (a tie of names): keep it whole
+                        return [", ".join(items)] if items else []
+                    return items[:n]
                 return _take([str(value)], n)
     return []
 

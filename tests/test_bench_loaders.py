@@ -17,7 +17,8 @@ from masbench.library import bundled_root
 from masbench.spec.suite import SuiteSpec, TaskSource
 
 REPO = Path(__file__).resolve().parents[1]
-SUITES = ["quickstart", "masbench-5axis", "smfr", "my-jsonl"]
+SUITES = ["quickstart", "masbench-5axis", "smfr", "my-jsonl", "illusion-smfr", "masbench-depth", "masbench-horizon",
+          "masbench-breadth", "masbench-parallel", "masbench-robustness"]
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -110,6 +111,15 @@ def test_bundled_suites_validate_and_load(name):
         assert spec.store == "runs/quickstart.duckdb" and spec.models == {"default": "embedded/smollm2"}
     if name == "masbench-5axis":
         assert {t.axis for t in tasks} == {"depth", "horizon", "breadth", "parallel", "robustness"}
+    if name.startswith("masbench-") and name != "masbench-5axis":  # the MASBench paper's protocol
+        cs = spec.cot_sc
+        assert (cs.temperature, cs.vote, cs.k, cs.agent) == (0.5, "raw", 5, "masbench-solver")
+        assert {t.axis for t in tasks} == {name.split("-", 1)[1]} and {t.scorer for t in tasks} == {"masbench"}
+        assert "MAS-Orchestra" in spec.description
+    if name == "illusion-smfr":  # the Illusion paper's protocol
+        cs = spec.cot_sc
+        assert (cs.temperature, cs.vote, cs.k, cs.match) == (1.0, "raw", "cost-matched", "smfr-expert")
+        assert {t.scorer for t in tasks} == {"smfr"} and "Illusion" in spec.description
     if name == "my-jsonl":
         assert len(tasks) == 10 and tasks[0].source == "example"
 
@@ -152,4 +162,4 @@ def test_cli_show_and_export(tmp_path):
     assert shown.exit_code == 0 and "[answer_1]" in shown.output  # placeholders are not eaten as markup
 
     missing = runner.invoke(tasks_app, ["show", "nope"])
-    assert missing.exit_code == 1 and "no suite" in missing.output
+    assert missing.exit_code == 2 and "no suite" in missing.output  # bad input: exit 2

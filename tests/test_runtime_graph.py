@@ -12,7 +12,7 @@ from masbench.library import Library
 from masbench.runtime import render
 
 NAMES = ["cot", "cot-sc", "self-refine", "reflexion", "debate", "step-back", "quality-diversity", "role-assignment",
-         "planner-workers", "generator-verifier-refiner", "decompose-extract-compute-aggregate", "mixture-of-agents",
+         "planner-workers", "generator-verifier-refiner", "decompose-calculator-aggregate", "mixture-of-agents",
          "parallel-distill-refine"]
 
 
@@ -38,7 +38,7 @@ def test_mermaid_shapes() -> None:
     loop = render.mermaid(lib.design("self-refine"), lib)
     assert 'subgraph refine ["loop refine: ≤5 rounds, until critic.correct"]' in loop
     assert "refine_revise -.->|next round| refine_critic" in loop
-    dec = render.mermaid(lib.design("decompose-extract-compute-aggregate"), lib)
+    dec = render.mermaid(lib.design("decompose-calculator-aggregate"), lib)
     assert 'compute[["compute<br/>python: calculator map extract"]]' in dec
 
 

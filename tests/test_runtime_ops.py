@@ -109,7 +109,7 @@ async def test_map_over_structured_list_and_python_compute() -> None:
 
     rows: list[dict] = []
     gw = ScriptedGateway(script)
-    r = await run_design("decompose-extract-compute-aggregate", TASK,
+    r = await run_design("decompose-calculator-aggregate", TASK,
                          RunContext(gateway=gw, library=LIB, node_sink=rows.append))
     assert r.status == "ok" and r.answers == ["42"] and r.calls == 5
     compute = [x for x in rows if x["node"] == "compute"]

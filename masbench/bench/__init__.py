@@ -1,31 +1,39 @@
-"""Benchmark tasks: MASBench five-axis and SMFR-style generators, dataset loaders, scorers.
+"""Benchmark tasks: published-data sources (MASBench, SMFR, GSM8K, MATH, AIME, GPQA-style choice, any
+table, ``hf:``), generators (iGSM-style MASBench, SMFR as published, and our simple ones), and
+benchmark-true scorers. See docs/benchmarks.md.
 
 Never calls a model. Public API::
 
-    load_tasks(source, base_dir)          # one TaskSource → [TaskInstance]
+    load_tasks(source, base_dir)          # one TaskSource → [TaskInstance] (TaskDataError on bad data)
     load_suite_tasks(suite, base_dir)     # a SuiteSpec → [TaskInstance]
     extract_answers(text, n, how, field)  # reply → normalized answers
     normalize_answer(s)                   # canonical answer string (voting equality)
-    score(task, prediction)               # → Score (all-or-nothing + partial credit)
+    score(task, prediction, reply=None)   # → Score (the task's scorer; benchmark scorers read the reply)
+    raw_vote_key(task, reply)             # the raw answer string the papers' CoT-SC votes on
     GENERATORS / generator(name)          # generator registry
     SCORERS / scorer(name)                # scorer registry
 """
 
 from __future__ import annotations
 
-from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
-from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
 from ..text import extract_answers, extract_raw, normalize_answer
+from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
+from . import igsm as _igsm  # noqa: F401  (registers the masbench.igsm.* generators)
+from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)
+from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
+from . import smfr_paper as _smfr_paper  # noqa: F401  (registers smfr.paper)
 from .dag import from_json as dag_from_json
 from .dag import measure as measure_axis
 from .dag import stats as dag_stats
+from .errors import TaskDataError
 from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
-from .registry import GENERATORS, SCORERS, generator, scorer
+from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
 from .scorers import score
+from .scoring import math_equal, raw_vote_key
 from .types import Score, TaskInstance
 
 __all__ = [
-    "GENERATORS", "SCORERS", "Score", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "GENERATORS", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
     "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
-    "measure_axis", "normalize_answer", "score", "scorer",
+    "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "score", "scorer",
 ]

@@ -1,4 +1,8 @@
-"""The five-axis generator (iGSM-style synthetic word problems over people and countable items).
+"""Our simple five-axis generator (``masbench.<axis>``): small-number word problems about people.
+
+This style is OURS, not the paper's: it exists for tiny models (a bare-arithmetic depth 1 level).
+MASBench's own tasks are iGSM (hierarchical entities, mod 23): see :mod:`.igsm`
+(``masbench.igsm.<axis>``) for a generator true to the published data.
 
 Every instance is a DAG of quantities (see :mod:`masbench.bench.dag`); each sub-task is ONE
 operation on small integers, so answers are exact and stay readable (values stay in 1..~80).

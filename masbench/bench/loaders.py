@@ -20,6 +20,8 @@ from typing import Any, Iterable
 
 from ..text import normalize_answer
 from .registry import GENERATORS
+from .sources import load_source, source_kind
+from .sources.masbench import CONFIGS, masbench_tasks
 from .types import TaskInstance
 
 AXES = ("depth", "horizon", "breadth", "parallel", "robustness")
@@ -54,6 +56,16 @@ def _gold_list(value: Any) -> list[str]:
         if isinstance(parsed, list):
             return [normalize_answer(str(v)) for v in parsed]
     return [normalize_answer(stripped)]
+
+
+def _int_value(value: Any) -> int | None:
+    """An axis value as an integer where it is one (``"3"``, 3); anything else (``"3-4"``) is None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if text.lstrip("-").isdigit() else None
 
 
 def _column(row: dict[str, Any], fields: dict[str, str], key: str, required: bool, where: str) -> Any:
@@ -98,7 +110,7 @@ def _rows_to_tasks(rows: Iterable[dict[str, Any]], label: str, fields: dict[str,
             answers=answers,
             intermediates=_gold_list(inter) if inter is not None else [],
             axis=axis,
-            axis_value=int(axis_value) if axis_value is not None else None,
+            axis_value=_int_value(axis_value),
             skills=list(params.get("skills", ["math.word_problem"])),
             scorer=params.get("scorer", "numeric"),
             meta=meta,
@@ -138,11 +150,19 @@ def load_parquet(path: Path, n: int | None = None, fields: dict[str, str] | None
         table = table.slice(0, n)
     stem = path.stem.lower()
     axis = next((a for a in AXES if stem.startswith(a)), None)
+    if not fields and {"prompt_json", "reward_model_json", "extra_info_json"} <= set(table.column_names):
+        # a file of the published MASBench layout: read it as the masbench source does
+        config = path.parent.name if path.parent.name in CONFIGS else (axis or "masbench")
+        split = stem.split("-", 1)[0]
+        rows = [(path, i, r) for i, r in enumerate(table.to_pylist(), start=1)]
+        return masbench_tasks(rows, config, split, name or "masbench")
     return _rows_to_tasks(table.to_pylist(), name or path.stem, fields or {}, params or {}, str(path), axis)
 
 
 def load_tasks(source: Any, base_dir: Path | None = None) -> list[TaskInstance]:
     """Tasks of one :class:`~masbench.spec.suite.TaskSource` (file paths resolve against ``base_dir``)."""
+    if source_kind(source) is not None:
+        return load_source(source, base_dir)
     if source.generator:
         try:
             fn = GENERATORS[source.generator]

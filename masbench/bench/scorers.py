@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Callable
 
 from ..text import extract_raw, name_set, normalize_answer, numeric_value, parse_number
-from .registry import SCORERS, scorer
+from .registry import REPLY_SCORERS, SCORERS, scorer
 from .types import Score, TaskInstance
 
 _TOLERANCE = Fraction(1, 10**6)
@@ -59,10 +59,15 @@ def score_exact(task: TaskInstance, predicted: list[str]) -> Score:
     return _verdict(task, predicted, lambda p, g: normalize_answer(p) == normalize_answer(g))
 
 
-def score(task: TaskInstance, prediction: str | list[str]) -> Score:
+def score(task: TaskInstance, prediction: str | list[str], reply: str | None = None) -> Score:
     """Score a prediction. A string is a model reply: its answers are extracted first (as many as
     the task has, with ``task.meta["extract"]``/``["field"]`` if set); a list is taken as the
-    already-extracted answers."""
+    already-extracted answers. A benchmark scorer that reads whole replies (:data:`REPLY_SCORERS`)
+    gets the reply — ``prediction`` if it is a string, else ``reply`` — and applies its own rule."""
+    if task.scorer in REPLY_SCORERS:
+        text = prediction if isinstance(prediction, str) else reply if reply and reply.strip() else None
+        extracted = [] if isinstance(prediction, str) else [str(p) for p in prediction]
+        return REPLY_SCORERS[task.scorer](task, text, extracted)
     if isinstance(prediction, str):
         predicted = extract_raw(prediction, n=max(1, len(task.answers)),
                                 how=task.meta.get("extract", "auto"), field=task.meta.get("field"))

@@ -1,4 +1,7 @@
-"""SMFR-style diagnostic: who reaches a target return first (or last)? Prices are synthetic.
+"""Our SMFR-style diagnostic (``smfr``): who reaches a target return first (or last)? Prices are synthetic.
+
+This is OURS, not the paper's generator (targets 2–20 %, tickers, a stated return rule, entry-day
+exits, possible "none" golds); :mod:`.smfr_paper` (``smfr.paper``) follows the published one.
 
 Each instance: a table of daily open/close prices (the traded tickers mixed with distractors);
 per investor, ``pairs`` closed round trips plus one open position in a ticker all investors share;
@@ -23,8 +26,8 @@ from typing import Any
 
 import networkx as nx
 
-from . import dag as dagmod
 from ..text import normalize_answer
+from . import dag as dagmod
 from .registry import generator
 from .templates import SPLITS, name_list
 from .types import TaskInstance

@@ -13,7 +13,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .tasks import suite_tasks
 from ..library import Library
 from ..llm import Gateway
 from ..routing.evaluation import LAMBDAS, evaluate, format_sweep, format_table, plot_pareto
@@ -24,6 +23,7 @@ from ..routing.router import fill_outcomes
 from ..routing.study import sim_matrix, study_pool, study_tasks
 from ..spec.model import ModelSpec
 from ..store import Store
+from .tasks import suite_tasks
 
 console = Console()
 err = Console(stderr=True)

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from ..bench import TaskDataError
 from ..harness.progress import RunDisplay
 from ..harness.runner import RunOptions, run_suite
 from ..spec.problems import SpecError
@@ -38,12 +39,17 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         for p in exc.problems:
             console.print(str(p), markup=False, highlight=False)
         raise typer.Exit(2)
+    except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
         raise typer.Exit(130)
     sim = " (SIMULATED models: numbers are from the simulator)" if summary.simulated else ""
     console.print(f"[green]done[/] run [bold]{summary.run_id}[/]: {summary.ran} cells run, {summary.skipped} already "
                   f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")
+    if summary.protocol:
+        console.print(summary.protocol + (" SIMULATED" if summary.simulated else ""), markup=False)
     console.print(f"store: {summary.store}")
     console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
     typer.echo(summary.run_id)

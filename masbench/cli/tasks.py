@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import typer
+import yaml
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -13,6 +14,7 @@ from rich.text import Text
 
 from ..bench import dag as dagmod
 from ..bench.loaders import load_suite_tasks
+from ..bench.replayscore import read_replies, score_replies
 from ..bench.types import TaskInstance
 from ..library import Library, bundled_root
 
@@ -44,8 +46,10 @@ def suite_tasks(suite: str) -> tuple[Path, list[TaskInstance]]:
 
 
 def _fail(console: Console, exc: Exception) -> None:
-    console.print(Text(f"error: {exc}", style="bold red"))
-    raise typer.Exit(code=1)
+    """Bad input (a suite, a task file, a replies file) is one line and exit 2; anything else exit 1."""
+    bad_input = isinstance(exc, (ValueError, FileNotFoundError, yaml.YAMLError))
+    console.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)
+    raise typer.Exit(code=2 if bad_input else 1)
 
 
 def _panel(task: TaskInstance) -> Panel:
@@ -109,6 +113,31 @@ def export(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.yaml)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(lines, encoding="utf-8")
     console.print(f"wrote {len(tasks)} tasks to {out}")
+
+
+@tasks_app.command("score")
+def score_cmd(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.yaml) or path to a suite YAML."),
+              replies: Path = typer.Option(..., "--replies", help='JSONL file of {"id": ..., "reply": ...} lines.'),
+              show: int = typer.Option(50, "--show", min=0, help="Per-task rows to print."),
+              ) -> None:
+    """Score replies produced elsewhere with the suite's own scorers: per-task and overall accuracy."""
+    console = Console()
+    try:
+        _, tasks = suite_tasks(suite)
+        result = score_replies(tasks, read_replies(replies), replies)
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        _fail(console, exc)
+    table = Table(title=f"{replies} scored with {suite}")
+    for col in ("task", "scorer", "gold", "predicted", "correct"):
+        table.add_column(col, overflow="fold")
+    for row in result.rows[:show]:
+        table.add_row(row.task_id, row.scorer, " | ".join(row.gold), " | ".join(row.predicted),
+                      "yes" if row.correct else "no")
+    console.print(table)
+    for source, (right, total) in result.by_source().items():
+        console.print(f"{source}: {right}/{total} = {100 * right / total:.1f}%", markup=False)
+    console.print(f"accuracy: {result.correct}/{result.scored} = {100 * result.accuracy:.1f}% "
+                  f"({result.missing} suite tasks without a reply)", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -36,8 +36,7 @@ from ..spec import DesignRef
 from ..text import parse_choice
 from .check import DesignCheck, Rejected, check_data
 from .common import TOO_HARD, collecting_sink, n_answers, result, short, sim_gold, sub_context, tag, tighter
-from .decompose import (TOO_HARD_NOTE, MetaDesignerConfig, completeness, decomposition_design,
-                        parse_decomposition)
+from .decompose import TOO_HARD_NOTE, MetaDesignerConfig, completeness, decomposition_design, parse_decomposition
 from .prompts import decompose_messages, sim_design_hints, verify_messages
 from .records import DesignRecord, DesignSink, prompt_hash, prompt_text
 

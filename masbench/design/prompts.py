@@ -187,7 +187,7 @@ def sim_design_hints(library: Any, role: str, *, designs: list[str] | None = Non
     (``candidates``) and invalid ones (``wrong``), so a ``sim/…`` model answers a designer call
     with a valid design with its accuracy, else with an invalid one."""
     if role == "holistic":
-        names = [n for n in (designs or ["cot-sc", "planner-workers", "decompose-extract-compute-aggregate"])
+        names = [n for n in (designs or ["cot-sc", "planner-workers", "decompose-calculator-aggregate"])
                  if library.has("design", n)][:3]
         cands = []
         for n in names:

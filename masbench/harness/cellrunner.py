@@ -9,9 +9,9 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
-from ..bench import score
+from ..bench import raw_vote_key, score
 from ..bench.types import TaskInstance
 from ..design.runnable import Runnable
 from ..llm import Gateway, ResponseCache
@@ -49,7 +49,7 @@ class CellRunner:
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}
-        self._pool = pool_design(prep.suite.cot_sc.agent)
+        self._pool = pool_design(prep.suite.cot_sc.agent, prep.suite.cot_sc.temperature)
         prep.library.add("design", self._pool)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
@@ -83,7 +83,7 @@ class CellRunner:
             # a library design or a per-task designer (which writes its own designs rows): run alike
             res = await self.runnable(entry.name).run(task, ctx, entry.params,
                                                       design_sink=self.writer.sink("designs"))
-            sc = score(task, res.answers)
+            sc = score(task, res.answers, reply=res.text)
             row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
                        prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,
                        cost_usd=res.cost_usd, calls=res.calls, wall_s=res.wall_s, status=res.status,
@@ -115,8 +115,10 @@ class CellRunner:
         results = await asyncio.gather(*[one(j) for j in range(k_max)])
         ok = True
         for j, res in enumerate(results):
-            sc = score(task, res.answers)
+            sc = score(task, res.answers, reply=res.text)
             answer = ", ".join(res.answers) if res.answers and any(res.answers) else None
+            if self.prep.suite.cot_sc.vote == "raw":  # the papers' vote: raw answer strings
+                answer = raw_vote_key(task, res.text) if res.status != "failed" else None
             ok &= res.status != "failed"
             self.writer.add("pool", {
                 "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,

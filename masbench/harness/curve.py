@@ -31,12 +31,16 @@ class CurvePoint:
     cost_usd: float
 
 
-def task_maj_accuracy(answer_ids: np.ndarray, correct_id: int | None, k: int, draws: int,
+def task_maj_accuracy(answer_ids: np.ndarray, correct_id: int | set[int] | None, k: int, draws: int,
                       rng: np.random.Generator) -> float:
     """Expected maj@k for one task. ``answer_ids``: pool answers as small ints (−1 = no answer,
-    which never wins a vote); ``correct_id``: the id of the gold answer (None if absent)."""
+    which never wins a vote); ``correct_id``: the id of the gold answer, or the ids of every answer
+    string scored correct (a raw-string vote can hold several, e.g. ``9`` and ``9.0``); None if absent."""
     n = len(answer_ids)
     if correct_id is None or n == 0:
+        return 0.0
+    correct_ids = {correct_id} if isinstance(correct_id, (int, np.integer)) else set(correct_id)
+    if not correct_ids:
         return 0.0
     k = min(k, n)
     m = int(answer_ids.max()) + 1 if answer_ids.max() >= 0 else 0
@@ -53,9 +57,11 @@ def task_maj_accuracy(answer_ids: np.ndarray, correct_id: int | None, k: int, dr
     for j in range(m):
         counts[:, j] = (subsets == j).sum(axis=1)
     top = counts.max(axis=1)
-    gold = counts[:, correct_id]
-    ties = (counts == top[:, None]).sum(axis=1)
-    credit = np.where((gold == top) & (top > 0), 1.0 / ties, 0.0)
+    winners = counts == top[:, None]
+    ties = winners.sum(axis=1)
+    is_correct = np.zeros(m, dtype=bool)
+    is_correct[[c for c in correct_ids if 0 <= c < m]] = True
+    credit = np.where(top > 0, (winners & is_correct[None, :]).sum(axis=1) / ties, 0.0)
     return float(credit.mean())
 
 
@@ -73,7 +79,7 @@ def build_curve(pools: list[tuple[list[str | None], list[bool], list[float], lis
         ids: dict[str, int] = {}
         arr = np.array([ids.setdefault(a, len(ids)) if a not in (None, "") else -1 for a in answers], dtype=np.int64)
         gold_ids = {ids[a] for a, c in zip(answers, correct) if c and a not in (None, "")}
-        correct_id = next(iter(gold_ids)) if gold_ids else None
+        correct_id = gold_ids or None  # every answer string scored correct counts as gold
         for k in range(1, k_max + 1):
             per_task[t, k - 1] = task_maj_accuracy(arr, correct_id, k, draws, rng)
         tok[t] = float(np.mean(tokens)) if tokens else 0.0

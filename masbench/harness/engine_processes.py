@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 

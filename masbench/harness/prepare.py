@@ -101,9 +101,10 @@ def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
     return out
 
 
-def pool_design(agent: str) -> DesignSpec:
+def pool_design(agent: str, temperature: float | None = None) -> DesignSpec:
     """One CoT sample: the pool is k_max runs of this with different sample seeds."""
-    return DesignSpec(name=POOL_DESIGN, kind="baseline", nodes={"sample": NodeSpec(agent=agent)}, output="sample")
+    return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample",
+                      nodes={"sample": NodeSpec(agent=agent, temperature=temperature)})
 
 
 def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:

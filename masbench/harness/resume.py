@@ -42,8 +42,8 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
               (c.task_id, c.seed) IN ({incomplete}) OR NOT EXISTS (
                 SELECT 1 FROM pool p WHERE p.run_id = c.run_id AND p.task_id = c.task_id AND p.seed = c.seed))""",
                                    [run_id, run_id, k_max]).fetchall()[0][0]
-        con.execute(f"DELETE FROM nodes n WHERE n.run_id = ? AND n.design = ? AND (n.task_id, n.seed) NOT IN "
-                    f"(SELECT task_id, seed FROM pool WHERE run_id = ? GROUP BY ALL HAVING count(*) >= ?)",
+        con.execute("DELETE FROM nodes n WHERE n.run_id = ? AND n.design = ? AND (n.task_id, n.seed) NOT IN "
+                    "(SELECT task_id, seed FROM pool WHERE run_id = ? GROUP BY ALL HAVING count(*) >= ?)",
                     [run_id, POOL_DESIGN, run_id, k_max])
         n_pool = con.execute(f"DELETE FROM pool WHERE run_id = ? AND (task_id, seed) IN ({incomplete})",
                              [run_id, run_id, k_max]).fetchall()[0][0]

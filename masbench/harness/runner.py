@@ -24,6 +24,7 @@ from .cellrunner import CellRunner, Progress, run_cells
 from .curve import build_curve
 from .engine_processes import merge_parts, run_sharded
 from .prepare import Prepared, RunOptions, prepare, run_config
+from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
 
 
@@ -72,6 +73,8 @@ class RunSummary:
     cleaned: dict[str, int]
     stats: dict[str, Any]
     simulated: bool
+    protocol: str | None = None
+    """The suite's CoT-SC protocol point on the curve (see :mod:`.protocol`)."""
 
 
 def cache_path(store_path: Path) -> Path:
@@ -137,9 +140,10 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             compute_curve(store, run_id, prep.suite, prep.tasks)
         fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
+        point = protocol_point(store, run_id, prep.suite)
         return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                           progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                          cleaned, stats, prep.simulated)
+                          cleaned, stats, prep.simulated, point.line() if point else None)
     finally:
         store.close()
 

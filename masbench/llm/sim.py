@@ -194,5 +194,6 @@ class Simulator:
                     obj[fname] = ", ".join(answers) if fname in ("answer", "final", "result") else f"{fname} text"
             return json.dumps(obj)
         answers = gold if correct else self._draw_wrong(gold, profile, rng)
-        return ("Let me reason step by step about the quantities involved.\n"
-                f"Answer: {', '.join(answers)}")
+        boxed = "\n" + "\n\n".join(f"\\boxed{{{a}}}" for a in answers) if len(answers) > 1 else ""
+        return ("Let me reason step by step about the quantities involved.\n"  # several answers are also
+                f"Answer: {', '.join(answers)}{boxed}")                           # boxed (MASBench's rule)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from .data import RunInfo
 from . import tables
+from .data import RunInfo
 from .tables import HEADERS, formatted
 from .verdict import Verdict
 

@@ -82,6 +82,8 @@ def extract(plan: Plan, sc: Scope, text: str, data: Any) -> tuple[str, ...] | No
     if how == "json" and isinstance(data, dict) and plan.field in data:
         v = data[plan.field]
         vals = v if isinstance(v, list) else [v]
+        if sc.n == 1 and len(vals) > 1:  # one list-valued answer (a tie of names): keep it whole
+            vals = [", ".join(str(x) for x in vals)]
         out = tuple(normalize_answer(str(x)) for x in vals[: sc.n])
         return out or None
     return _extract_cached(text, sc.n, how, plan.field)

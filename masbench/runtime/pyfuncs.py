@@ -15,7 +15,9 @@ from typing import Any
 from ..registry import Registry
 from ..text import normalize_answer
 
-PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function")
+PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function", {
+    "smfr_aggregate": "masbench.runtime.smfr_funcs:smfr_aggregate",  # the SMFR expert MAS's plain-code step
+})
 """Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""
 
 

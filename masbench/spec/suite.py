@@ -10,9 +10,12 @@ from .base import Spec
 from .budget import Budget
 from .model import ModelSpec
 
+SOURCE_KEYS = ("generator", "jsonl", "parquet", "masbench", "smfr", "gsm8k", "math", "aime", "choice", "table", "hf")
+"""The keys that name a task source; a ``tasks:`` entry sets exactly one of them."""
+
 
 class TaskSource(Spec):
-    """Where a suite's tasks come from: exactly one of ``generator``, ``jsonl``, ``parquet``."""
+    """Where a suite's tasks come from: exactly one of the :data:`SOURCE_KEYS` (docs/benchmarks.md)."""
 
     generator: str | None = None
     """Registered generator name, e.g. ``masbench.depth`` or ``smfr``."""
@@ -22,24 +25,47 @@ class TaskSource(Spec):
     """Instances per value (generators) or the most rows to read (files)."""
     seed: int = 0
     """Generator seed: the same seed regenerates byte-identical tasks."""
-    split: Literal["train", "test"] = "test"
-    """Template split (train and test use disjoint templates)."""
+    split: str = Field(default="test", pattern=r"^[A-Za-z0-9_.\-]+$")
+    """Generators: template split (``train``/``test``, disjoint templates). Published data: the split read."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Extra generator parameters."""
     jsonl: str | None = None
     """Path to a GSM8K-style JSONL file (relative to the suite file)."""
     parquet: str | None = None
     """Path to a MASBench-layout parquet file (relative to the suite file)."""
+    masbench: str | None = None
+    """A local copy of ``Salesforce/MASBench``: the folder holding ``<config>/<split>-*.parquet``."""
+    smfr: str | None = None
+    """The Illusion paper's SMFR rows: a jsonl file, a folder of them or a glob pattern."""
+    gsm8k: str | None = None
+    """GSM8K rows (jsonl/csv/parquet): ``question`` and an ``answer`` ending ``#### <gold>``."""
+    math: str | None = None
+    """MATH rows: ``problem`` and a ``solution`` whose last ``\\boxed{}`` is the gold."""
+    aime: str | None = None
+    """AIME-style rows: ``problem`` and an integer ``answer``."""
+    choice: str | None = None
+    """GPQA-style multiple-choice rows (options shuffled by ``seed``, the permutation recorded)."""
+    table: str | None = None
+    """Any jsonl/csv/parquet file, read through ``fields`` (dotted paths) and ``gold_sep``."""
+    hf: str | None = None
+    """A Hugging Face dataset (hub id or local dataset folder) read with ``datasets`` (extra ``hf``)."""
+    format: Literal["masbench", "smfr", "gsm8k", "math", "aime", "choice", "table"] | None = None
+    """How the rows of an ``hf`` source are read (default ``table``)."""
+    configs: list[str] | None = None
+    """MASBench configs to read (default: all of the split), or the ``hf`` dataset configs."""
+    gold_sep: str | None = None
+    """Splits one gold string into several answers (``table``/``hf``), e.g. ``"<<horizon>>"``."""
     fields: dict[str, str] = Field(default_factory=dict)
-    """Field names for file sources, e.g. ``{question: problem, answer: solution}``."""
+    """Field names or dotted paths into JSON columns, e.g. ``{question: prompt.0.content}``."""
     name: str | None = None
     """Label for this task group in reports (default: generator or file stem)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "TaskSource":
-        given = [k for k in ("generator", "jsonl", "parquet") if getattr(self, k)]
+        given = [k for k in SOURCE_KEYS if getattr(self, k)]
         if len(given) != 1:
-            raise ValueError("a task source needs exactly one of generator, jsonl, parquet")
+            raise ValueError(f"a task source needs exactly one of {', '.join(SOURCE_KEYS)}"
+                             + (f" (got {', '.join(given)})" if given else ""))
         return self
 
 
@@ -65,6 +91,25 @@ class CotScSpec(Spec):
     """Bootstrap resamples for the curve's confidence intervals."""
     enabled: bool = True
     """Set false to skip the pool (no iso-cost metrics then)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature of the pool (default: the agent's). Illusion: 1.0; MASBench: 0.5."""
+    vote: Literal["normalized", "raw"] = "normalized"
+    """What the curve's majority vote counts: ``normalized`` answers (``1,000`` = ``1000``) or the
+    ``raw`` answer strings, stripped (both papers vote on raw strings; empty and "None" never win)."""
+    k: int | Literal["cost-matched"] | None = None
+    """The protocol's CoT-SC point on the curve: a fixed k (both papers: 5) or ``cost-matched``:
+    k = the mean model calls per task of the design named in ``match`` (Illusion), clamped to k_max.
+    Unset: 5, or k_max when that is smaller."""
+    match: str | None = None
+    """The design label whose mean calls per task set k when ``k: cost-matched``."""
+
+    @model_validator(mode="after")
+    def _protocol(self) -> "CotScSpec":
+        if self.k == "cost-matched" and not self.match:
+            raise ValueError("k: cost-matched needs `match:` naming the design whose calls set k")
+        if isinstance(self.k, int) and not 1 <= self.k <= self.k_max:
+            raise ValueError(f"k = {self.k} must be between 1 and k_max = {self.k_max}")
+        return self
 
 
 class SuiteSpec(Spec):

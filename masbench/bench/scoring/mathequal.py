@@ -1,0 +1,48 @@
+"""Math answer equivalence: normalized string equality, else symbolic equality by ``math-verify``.
+
+``math-verify`` (Hugging Face) parses LaTeX / plain expressions with sympy and compares them
+(``\\frac{1}{2}`` = ``0.5`` = ``1/2``; ``\\sqrt{2}/2`` = ``\\frac{\\sqrt2}{2}``). We do not write our
+own symbolic comparison. Its parse/verify timeouts use SIGALRM, which only works in the main
+thread, so they are switched off elsewhere.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from ...text import _clean, normalize_answer
+
+
+def _timeout() -> int | None:
+    return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+@lru_cache(maxsize=4096)
+def _parsed(text: str):  # noqa: ANN202 - sympy objects
+    # math_verify pulls in sympy and an ANTLR parser (~1 s): imported on first use, for start-up time
+    from math_verify import parse
+
+    wrapped = text if ("$" in text or "\\boxed" in text) else f"${text}$"
+    out = parse(wrapped, parsing_timeout=_timeout())
+    return out or parse(text, parsing_timeout=_timeout())
+
+
+def math_equal(predicted: str, gold: str) -> bool:
+    """True if ``predicted`` and ``gold`` are the same answer (string or symbolic equality)."""
+    if predicted is None or gold is None:
+        return False
+    p, g = str(predicted).strip(), str(gold).strip()
+    if not p or not g:
+        return False
+    if p == g or normalize_answer(p) == normalize_answer(g) or _clean(p) == _clean(g):
+        return True
+    from math_verify import verify  # see _parsed
+
+    gp, pp = _parsed(g), _parsed(p)
+    if not gp or not pp:
+        return False
+    try:
+        return bool(verify(gp, pp, timeout_seconds=_timeout()))
+    except Exception:  # noqa: BLE001 - a comparison sympy cannot do is "not equal"
+        return False

@@ -1,0 +1,40 @@
+"""Rows from the Hugging Face hub through the ``datasets`` library (the optional ``hf`` extra).
+
+``hf: Salesforce/MASBench`` with ``configs: [depth]`` and ``split: test`` is
+``datasets.load_dataset("Salesforce/MASBench", "depth", split="test")``. A local folder laid out
+like a dataset repository (its README's ``configs:`` block naming the data files) goes through the
+very same call — which is how the tests exercise this path with no network. The rows then go to
+the same readers as local files (``format:`` says which).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import TaskDataError
+
+
+def hf_rows(name: str, config: str | None, split: str, n: int | None,
+            base_dir: Path | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """At most ``n`` rows of one config and split, each as (``hf:NAME[CONFIG:SPLIT]``, row, dict)."""
+    try:
+        import datasets  # optional heavy dependency: imported only for hf: sources
+    except ImportError:
+        raise TaskDataError(f"hf:{name}", "hf: sources need the `datasets` library: "
+                                          "pip install 'masbench[hf]'", field="hf") from None
+    datasets.disable_progress_bars()
+    local = Path(name).expanduser()
+    if not local.is_absolute() and base_dir is not None and (Path(base_dir) / local).exists():
+        local = Path(base_dir) / local
+    target = str(local) if local.exists() else name
+    where = f"hf:{name}[{config or 'default'}:{split}]"
+    try:
+        ds = datasets.load_dataset(target, name=config, split=split)
+    except Exception as exc:  # noqa: BLE001 - datasets raises many types; the message is what matters
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TaskDataError(where, f"could not load ({type(exc).__name__}: {first})", field="hf") from None
+    for i, row in enumerate(ds, start=1):
+        if n is not None and i > n:
+            return
+        yield where, i, dict(row)

@@ -1,0 +1,110 @@
+"""Rows from local files as they are published: JSONL, CSV and parquet (row numbers kept for errors).
+
+A row is ``(file, row_no, dict)``; ``row_no`` is the 1-based line of a JSONL file, the 1-based data
+row of a CSV file (the header is not counted) and the 1-based row of a parquet file.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import TaskDataError
+
+Row = tuple[Path, int, dict[str, Any]]
+SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+
+
+def resolve(rel: str, base_dir: Path | None) -> Path:
+    """A path from a suite file, relative to the suite's folder."""
+    path = Path(rel).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    return path
+
+
+def expand(rel: str, base_dir: Path | None) -> list[Path]:
+    """A file, every data file of a folder (sorted), or the files a glob pattern matches (sorted)."""
+    path = resolve(rel, base_dir)
+    if any(ch in rel for ch in "*?["):
+        files = sorted(Path(p) for p in glob.glob(str(path)))
+        if not files:
+            raise TaskDataError(path, "the pattern matches no file")
+        return files
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        if not files:
+            raise TaskDataError(path, f"the folder holds no {'/'.join(SUFFIXES)} file")
+        return files
+    if not path.exists():
+        raise TaskDataError(path, "file not found")
+    return [path]
+
+
+def _jsonl(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise TaskDataError(path, f"invalid JSON ({exc})", line_no) from None
+            if not isinstance(row, dict):
+                raise TaskDataError(path, "each line must be a JSON object", line_no)
+            yield path, line_no, row
+
+
+def _json_array(path: Path) -> Iterator[Row]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise TaskDataError(path, f"invalid JSON ({exc})") from None
+    if isinstance(data, dict):  # {"data": [...]} / {"rows": [...]}
+        data = next((v for v in data.values() if isinstance(v, list)), None)
+    if not isinstance(data, list):
+        raise TaskDataError(path, "a .json task file must hold a list of objects")
+    for i, row in enumerate(data, start=1):
+        if not isinstance(row, dict):
+            raise TaskDataError(path, "each item must be a JSON object", i)
+        yield path, i, row
+
+
+def _csv(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        for i, row in enumerate(csv.DictReader(fh), start=1):
+            yield path, i, dict(row)
+
+
+def _parquet(path: Path) -> Iterator[Row]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        raise TaskDataError(path, f"not a readable parquet file ({exc})") from None
+    for i, row in enumerate(table.to_pylist(), start=1):
+        yield path, i, row
+
+
+def iter_rows(path: Path) -> Iterator[Row]:
+    """The rows of one file, by its suffix."""
+    readers = {".jsonl": _jsonl, ".json": _json_array, ".csv": _csv, ".parquet": _parquet}
+    reader = readers.get(path.suffix.lower())
+    if reader is None:
+        raise TaskDataError(path, f"unknown file type {path.suffix!r} (expected one of {', '.join(readers)})")
+    return reader(path)
+
+
+def read_rows(files: list[Path], n: int | None = None) -> list[Row]:
+    """At most ``n`` rows over ``files``, in order."""
+    out: list[Row] = []
+    for f in files:
+        for r in iter_rows(f):
+            if n is not None and len(out) >= n:
+                return out
+            out.append(r)
+    return out
