@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from masbench.bench import load_suite_tasks, raw_vote_key
-from masbench.bench.cli import tasks_app
+from masbench.cli.tasks import tasks_app
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.curve import build_curve
 from masbench.llm.gateway import Gateway

@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from masbench.bench import TaskDataError, load_suite_tasks, load_tasks
-from masbench.bench.cli import tasks_app
+from masbench.cli.tasks import tasks_app
 from masbench.spec.suite import SuiteSpec, TaskSource
 from masbench.testing.published import MASBENCH_CONFIGS, write_masbench_dir, write_smfr_jsonl
 
