@@ -328,8 +328,15 @@ def build_messages(plan: "Plan", env: Env) -> list[dict[str, Any]]:
 
 
 def sim_meta(plan: "Plan", sc: Scope, env: Env) -> dict[str, Any]:
+    """What the simulator needs to answer like a model would (never sent to a real provider): the
+    gold answers and skills, the task id (its latent difficulty), the agent (its reaction), and the
+    answers the call is shown."""
     skills = sc.skills + plan.skills if plan.skills else sc.skills
-    m: dict[str, Any] = {"gold": sc.gold, "skills": skills}
+    m: dict[str, Any] = {"gold": sc.gold, "skills": skills, "task": sc.sh.tags.get("task_id") or sc.question,
+                         "agent": plan.agent_name}
+    shown = shown_answers(plan, env)
+    if shown:
+        m["shown"] = shown
     if plan.judge:
         m["mode"] = "judge"
         cand = judged(plan, env)
@@ -343,6 +350,18 @@ def sim_meta(plan: "Plan", sc: Scope, env: Env) -> dict[str, Any]:
     else:
         m["mode"] = "answer"
     return {"sim": m}
+
+
+def shown_answers(plan: "Plan", env: Env) -> list[str]:
+    """The answers a call sees: every answer among its ``from`` inputs (question excluded)."""
+    out = []
+    for name, vg in plan.input_vals:
+        if name == "question":
+            continue
+        v = vg(env)
+        if v is not None:
+            out.extend(",".join(m.answers) for m in v.members() if m.answers)
+    return out
 
 
 def judged(plan: "Plan", env: Env) -> Val | None:
@@ -421,6 +440,7 @@ async def select_body(plan: "Plan", sc: Scope, env: Env, idx: int, st: Stats) ->
     env.cands = cands
     messages = build_messages(plan, env)
     meta = {"sim": {"gold": sc.gold, "skills": sc.skills + plan.skills, "mode": "choice",
+                    "task": sc.sh.tags.get("task_id") or sc.question, "agent": plan.agent_name,
                     "candidates": [",".join(c.answers) if c.answers else c.text for c in cands]}}
     res = await call_model(plan, sc, messages, meta, idx, st)
     choice = None

@@ -1,0 +1,133 @@
+"""Exact expectations of the simulator, for tests and studies: what a measurement *should* give.
+
+- :func:`maj_at_k` — exact maj@k of k i.i.d. calls from an answer distribution (ties split the
+  credit uniformly, as the CoT-SC curve does);
+- :func:`pool_curve` — the exact CoT-SC curve of a simulated model over a list of tasks;
+- :func:`unanimity` — P(k independent calls all give the same answer) on a task, and
+  :func:`expected_unanimity` over tasks (a debate's round one: premature consensus);
+- :func:`correctness_correlation` — the population correlation (phi) of the correctness of two
+  calls on the same random task, from the same model or two models of one world.
+
+All SIMULATED: they describe the simulator, not any real model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .latent import SimModel, calibrate, lookup
+
+Answer = tuple[str, ...]
+
+
+def maj_at_k(dist: dict[Answer, float], gold: Sequence[str], k: int) -> float:
+    """Exact expected credit of a majority vote over k i.i.d. answers drawn from ``dist``.
+
+    P(gold wins) = Σ_c P(gold drawn c times, every other answer ≤ c times) / (1 + #others at c),
+    computed by a dynamic programme over the other answers (exponential generating functions).
+    """
+    if k < 1:
+        raise ValueError("k must be ≥ 1")
+    g = tuple(gold)
+    pg = dist.get(g, 0.0)
+    others = [q for a, q in dist.items() if a != g and q > 0]
+    if pg <= 0:
+        return 0.0
+    fact = [math.factorial(i) for i in range(k + 1)]
+    total = 0.0
+    n_o = len(others)
+    for c in range(1, k + 1):
+        r = k - c
+        arr = np.zeros((r + 1, n_o + 1))
+        arr[0, 0] = 1.0
+        for q in others:
+            new = np.zeros_like(arr)
+            for x in range(0, min(c, r) + 1):
+                coef = q ** x / fact[x]
+                if x == c:
+                    new[x:, 1:] += arr[: r + 1 - x, :-1] * coef
+                else:
+                    new[x:, :] += arr[: r + 1 - x, :] * coef
+            arr = new
+        ties = arr[r] / (1.0 + np.arange(n_o + 1))
+        total += fact[k] / fact[c] * pg ** c * float(ties.sum())
+    return total
+
+
+def pool_curve(model: SimModel, tasks: Iterable[tuple[str, Sequence[str]]], k_max: int,
+               skills: Iterable[str] = ()) -> list[float]:
+    """Exact mean maj@k over ``tasks`` ((task id, gold answers) pairs) for k = 1..k_max."""
+    skills = list(skills)
+    per_k = np.zeros(k_max)
+    n = 0
+    for task, gold in tasks:
+        dist = model.answer_distribution(str(task), list(gold), skills)
+        per_k += [maj_at_k(dist, gold, k) for k in range(1, k_max + 1)]
+        n += 1
+    return (per_k / max(n, 1)).tolist()
+
+
+def unanimity(dist: dict[Answer, float], k: int) -> float:
+    """P(k independent calls from ``dist`` all give the same answer)."""
+    return float(sum(q ** k for q in dist.values()))
+
+
+def expected_unanimity(model: SimModel, tasks: Iterable[tuple[str, Sequence[str]]], k: int,
+                       skills: Iterable[str] = ()) -> float:
+    """Mean over ``tasks`` of :func:`unanimity` — e.g. the share of tasks on which k debaters who
+    see nothing yet (round one) agree at once."""
+    skills = list(skills)
+    vals = [unanimity(model.answer_distribution(str(t), list(g), skills), k) for t, g in tasks]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+_X, _W = np.polynomial.hermite_e.hermegauss(60)
+_W = _W / _W.sum()
+
+
+def _theta(m: SimModel, skill: str | None) -> float:
+    d = m.profile.difficulty
+    if d is None:
+        a = lookup(m.profile.accuracy, skill) if skill else None
+        acc = a if a is not None else m.profile.accuracy.get("default", 0.5)
+        return calibrate(acc, 0.0)
+    return m.ability(skill)
+
+
+def _p_given_shared(m: SimModel, skill: str | None) -> np.ndarray:
+    """Rows: shared z nodes; columns: own u nodes → P(correct)."""
+    th = _theta(m, skill)
+    d = m.profile.difficulty
+    s, o = (d.spread, d.own) if d is not None else (0.0, 0.0)
+    if not math.isfinite(th):
+        return np.full((len(_X), len(_X)), 1.0 if th > 0 else 0.0)
+    z = _X[:, None]
+    u = _X[None, :]
+    return 1.0 / (1.0 + np.exp(-(th - s * z - o * u)))
+
+
+def correctness_correlation(a: SimModel, b: SimModel | None = None, skill: str | None = None) -> float:
+    """Population correlation (phi) of the correctness of two calls on the same random task that
+    see no other answers: two calls of ``a`` (two designs, or two samples) when ``b`` is None,
+    else one call of ``a`` and one of ``b``. Tasks share difficulty only within a world."""
+    pa = _p_given_shared(a, skill)
+    mu_a = float(_W @ pa @ _W)
+    if b is None:
+        e_ab = float(_W @ (pa * pa) @ _W)  # same model: the same own deviation u
+        mu_b = mu_a
+    else:
+        pb = _p_given_shared(b, skill)
+        mu_b = float(_W @ pb @ _W)
+        da, db = a.profile.difficulty, b.profile.difficulty
+        if da is not None and db is not None and da.world == db.world:
+            e_ab = float(_W @ ((pa @ _W) * (pb @ _W)))  # shared z, independent own deviations
+        else:
+            e_ab = mu_a * mu_b
+    var = mu_a * (1 - mu_a) * mu_b * (1 - mu_b)
+    return 0.0 if var <= 0 else (e_ab - mu_a * mu_b) / math.sqrt(var)
+
+
+__all__ = ["correctness_correlation", "expected_unanimity", "maj_at_k", "pool_curve", "unanimity"]
