@@ -282,7 +282,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(rows, indent=2, default=str))
             return
-        t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
+        sim = " — SIMULATED (sim/ models)" if any(r.get("simulated") for r in rows) else ""
+        t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}{sim}")
         for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
                   "verifier picks", "collapses to"):
             t.add_column(c)

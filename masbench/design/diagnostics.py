@@ -494,11 +494,12 @@ def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = 
         if designs and label not in designs:
             continue
         name, params = _entry_params(suite, label)
-        agg = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(calls), avg(tokens), avg(cost_usd) "
-                        "FROM results WHERE run_id = ? AND design = ?", [run_id, label])[0]
+        agg = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(calls), avg(tokens), avg(cost_usd), "
+                        "coalesce(bool_or(simulated), false) FROM results WHERE run_id = ? AND design = ?",
+                        [run_id, label])[0]
         row: dict[str, Any] = {"run_id": run_id, "design": label, "design_name": name, "n": agg[0],
                                "accuracy": agg[1], "calls_per_task": agg[2], "tokens_per_task": agg[3],
-                               "usd_per_task": agg[4]}
+                               "usd_per_task": agg[4], "simulated": bool(agg[5])}
         spec = None if name in DESIGNERS else design_spec(store, library, name)
         if spec is not None:
             st = structure(spec, library, params)

@@ -97,7 +97,13 @@ class Simulator:
             if fr.random() < f.rate:
                 kind = fr.choice(f.kinds)
                 raise SimFault(_FAULT_STATUS[kind], f"simulated {kind} fault")
-        rng = seeded("answer", key)
+        m = self.model(model_id, profile)
+        task = ""
+        if m.fixed:
+            rng = seeded("answer", key)
+        else:  # the task is part of the seed: two tasks with the same prompt still draw independently
+            task = str(meta.get("task") or meta.get("question") or (messages[-1].get("content", "") if messages else ""))
+            rng = seeded("answer", key, task)
         latency = 0.0
         if profile.latency_ms > 0:
             latency = rng.expovariate(1.0 / (profile.latency_ms / 1000.0))
@@ -105,15 +111,10 @@ class Simulator:
         skills = list(meta.get("skills") or [])
         mode = meta.get("mode", "answer")
         gold = [str(g) for g in (meta.get("gold") or [])]
-        m = self.model(model_id, profile)
         if m.fixed:
             correct = rng.random() < skill_accuracy(profile, skills)
             body = self._body(mode, meta, gold, correct, profile, rng)
         else:
-            task = meta.get("task") or meta.get("question")  # no task id: the last message stands for the task
-            if not task:
-                task = str(messages[-1].get("content", "")) if messages else ""
-            task = str(task)
             body = self._latent_body(m, task, mode, meta, gold, skills, rng)
         td = profile.completion_tokens
         n = max(td.min, int(round(rng.gauss(td.mean, td.sd))))

@@ -16,7 +16,8 @@ Dirichlet concentration), so maj@k climbs for longer; it agrees less with the fr
 which tasks are hard (``own`` deviation) and shares fewer of its wrong answers; it flips right
 answers more often when it revises or judges, and rubber-stamps more.
 
-Both live in world 0, so their task difficulties are correlated (the hard tasks of one are
+Both keep the default completion lengths (120 ± 30 tokens), which stay inside every bundled
+agent's ``max_tokens`` (a truncated reply has no answer). Both live in world 0, so their task difficulties are correlated (the hard tasks of one are
 mostly hard for the other).
 """
 
@@ -36,7 +37,6 @@ def _reactions(**roles: tuple[float, float, float]) -> dict[str, SimReaction]:
 
 FRONTIER = SimProfile(
     accuracy={"default": 0.9},
-    completion_tokens=TokenDist(mean=250, sd=80),
     difficulty=SimDifficulty(spread=2.5, own=0.5, world=0),
     errors=SimErrors(distractors=4, concentration=0.3, overlap=0.6),
     reactions=_reactions(default=(0.97, 0.3, 0.5), debater=(0.97, 0.3, 0.6), final_decider=(0.98, 0.3, 0.6),
@@ -47,7 +47,6 @@ FRONTIER = SimProfile(
 
 SEVEN_B = SimProfile(
     accuracy={"default": 0.5},
-    completion_tokens=TokenDist(mean=180, sd=60),
     difficulty=SimDifficulty(spread=2.0, own=1.2, world=0),
     errors=SimErrors(distractors=6, concentration=1.0, overlap=0.3),
     reactions=_reactions(default=(0.85, 0.15, 0.5), debater=(0.85, 0.15, 0.55), final_decider=(0.9, 0.15, 0.55),
