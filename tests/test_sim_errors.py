@@ -22,8 +22,8 @@ from masbench.design.diagnostics import diagnose
 from masbench.harness import RunOptions, run_suite
 from masbench.library import Library
 from masbench.llm import Gateway
-from masbench.llm.sim import (BUILTIN_PROFILES, Simulator, correctness_correlation, expected_unanimity, maj_at_k,
-                              p_correct, pool_curve, sim_model)
+from masbench.llm.sim import (BUILTIN_PROFILES, Simulator, correctness_correlation, expected_unanimity,
+                              fit_concentration, fit_difficulty, maj_at_k, p_correct, pool_curve, sim_model)
 from masbench.spec import SuiteSpec
 from masbench.spec.model import ModelSpec, SimProfile
 from masbench.spec.sim import SimDifficulty, SimErrors, SimReaction
@@ -274,3 +274,68 @@ async def test_debate_reproduces_premature_consensus_and_diagnose_reports_it(tmp
     res = CliRunner().invoke(app, ["diagnose", "--store", str(s.store)])
     assert res.exit_code == 0, res.output
     assert "SIMULATED" in res.output and f"{100 * u['share']:.0f}% of 300" in res.output
+
+
+@pytest.mark.parametrize("spread", [0.0, 1.0, 2.5])
+async def test_fit_difficulty_recovers_the_spread_of_a_simulated_pool(spread):
+    prof = SimProfile(accuracy={"default": 0.4}, difficulty=SimDifficulty(spread=spread))
+    gw = Gateway({"m": ModelSpec(id="sim/fit", sim=prof)})
+    tasks = [f"f-{i}" for i in range(1500)]
+    k = 6
+
+    async def pool(t):
+        rs = await asyncio.gather(*[gw.complete("m", [{"role": "user", "content": t}], sample_index=j,
+                                                metadata={"sim": {"gold": ["5"], "task": t}}) for j in range(k)])
+        return sum(r.text.endswith("Answer: 5") for r in rs)
+    counts = await asyncio.gather(*[pool(t) for t in tasks])
+    acc, fitted, _ = fit_difficulty(counts, k)
+    assert abs(acc - 0.4) < 0.04
+    assert abs(fitted - spread) < 0.35, (fitted, spread)
+
+
+@pytest.mark.parametrize("alpha", [0.3, 3.0])
+async def test_fit_concentration_recovers_the_wrong_answer_concentration(alpha):
+    prof = SimProfile(accuracy={"default": 0.2}, errors=SimErrors(distractors=8, concentration=alpha, overlap=1.0))
+    gw = Gateway({"m": ModelSpec(id="sim/fitc", sim=prof)})
+    tasks = [f"c-{i}" for i in range(800)]
+
+    async def wrong(t):
+        rs = await asyncio.gather(*[gw.complete("m", [{"role": "user", "content": t}], sample_index=j,
+                                                metadata={"sim": {"gold": ["5"], "task": t}}) for j in range(6)])
+        return [a for a in (r.text.rsplit("Answer: ", 1)[-1] for r in rs) if a != "5"]
+    agree, fitted = fit_concentration(await asyncio.gather(*[wrong(t) for t in tasks]), 8)
+    assert agree == pytest.approx((alpha + 1) / (8 * alpha + 1), abs=0.03)
+    assert fitted == pytest.approx(alpha, rel=0.35)
+
+
+class _Recording(Gateway):
+    """A real gateway that keeps every request's simulator metadata."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.seen: list[dict] = []
+
+    async def complete(self, model, messages, **kw):
+        self.seen.append((kw.get("metadata") or {}).get("sim") or {})
+        return await super().complete(model, messages, **kw)
+
+
+async def test_the_runtime_tells_the_simulator_the_task_agent_and_shown_answers():
+    from masbench.bench.types import TaskInstance
+    from masbench.runtime import RunContext, run_design
+
+    lib = Library()
+    gw = _Recording({"default": ModelSpec(id="sim/frontier")})
+    task = TaskInstance(id="meta-task-1", source="unit", question="Tom has 3 apples and gets 4 more. How many?",
+                        answers=["7"])
+    for design in ("debate", "self-refine"):
+        ctx = RunContext(gateway=gw, library=lib, tags={"run_id": "r", "design": design, "task_id": task.id})
+        await run_design(lib.design(design), task, ctx)
+    assert {m["task"] for m in gw.seen} == {"meta-task-1"}
+    debaters = [m for m in gw.seen if m.get("agent") == "debater"]
+    assert len(debaters) == 6  # 3 roles x 2 rounds
+    assert [len(m.get("shown", [])) for m in debaters] == [0, 0, 0, 3, 3, 3]  # round 2 sees round 1
+    final = next(m for m in gw.seen if m.get("agent") == "final-decider")
+    assert len(final["shown"]) == 3
+    critic = next(m for m in gw.seen if m.get("agent") == "critic")
+    assert critic["mode"] == "judge" and critic["shown"] == [critic["candidate"]]

@@ -6,7 +6,9 @@
 - :func:`unanimity` — P(k independent calls all give the same answer) on a task, and
   :func:`expected_unanimity` over tasks (a debate's round one: premature consensus);
 - :func:`correctness_correlation` — the population correlation (phi) of the correctness of two
-  calls on the same random task, from the same model or two models of one world.
+  calls on the same random task, from the same model or two models of one world;
+- :func:`fit_difficulty` / :func:`fit_concentration` — the (accuracy, spread) and the wrong-answer
+  concentration that match a real pool's per-task accuracies and agreement among wrong answers.
 
 All SIMULATED: they describe the simulator, not any real model.
 """
@@ -130,4 +132,56 @@ def correctness_correlation(a: SimModel, b: SimModel | None = None, skill: str |
     return 0.0 if var <= 0 else (e_ab - mu_a * mu_b) / math.sqrt(var)
 
 
-__all__ = ["correctness_correlation", "expected_unanimity", "maj_at_k", "pool_curve", "unanimity"]
+def _var_p(theta: float, sd: float) -> float:
+    p = 1.0 / (1.0 + np.exp(-(theta - sd * _X)))
+    mu = float(_W @ p)
+    return float(_W @ (p * p)) - mu * mu
+
+
+def fit_difficulty(correct: Sequence[int], k: int) -> tuple[float, float, float]:
+    """Calibrate a profile to a real pool: ``correct`` holds, per task, how many of its ``k``
+    samples were right. Returns (accuracy, spread, between-task variance of P(correct)) by the
+    method of moments: the between-task variance is var(p̂) − mean(p̂(1 − p̂))/(k − 1) (sampling noise
+    removed), and ``spread`` is the difficulty sd whose Var(σ(θ − spread·Z)) matches it at that
+    accuracy (0 if the pool looks like independent coins)."""
+    if k < 2 or len(correct) < 2:
+        raise ValueError("need at least 2 tasks and k ≥ 2 samples per task")
+    ph = np.asarray(correct, dtype=float) / k
+    mu = float(ph.mean())
+    between = float(ph.var(ddof=1) - np.mean(ph * (1 - ph)) / (k - 1))
+    if between <= 0 or mu <= 0 or mu >= 1:
+        return mu, 0.0, max(between, 0.0)
+    lo, hi = 0.0, 30.0
+    if _var_p(calibrate(mu, hi), hi) <= between:
+        return mu, hi, between
+    for _ in range(60):  # Var(p) grows with the spread at a fixed mean: bisection
+        mid = (lo + hi) / 2
+        if _var_p(calibrate(mu, mid), mid) < between:
+            lo = mid
+        else:
+            hi = mid
+    return mu, (lo + hi) / 2, between
+
+
+def fit_concentration(wrong: Iterable[Sequence[str]], distractors: int) -> tuple[float, float]:
+    """Calibrate the ``errors`` block to a real pool: ``wrong`` holds, per task, the wrong answers its
+    samples gave. Returns (P(two wrong samples of a task agree), the Dirichlet concentration that
+    gives that agreement with ``distractors`` wrong answers: E[Σq²] = (α + 1)/(Dα + 1)). The formula is
+    for one Dirichlet, i.e. a profile with ``overlap: 1`` (or one model alone in its world)."""
+    agree = pairs = 0
+    for answers in wrong:
+        a = list(answers)
+        for i in range(len(a)):
+            for j in range(i + 1, len(a)):
+                pairs += 1
+                agree += a[i] == a[j]
+    if pairs == 0:
+        raise ValueError("no task has two wrong samples")
+    c = agree / pairs
+    d = distractors
+    if c <= 1.0 / d:
+        return c, 100.0  # as spread out as D wrong answers allow: the largest concentration
+    return c, min(100.0, max(1e-3, (1 - c) / (d * c - 1)))
+
+
+__all__ = ["correctness_correlation", "fit_concentration", "fit_difficulty", "expected_unanimity", "maj_at_k", "pool_curve", "unanimity"]
