@@ -23,7 +23,8 @@ from masbench.harness import RunOptions, run_suite
 from masbench.library import Library
 from masbench.llm import Gateway
 from masbench.llm.sim import (BUILTIN_PROFILES, Simulator, correctness_correlation, expected_unanimity,
-                              fit_concentration, fit_difficulty, maj_at_k, p_correct, pool_curve, sim_model)
+                              fit_concentration, fit_difficulty, maj_at_k, p_correct, pool_curve, sim_model,
+                              tune_unanimity)
 from masbench.spec import SuiteSpec
 from masbench.spec.model import ModelSpec, SimProfile
 from masbench.spec.sim import SimDifficulty, SimErrors, SimReaction
@@ -251,10 +252,16 @@ def test_reaction_probabilities_are_validated():
 
 
 async def test_debate_reproduces_premature_consensus_and_diagnose_reports_it(tmp_path):
-    sim = {"accuracy": {"default": 0.6}, "difficulty": {"spread": 1.5},
-           "errors": {"distractors": 4, "concentration": 0.3, "overlap": 0.5},
+    target = 0.45  # the configured rate of unanimity after round one
+    sim = {"accuracy": {"default": 0.4}, "difficulty": {"spread": 2.5},
+           "errors": {"distractors": 4, "concentration": 1.0, "overlap": 1.0},
            "reactions": {"debater": {"keep_right": 0.95, "fix_wrong": 0.1, "adopt_wrong": 0.8}}}
     suite = write_suite(tmp_path, "consensus", sim, n=150, designs="[debate]", k_max=1)
+    pairs = [(t.id, t.answers) for t in suite_tasks(suite)]
+    m = tune_unanimity(sim_model(*model_of(suite)), target, 3, pairs)
+    sim["errors"]["concentration"] = m.profile.errors.concentration
+    suite = write_suite(tmp_path, "consensus", sim, n=150, designs="[debate]", k_max=1)
+    assert expected_unanimity(sim_model(*model_of(suite)), pairs, 3) == pytest.approx(target, abs=2e-3)
     s = await run_suite(RunOptions(suite=str(suite)))
     store = Store(s.store)
     try:
@@ -263,17 +270,16 @@ async def test_debate_reproduces_premature_consensus_and_diagnose_reports_it(tmp
         store.close()
     u = row["unanimity"]
     assert row["simulated"] is True and u["tasks"] == 300
-    m = sim_model(*model_of(suite))
-    pairs = [(t.id, t.answers) for t in suite_tasks(suite)]
-    want = expected_unanimity(m, pairs, 3)
     per = [sum(q ** 3 for q in m.answer_distribution(t, g).values()) for t, g in pairs]
     se = math.sqrt(sum(x * (1 - x) for x in per)) / len(per)
-    assert abs(u["share"] - want) < 4 * se, (u["share"], want, se)
-    fixed = 0.6 ** 3 + sum((0.4 * w) ** 3 for w in (0.5, 0.3, 0.2))  # independent coins: ≈ 0.23
-    assert want > fixed + 0.1  # shared wrong answers make debaters agree at once far more often
+    assert abs(u["share"] - target) < 4 * se, (u["share"], target, se)
+    fixed = 0.4 ** 3 + sum((0.6 * w) ** 3 for w in (0.5, 0.3, 0.2))  # independent coins: ≈ 0.11
+    assert u["share"] > fixed + 0.2
     res = CliRunner().invoke(app, ["diagnose", "--store", str(s.store)])
     assert res.exit_code == 0, res.output
     assert "SIMULATED" in res.output and f"{100 * u['share']:.0f}% of 300" in res.output
+    with pytest.raises(ValueError, match="out of reach"):
+        tune_unanimity(m, 0.95, 3, pairs)
 
 
 @pytest.mark.parametrize("spread", [0.0, 1.0, 2.5])

@@ -21,7 +21,8 @@ from typing import Iterable
 
 from ...spec.model import ModelSpec, SimProfile
 from .engine import SimReply, Simulator, consensus, prompt_tokens, reaction_for
-from .exact import correctness_correlation, expected_unanimity, fit_concentration, fit_difficulty, maj_at_k, pool_curve, unanimity
+from .exact import (correctness_correlation, expected_unanimity, fit_concentration, fit_difficulty, maj_at_k,
+                    pool_curve, tune_unanimity, unanimity)
 from .latent import SimModel, calibrate, skill_accuracy, wrong_answer
 from .profiles import BUILTIN_PROFILES, FRONTIER, SEVEN_B, profile_for
 
@@ -48,5 +49,5 @@ def p_correct(model: str | ModelSpec | SimModel, task_id: str, skills: Iterable[
 __all__ = [
     "BUILTIN_PROFILES", "FRONTIER", "SEVEN_B", "SimModel", "SimReply", "Simulator", "calibrate", "consensus",
     "correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "p_correct", "pool_curve", "profile_for",
-    "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "unanimity", "wrong_answer",
+    "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "tune_unanimity", "unanimity", "wrong_answer",
 ]

@@ -4,7 +4,8 @@
   credit uniformly, as the CoT-SC curve does);
 - :func:`pool_curve` — the exact CoT-SC curve of a simulated model over a list of tasks;
 - :func:`unanimity` — P(k independent calls all give the same answer) on a task, and
-  :func:`expected_unanimity` over tasks (a debate's round one: premature consensus);
+  :func:`expected_unanimity` over tasks (a debate's round one: premature consensus), and
+  :func:`tune_unanimity` to set that rate;
 - :func:`correctness_correlation` — the population correlation (phi) of the correctness of two
   calls on the same random task, from the same model or two models of one world;
 - :func:`fit_difficulty` / :func:`fit_concentration` — the (accuracy, spread) and the wrong-answer
@@ -184,4 +185,40 @@ def fit_concentration(wrong: Iterable[Sequence[str]], distractors: int) -> tuple
     return c, min(100.0, max(1e-3, (1 - c) / (d * c - 1)))
 
 
-__all__ = ["correctness_correlation", "fit_concentration", "fit_difficulty", "expected_unanimity", "maj_at_k", "pool_curve", "unanimity"]
+def tune_unanimity(model: SimModel, target: float, k: int = 3,
+                   tasks: Iterable[tuple[str, Sequence[str]]] | None = None) -> SimModel:
+    """The model with its wrong-answer ``concentration`` set so that k calls that see nothing yet
+    (a debate's round one) agree at once on a share ``target`` of ``tasks`` (default: 400 task ids):
+    premature consensus at a configured rate. Raises if the target is out of reach at the model's
+    difficulty (all-right unanimity alone exceeds it, or even one wrong answer per task falls short)."""
+    if model.profile.errors is None:
+        raise ValueError("the profile needs an `errors` block to tune its wrong answers")
+    pairs = [(str(t), list(g)) for t, g in (tasks if tasks is not None else
+                                            ((f"tune-{i}", ["1"]) for i in range(400)))]
+
+    def at(alpha: float) -> tuple[SimModel, float]:
+        prof = model.profile.model_copy(update={"errors": model.profile.errors.model_copy(
+            update={"concentration": alpha})})
+        m = SimModel(model.model_id, prof)
+        return m, expected_unanimity(m, pairs, k)
+
+    lo, hi = math.log(1e-3), math.log(100.0)
+    m_lo, u_lo = at(math.exp(lo))
+    m_hi, u_hi = at(math.exp(hi))
+    if not u_hi <= target <= u_lo:
+        raise ValueError(f"round-one unanimity {target:.3f} is out of reach for this difficulty: "
+                         f"between {u_hi:.3f} and {u_lo:.3f}")
+    for _ in range(40):  # unanimity falls as the errors spread out: bisection on log α
+        mid = (lo + hi) / 2
+        m_mid, u = at(math.exp(mid))
+        if u > target:
+            lo = mid
+        else:
+            hi = mid
+        if abs(u - target) < 1e-4:
+            return m_mid
+    return at(math.exp((lo + hi) / 2))[0]
+
+
+__all__ = ["correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k",
+           "pool_curve", "tune_unanimity", "unanimity"]
