@@ -345,3 +345,27 @@ async def test_the_runtime_tells_the_simulator_the_task_agent_and_shown_answers(
     assert len(final["shown"]) == 3
     critic = next(m for m in gw.seen if m.get("agent") == "critic")
     assert critic["mode"] == "judge" and critic["shown"] == [critic["candidate"]]
+
+
+async def test_self_refine_rubber_stamping_is_reported_as_configured(tmp_path):
+    keep, adopt = 0.9, 0.7
+    sim = {"accuracy": {"default": 0.5}, "difficulty": {"spread": 1.5}, "errors": {},
+           "reactions": {"critic": {"keep_right": keep, "fix_wrong": 0.1, "adopt_wrong": adopt}}}
+    suite = write_suite(tmp_path, "stamp", sim, n=200, designs="[{design: self-refine, params: {max_rounds: 1}}]",
+                        k_max=1)
+    s = await run_suite(RunOptions(suite=str(suite)))
+    store = Store(s.store)
+    try:
+        (row,) = diagnose(store, s.run_id, None, Library())
+    finally:
+        store.close()
+    ap = row["approvals"]
+    m = sim_model(*model_of(suite))
+    # round one: the critic sees the draft; it approves a right draft with keep, a wrong one with adopt
+    p = np.array([m.p_correct(t.id) for t in suite_tasks(suite)])
+    approved = p * keep + (1 - p) * adopt
+    want = float(((1 - p) * adopt).sum() / approved.sum())
+    assert abs(ap["approved"] - approved.sum()) < 4 * math.sqrt((approved * (1 - approved)).sum())
+    assert abs(ap["share_wrong"] - want) < 4 * math.sqrt(want * (1 - want) / ap["approved"]), (ap, want)
+    res = CliRunner().invoke(app, ["diagnose", "--store", str(s.store)])
+    assert f"{100 * ap['share_wrong']:.0f}% of {ap['approved']}" in res.output

@@ -9,6 +9,8 @@ Per design of a run:
   answers were equal (and present) in round 1; the design-level share uses each task's first
   such node (the DyLAN failure mode: consensus before any debate happens). For the meta-designer:
   whether all seed blocks agreed;
+- **approved wrong** (from ``results.detail``): of the tasks on which a judge's approval ended a
+  loop, the share whose answer was wrong (verifier rubber-stamping);
 - **verifier choices** (from ``results.detail``): a histogram of what each select / self-verifier
   picked (by source where it can be told; the MAS-Zero failure mode: the verifier picks CoT);
 - **collapse** (from the spec): a design that is effectively one call ("single call", the MaAS
@@ -374,6 +376,20 @@ def verifier_choices(store: Any, run_id: str, design: str, spec: DesignSpec | No
     return {"decisions": n, "histogram": dict(hist.most_common())}
 
 
+def approvals(store: Any, run_id: str, design: str) -> dict[str, Any]:
+    """Judge approvals: tasks on which a loop stopped because its ``until`` held (a critic or
+    verifier said "correct"), and the share of them whose final answer was wrong — the verifier
+    rubber-stamping rate (exact when the loop's value is the design's output, as in self-refine)."""
+    n = wrong = 0
+    for correct, d in store.sql("SELECT correct, detail FROM results WHERE run_id = ? AND design = ?",
+                                [run_id, design]):
+        loops = (json.loads(d) if d else {}).get("loops") or {}
+        if any(isinstance(lp, dict) and lp.get("stopped") == "until" for lp in loops.values()):
+            n += 1
+            wrong += not correct
+    return {"approved": n, "wrong": wrong, "share_wrong": wrong / n if n else None}
+
+
 # --------------------------------------------------------------------------- ablation
 
 
@@ -509,6 +525,7 @@ def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = 
             row.update(kind="designer" if name in DESIGNERS else None, **_per_task_structure(store, run_id, library))
         row["unanimity"] = unanimity(store, run_id, label, spec, library, params)
         row["verifier"] = verifier_choices(store, run_id, label, spec)
+        row["approvals"] = approvals(store, run_id, label)
         if ablate_n and spec is not None:
             try:
                 row["ablation"] = ablate(store, run_id, label, ablate_n, library)
@@ -583,5 +600,5 @@ def illusion_table(store: Any, run_id: str | None = None, library: Any = None):
     return out
 
 
-__all__ = ["SINGLE_CALL", "ablate", "ablate_async", "collapse", "design_spec", "diagnose", "drop_node",
+__all__ = ["SINGLE_CALL", "ablate", "ablate_async", "approvals", "collapse", "design_spec", "diagnose", "drop_node",
            "illusion_table", "structure", "top_graph", "unanimity", "verifier_choices"]

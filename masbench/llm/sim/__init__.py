@@ -48,6 +48,7 @@ def p_correct(model: str | ModelSpec | SimModel, task_id: str, skills: Iterable[
 
 __all__ = [
     "BUILTIN_PROFILES", "FRONTIER", "SEVEN_B", "SimModel", "SimReply", "Simulator", "calibrate", "consensus",
-    "correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "p_correct", "pool_curve", "profile_for",
+    "correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "p_correct",
+    "pool_curve", "profile_for",
     "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "tune_unanimity", "unanimity", "wrong_answer",
 ]

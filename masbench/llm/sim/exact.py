@@ -48,7 +48,7 @@ def maj_at_k(dist: dict[Answer, float], gold: Sequence[str], k: int) -> float:
         arr[0, 0] = 1.0
         for q in others:
             new = np.zeros_like(arr)
-            for x in range(0, min(c, r) + 1):
+            for x in range(min(c, r) + 1):
                 coef = q ** x / fact[x]
                 if x == c:
                     new[x:, 1:] += arr[: r + 1 - x, :-1] * coef
@@ -203,8 +203,8 @@ def tune_unanimity(model: SimModel, target: float, k: int = 3,
         return m, expected_unanimity(m, pairs, k)
 
     lo, hi = math.log(1e-3), math.log(100.0)
-    m_lo, u_lo = at(math.exp(lo))
-    m_hi, u_hi = at(math.exp(hi))
+    u_lo = at(math.exp(lo))[1]
+    u_hi = at(math.exp(hi))[1]
     if not u_hi <= target <= u_lo:
         raise ValueError(f"round-one unanimity {target:.3f} is out of reach for this difficulty: "
                          f"between {u_hi:.3f} and {u_lo:.3f}")

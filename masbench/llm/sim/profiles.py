@@ -17,8 +17,8 @@ which tasks are hard (``own`` deviation) and shares fewer of its wrong answers; 
 answers more often when it revises or judges, and rubber-stamps more.
 
 Both keep the default completion lengths (120 ± 30 tokens), which stay inside every bundled
-agent's ``max_tokens`` (a truncated reply has no answer). Both live in world 0, so their task difficulties are correlated (the hard tasks of one are
-mostly hard for the other).
+agent's ``max_tokens`` (a truncated reply has no answer). Both live in world 0, so their task
+difficulties are correlated (the hard tasks of one are mostly hard for the other).
 """
 
 from __future__ import annotations
