@@ -369,3 +369,15 @@ async def test_self_refine_rubber_stamping_is_reported_as_configured(tmp_path):
     assert abs(ap["share_wrong"] - want) < 4 * math.sqrt(want * (1 - want) / ap["approved"]), (ap, want)
     res = CliRunner().invoke(app, ["diagnose", "--store", str(s.store)])
     assert f"{100 * ap['share_wrong']:.0f}% of {ap['approved']}" in res.output
+
+
+def test_task_arrays_give_the_studies_the_same_numbers():
+    from masbench.llm.sim.exact import frontier_tasks, seven_b_tasks, task_arrays
+
+    p, w = task_arrays(sim_model("sim/7b"), np.random.default_rng(1), 3000)
+    assert p.shape == (3000,) and w.shape == (3000, 6) and np.allclose(w.sum(axis=1), 1.0)
+    assert abs(p.mean() - 0.5) < 0.03 and p.std() > 0.2
+    pf, wf = frontier_tasks(np.random.default_rng(2), 3000)
+    assert abs(pf.mean() - 0.9) < 0.02 and wf.shape == (3000, 4)
+    again, _ = seven_b_tasks(np.random.default_rng(1), 5)
+    assert np.allclose(again, p[:5])  # the same rng gives the same task ids, hence the same tasks

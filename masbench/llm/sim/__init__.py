@@ -22,7 +22,7 @@ from typing import Iterable
 from ...spec.model import ModelSpec, SimProfile
 from .engine import SimReply, Simulator, consensus, prompt_tokens, reaction_for
 from .exact import (correctness_correlation, expected_unanimity, fit_concentration, fit_difficulty, maj_at_k,
-                    pool_curve, tune_unanimity, unanimity)
+                    pool_curve, task_arrays, tune_unanimity, unanimity)
 from .latent import SimModel, calibrate, skill_accuracy, wrong_answer
 from .profiles import BUILTIN_PROFILES, FRONTIER, SEVEN_B, profile_for
 
@@ -50,5 +50,5 @@ __all__ = [
     "BUILTIN_PROFILES", "FRONTIER", "SEVEN_B", "SimModel", "SimReply", "Simulator", "calibrate", "consensus",
     "correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "p_correct",
     "pool_curve", "profile_for",
-    "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "tune_unanimity", "unanimity", "wrong_answer",
+    "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "task_arrays", "tune_unanimity", "unanimity", "wrong_answer",
 ]

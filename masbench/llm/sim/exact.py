@@ -9,7 +9,9 @@
 - :func:`correctness_correlation` — the population correlation (phi) of the correctness of two
   calls on the same random task, from the same model or two models of one world;
 - :func:`fit_difficulty` / :func:`fit_concentration` — the (accuracy, spread) and the wrong-answer
-  concentration that match a real pool's per-task accuracies and agreement among wrong answers.
+  concentration that match a real pool's per-task accuracies and agreement among wrong answers;
+- :func:`task_arrays` (and ``frontier_tasks`` / ``seven_b_tasks``) — per-task P(gold) and wrong-answer
+  weights as arrays, for studies that draw samples themselves.
 
 All SIMULATED: they describe the simulator, not any real model.
 """
@@ -22,6 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .latent import SimModel, calibrate, lookup
+from .profiles import profile_for
 
 Answer = tuple[str, ...]
 
@@ -220,5 +223,25 @@ def tune_unanimity(model: SimModel, target: float, k: int = 3,
     return at(math.exp((lo + hi) / 2))[0]
 
 
+def task_arrays(model: SimModel, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` fresh tasks of the model (random task ids from ``rng``): P(gold) per task and the
+    per-task distribution over its wrong answers, shape (n, D) — the table a statistics study
+    can draw samples from without calling the gateway."""
+    ids = [f"study-{x:016x}" for x in rng.integers(0, 2 ** 62, n)]
+    p = np.array([model.p_correct(t) for t in ids])
+    w = np.array([model.wrong_weights(t) for t in ids])
+    return p, w
+
+
+def frontier_tasks(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`task_arrays` of ``sim/frontier`` (a ``module:function`` hook for studies)."""
+    return task_arrays(SimModel("sim/frontier", profile_for("sim/frontier", None)), rng, n)
+
+
+def seven_b_tasks(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`task_arrays` of ``sim/7b``."""
+    return task_arrays(SimModel("sim/7b", profile_for("sim/7b", None)), rng, n)
+
+
 __all__ = ["correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k",
-           "pool_curve", "tune_unanimity", "unanimity"]
+           "frontier_tasks", "pool_curve", "seven_b_tasks", "task_arrays", "tune_unanimity", "unanimity"]
