@@ -102,7 +102,8 @@ class Simulator:
         if m.fixed:
             rng = seeded("answer", key)
         else:  # the task is part of the seed: two tasks with the same prompt still draw independently
-            task = str(meta.get("task") or meta.get("question") or (messages[-1].get("content", "") if messages else ""))
+            last = messages[-1].get("content", "") if messages else ""
+            task = str(meta.get("task") or meta.get("question") or last)
             rng = seeded("answer", key, task)
         latency = 0.0
         if profile.latency_ms > 0:
