@@ -181,8 +181,10 @@ class SimModel:
         if self.profile.difficulty is None:
             return skill_accuracy(self.profile, skills)
         b = self.difficulty(str(task))
-        vals = [sigmoid(self.ability(s) - b) if math.isfinite(self.ability(s)) else (1.0 if self.ability(s) > 0
-                else 0.0) for s in (skills or [None])]
+        vals = []
+        for s in skills or [None]:
+            th = self.ability(s)
+            vals.append(sigmoid(th - b) if math.isfinite(th) else float(th > 0))
         return sum(vals) / len(vals)
 
     # ----- wrong answers ----------------------------------------------------------------------
