@@ -13,10 +13,10 @@ Public API::
 """
 
 from .ablation import ablate, ablate_async, drop_node
-from .behaviour import unanimity, verifier_choices
+from .behaviour import approvals, unanimity, verifier_choices
 from .diagnose import diagnose
 from .illusion import illusion_table
 from .lookup import design_spec, entry_params
 
-__all__ = ["ablate", "ablate_async", "design_spec", "diagnose", "drop_node", "entry_params", "illusion_table",
+__all__ = ["ablate", "ablate_async", "approvals", "design_spec", "diagnose", "drop_node", "entry_params", "illusion_table",
            "unanimity", "verifier_choices"]

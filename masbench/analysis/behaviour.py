@@ -114,4 +114,18 @@ def verifier_choices(store: Any, run_id: str, design: str, spec: DesignSpec | No
     return {"decisions": n, "histogram": dict(hist.most_common())}
 
 
-__all__ = ["unanimity", "verifier_choices"]
+def approvals(store: Any, run_id: str, design: str) -> dict[str, Any]:
+    """Judge approvals: tasks on which a loop stopped because its ``until`` held (a critic or
+    verifier said "correct"), and the share of them whose final answer was wrong — the verifier
+    rubber-stamping rate (exact when the loop's value is the design's output, as in self-refine)."""
+    n = wrong = 0
+    for correct, d in store.sql("SELECT correct, detail FROM results WHERE run_id = ? AND design = ?",
+                                [run_id, design]):
+        loops = (json.loads(d) if d else {}).get("loops") or {}
+        if any(isinstance(lp, dict) and lp.get("stopped") == "until" for lp in loops.values()):
+            n += 1
+            wrong += not correct
+    return {"approved": n, "wrong": wrong, "share_wrong": wrong / n if n else None}
+
+
+__all__ = ["approvals", "unanimity", "verifier_choices"]

@@ -17,7 +17,7 @@ from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from ..store import latest_run
 from .ablation import ablate
-from .behaviour import unanimity, verifier_choices
+from .behaviour import approvals, unanimity, verifier_choices
 from .lookup import design_spec, entry_params, suite_config
 
 
@@ -36,11 +36,12 @@ def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = 
         if designs and label not in designs:
             continue
         name, params = entry_params(suite, label)
-        agg = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(calls), avg(tokens), avg(cost_usd) "
-                        "FROM results WHERE run_id = ? AND design = ?", [run_id, label])[0]
+        agg = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(calls), avg(tokens), avg(cost_usd), "
+                        "coalesce(bool_or(simulated), false) FROM results WHERE run_id = ? AND design = ?",
+                        [run_id, label])[0]
         row: dict[str, Any] = {"run_id": run_id, "design": label, "design_name": name, "n": agg[0],
                                "accuracy": agg[1], "calls_per_task": agg[2], "tokens_per_task": agg[3],
-                               "usd_per_task": agg[4]}
+                               "usd_per_task": agg[4], "simulated": bool(agg[5])}
         spec = None if is_designer(name) else design_spec(store, library, name)
         if spec is not None:
             st = structure(spec, library, params)
@@ -50,6 +51,7 @@ def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = 
             row.update(kind="designer" if is_designer(name) else None, **_per_task_structure(store, run_id, library))
         row["unanimity"] = unanimity(store, run_id, label, spec, library, params)
         row["verifier"] = verifier_choices(store, run_id, label, spec)
+        row["approvals"] = approvals(store, run_id, label)
         if ablate_n and spec is not None:
             try:
                 row["ablation"] = ablate(store, run_id, label, ablate_n, library)

@@ -267,16 +267,19 @@ def diagnose(store: StoreOpt = Path("runs/masbench.duckdb"),
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
-    t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}")
+    sim = " — SIMULATED (sim/ models)" if any(r.get("simulated") for r in rows) else ""
+    t = Table(title=f"diagnostics of run {rows[0]['run_id'] if rows else run}{sim}")
     for c in ("design", "n", "accuracy", "calls/task", "nodes", "depth", "seq. depth", "unanimous at once",
-              "verifier picks", "collapses to"):
+              "approved wrong", "verifier picks", "collapses to"):
         t.add_column(c)
     for r in rows:
         u = r["unanimity"]
         v = r["verifier"]
+        ap = r.get("approvals") or {}
         t.add_row(r["design"], str(r["n"]), _pct(r["accuracy"]), _fmt(r["calls_per_task"], 1),
                   _fmt(r.get("nodes"), 1), _fmt(r.get("depth"), 1), _fmt(r.get("sequential_depth"), 1),
                   "–" if u.get("share") is None else f"{100 * u['share']:.0f}% of {u['tasks']}",
+                  "–" if not ap.get("approved") else f"{100 * ap['share_wrong']:.0f}% of {ap['approved']}",
                   ", ".join(f"{k}: {c}" for k, c in v["histogram"].items()) or "–",
                   _fmt(r.get("collapse")) if r.get("collapse") else "")
     console.print(t)

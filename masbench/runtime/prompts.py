@@ -42,9 +42,14 @@ def build_messages(plan: Plan, env: Env) -> list[dict[str, Any]]:
 
 
 def sim_meta(plan: Plan, sc: Scope, env: Env) -> dict[str, Any]:
-    """What the simulator needs to play this call (ignored by real models)."""
+    """What the simulator needs to answer like a model would (never sent to a real provider): the
+    gold answers and skills, the task id (its latent difficulty), the agent (its reaction), and the
+    answers the call is shown."""
     skills = sc.skills + plan.skills if plan.skills else sc.skills
-    m: dict[str, Any] = {"gold": sc.gold, "skills": skills}
+    m: dict[str, Any] = {"gold": sc.gold, "skills": skills, "task": sim_task(sc), "agent": plan.agent_name}
+    shown = shown_answers(plan, env)
+    if shown:
+        m["shown"] = shown
     if plan.judge:
         m["mode"] = "judge"
         cand = judged(plan, env)
@@ -58,6 +63,23 @@ def sim_meta(plan: Plan, sc: Scope, env: Env) -> dict[str, Any]:
     else:
         m["mode"] = "answer"
     return {"sim": m}
+
+
+def sim_task(sc: Scope) -> str:
+    """The task a simulated call belongs to (its id; the question when run outside a suite)."""
+    return sc.sh.tags.get("task_id") or sc.question
+
+
+def shown_answers(plan: Plan, env: Env) -> list[str]:
+    """The answers a call sees: every answer among its ``from`` inputs (question excluded)."""
+    out = []
+    for name, vg in plan.input_vals:
+        if name == "question":
+            continue
+        v = vg(env)
+        if v is not None:
+            out.extend(",".join(m.answers) for m in v.members() if m.answers)
+    return out
 
 
 def judged(plan: Plan, env: Env) -> Val | None:

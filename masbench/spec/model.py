@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .base import Spec
+from .sim import SimDifficulty, SimErrors, SimReaction
 
 
 class TokenDist(Spec):
@@ -34,8 +35,10 @@ class SimFaults(Spec):
 
 class SimProfile(Spec):
     """A seeded simulated model, for tests and controlled studies. Its numbers are always
-    labelled simulated. It answers correctly with a per-skill probability; otherwise it draws a
-    wrong answer from ``distractor_weights``."""
+    labelled simulated. Without ``difficulty``/``errors``/``reactions`` it answers correctly with a
+    fixed per-skill probability and otherwise draws a wrong answer from ``distractor_weights``; the
+    three blocks add latent task difficulty, per-task shared wrong answers and reactions to shown
+    answers (see docs/simulator.md)."""
 
     accuracy: dict[str, float] = Field(default_factory=lambda: {"default": 0.6})
     """Probability of a correct answer per skill id; ``default`` covers unlisted skills. Dotted
@@ -50,6 +53,14 @@ class SimProfile(Spec):
     """Injected faults."""
     seed: int = 0
     """Seed mixed into every draw; the same request with the same seed gives the same answer."""
+    difficulty: SimDifficulty | None = None
+    """Latent per-task difficulty (item response). None: a fixed probability per skill for every task.
+    With it, ``accuracy`` is the mean over tasks."""
+    errors: SimErrors | None = None
+    """Per-task wrong-answer distributions shared by all samples. None: ``distractor_weights`` per call."""
+    reactions: dict[str, SimReaction] = Field(default_factory=dict)
+    """Reaction to shown answers per agent name (``default``: every other agent that sees answers).
+    Empty: a call's correctness does not depend on what it was shown."""
 
     @field_validator("accuracy")
     @classmethod

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...text import parse_choice
 from ..calls import call_model
 from ..plan import Plan
-from ..prompts import build_messages
+from ..prompts import build_messages, sim_task
 from ..pyfuncs import majority_vote
 from ..scope import Env, Scope, Stats
 from ..values import OK, Val
@@ -21,6 +21,7 @@ async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> V
     env.cands = cands
     messages = build_messages(plan, env)
     meta = {"sim": {"gold": sc.gold, "skills": sc.skills + plan.skills, "mode": "choice",
+                    "task": sim_task(sc), "agent": plan.agent_name,
                     "candidates": [",".join(c.answers) if c.answers else c.text for c in cands]}}
     res = await call_model(plan, sc, messages, meta, idx, st)
     choice = parse_choice(res.text, len(cands)) if res.error is None else None
