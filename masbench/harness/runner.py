@@ -19,11 +19,11 @@ from ..bench.types import TaskInstance
 from ..llm import ResponseCache
 from ..routing import fill_outcomes
 from ..spec import SuiteSpec
-from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
+from ..store import Store, StoreWriter, finish_run, new_run_id, run_config, start_run
 from .cellrunner import CellRunner, Progress, run_cells
 from .curve import build_curve
 from .engine_processes import merge_parts, run_sharded
-from .prepare import Prepared, RunOptions, prepare, run_config
+from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
 
