@@ -82,12 +82,25 @@ def _opt(v: float | None) -> float | None:
     return None if v is None else float(v)
 
 
+_BUNDLED: dict[str, dict] | None = None
+
+
+def _bundled() -> dict[str, dict]:
+    """litellm's price map as bundled, copied before we register any model into it (so a model we
+    registered at $0 or at one suite's YAML prices is never read back as a map price)."""
+    global _BUNDLED
+    if _BUNDLED is None:
+        from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+        _BUNDLED = {k: dict(v) for k, v in litellm.model_cost.items() if isinstance(v, dict)}
+    return _BUNDLED
+
+
 def from_litellm_map(model_id: str) -> Prices | None:
     """A model's prices from litellm's bundled map (the id, then the id without its provider)."""
-    from ._litellm import litellm  # deferred: heavy import, only for real providers
-
+    bundled = _bundled()
     for key in (model_id, model_id.split("/", 1)[-1]):
-        info = litellm.model_cost.get(key)
+        info = bundled.get(key)
         if info and ("input_cost_per_token" in info or "output_cost_per_token" in info):
             return Prices(float(info.get("input_cost_per_token") or 0.0), float(info.get("output_cost_per_token") or 0.0),
                           _opt(info.get("cache_read_input_token_cost")), _opt(info.get("cache_creation_input_token_cost")),
@@ -121,6 +134,8 @@ def resolve_prices(spec: ModelSpec) -> Prices:
         p = Prices(0.0, 0.0, None, None, None, "unpriced")
     if spec.provider != "sim" and spec.id not in _registered:
         from ._litellm import litellm
+
+        _bundled()  # snapshot the map before changing it
 
         entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
                  "litellm_provider": _provider(spec.id), "mode": "chat"}
