@@ -68,7 +68,7 @@ class Ledger:
             upd["per_task_calls"] = self.max_calls - self.calls
         if any(v <= 0 for v in upd.values()):
             raise ValueError("budget used up")
-        return Budget(**upd, match=self.budget.match)
+        return self.budget.model_copy(update=upd)  # keeps match and basis
 
     def add(self, prompt: int, completion: int, usd: float, calls: int = 1, search: bool = False) -> None:
         self.prompt += prompt

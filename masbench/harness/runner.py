@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..bench import load_suite_tasks, score
+from ..budget import spend_on
 from ..bench.types import TaskInstance
 from ..library import Library
-from ..llm import Gateway, ResponseCache, models_from
+from ..llm import Gateway, ResponseCache, models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
 from .cells import Cell, DesignEntry, config_hash, design_entries
-from .curve import build_curve
+from .curve import add_budget_spent, build_curve
 
 POOL_DESIGN = "__cot_pool__"
 
@@ -100,6 +101,7 @@ def prepare(opts: RunOptions) -> Prepared:
         if get_designer(d.name) is None:  # per-task designers are code, not library designs
             library.get("design", d.name)
     models = models_from(suite.models, opts.overrides)
+    require_prices(models, str(loaded.path))  # an unpriced model stops the run here, before any call
     simulated = any(m.provider == "sim" for m in models.values())
     store_path = Path(opts.store or suite.store)
     return Prepared(suite, loaded.path, library, tasks, designs, models,
@@ -249,6 +251,9 @@ class CellRunner:
                        error=f"{type(exc).__name__}: {exc}", detail=None)
         if row["status"] != "failed":
             self.route_hook.observe_task(task.id, float(bool(row["correct"])))
+        basis = self.prep.suite.budget.basis
+        row.update(budget_basis=basis, budget_spent=spend_on(basis, row["prompt_tokens"], row["completion_tokens"],
+                                                             row["cost_usd"]))
         self.writer.add("results", {
             "run_id": self.run_id, "design": entry.label, "design_name": entry.name, "task_id": task.id,
             "seed": cell.seed, "source": task.source, "axis": task.axis, "axis_value": task.axis_value,
@@ -276,7 +281,9 @@ class CellRunner:
             self.writer.add("pool", {
                 "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,
                 "correct": sc.correct, "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
-                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time()})
+                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time(),
+                "budget_spent": spend_on(self.prep.suite.budget.basis, res.prompt_tokens, res.completion_tokens,
+                                         res.cost_usd)})
         return ok
 
 
@@ -315,7 +322,7 @@ def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskI
     k_max = suite.cot_sc.k_max
     groups_of = {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
     df = store.df("""
-        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd
+        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
         FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
     rows = []
     if len(df):
@@ -333,6 +340,7 @@ def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskI
                              "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
                              "calls": pt.calls, "cost_usd": pt.cost_usd})
     store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
+    add_budget_spent(rows, df, groups_of, suite.budget.basis)
     if rows:
         w = StoreWriter(store)
         for r in rows:

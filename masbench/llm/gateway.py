@@ -82,14 +82,16 @@ def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] |
     for alias, m in mapping.items():
         out[alias] = m if isinstance(m, ModelSpec) else ModelSpec(id=m)
     for alias, mid in (overrides or {}).items():
-        if alias in out:
-            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None})
+        if alias in out:  # the YAML's prices belonged to the replaced id: the new one is priced afresh
+            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None, **_UNPRICED})
         else:
             out[alias] = ModelSpec(id=mid)
     return out
 
 
 _counter = itertools.count()
+_UNPRICED = {"input_usd_per_mtok": None, "output_usd_per_mtok": None, "cached_input_usd_per_mtok": None,
+             "cache_write_usd_per_mtok": None, "reasoning_usd_per_mtok": None, "price": None}
 
 
 

@@ -23,7 +23,6 @@ from ..spec.design import DesignSpec
 from ..spec.problems import Problem
 from ..spec.yamlpos import Located
 from .analysis import Analysis
-from .budget import Tracker
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .types import DesignResult, RunContext
 
@@ -69,6 +68,6 @@ async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
 
 
 __all__ = [
-    "CalculatorError", "CompiledDesign", "DesignResult", "PYTHON_FUNCS", "RunContext", "Tracker", "calculate",
+    "CalculatorError", "CompiledDesign", "DesignResult", "PYTHON_FUNCS", "RunContext", "calculate",
     "clear_cache", "compile_design", "majority_vote", "python_func", "run_design", "validate_design",
 ]

@@ -16,9 +16,10 @@ import time
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..llm.gateway import CallResult, prompt_token_bound
+from ..budget import BudgetMeter
+from ..llm.gateway import CallResult
+from ..llm.metered import metered_call
 from ._deps import extract_answers, json_objects, normalize_answer
-from .budget import Tracker
 from .pyfuncs import majority_vote
 from .values import OK, Val, fmt_data, pyval, truthy, vtext
 
@@ -40,7 +41,7 @@ class Shared:
     __slots__ = ("tracker", "simulated", "sink", "row_base", "tags", "gateway", "route", "library")
 
     def __init__(self, ctx: "RunContext"):
-        self.tracker = Tracker(ctx.budget)
+        self.tracker = BudgetMeter(ctx.budget)
         self.simulated = False
         self.sink = ctx.node_sink
         self.tags = dict(ctx.tags)
@@ -192,26 +193,10 @@ async def call_model(plan: "Plan", sc: Scope, messages: list[dict[str, Any]], me
             r = sh.route(plan.agent, messages)
             model = await r if inspect.isawaitable(r) else r
     tags = {**sh.tags, "node": sc.prefix + plan.key, "agent": plan.agent_name}
-    tr = sh.tracker
-    max_tokens = plan.max_tokens
-    if tr.limited:
-        worst = prompt_token_bound(gw, model, messages) + max_tokens
-        worst_usd = 0.0
-        if tr.max_usd is not None:
-            worst_usd = gw.prices(model).cost(worst - max_tokens, max_tokens)
-        if not tr.reserve(worst, worst_usd, sc.prefix + plan.key):
-            raise BudgetRefused()
-        try:
-            res = await gw.complete(model, messages, sample_index=idx, temperature=plan.temperature,
-                                    max_tokens=max_tokens, tags=tags, metadata=meta)
-        except BaseException:
-            tr.release(worst, worst_usd)
-            raise
-        tr.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd)
-    else:
-        res = await gw.complete(model, messages, sample_index=idx, temperature=plan.temperature,
-                                max_tokens=max_tokens, tags=tags, metadata=meta)
-        tr.add(res.prompt_tokens, res.completion_tokens, res.cost_usd)
+    res = await metered_call(gw, sh.tracker, model, messages, max_tokens=plan.max_tokens, temperature=plan.temperature,
+                             sample_index=idx, tags=tags, metadata=meta, where=sc.prefix + plan.key)
+    if res is None:
+        raise BudgetRefused()
     st.calls += 1
     st.tokens += res.prompt_tokens + res.completion_tokens
     st.cost += res.cost_usd
