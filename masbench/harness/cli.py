@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
             summary = asyncio.run(run_suite(opts, RunDisplay(console)))
         except SpecError as exc:
             for p in exc.problems:
-                console.print(str(p), markup=False, highlight=False)
+                console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
             raise typer.Exit(2)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..bench import load_suite_tasks, score
-from ..budget import spend_on
 from ..bench.types import TaskInstance
+from ..budget import spend_on
 from ..library import Library
 from ..llm import Gateway, ResponseCache, models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
@@ -101,7 +101,7 @@ def prepare(opts: RunOptions) -> Prepared:
         if get_designer(d.name) is None:  # per-task designers are code, not library designs
             library.get("design", d.name)
     models = models_from(suite.models, opts.overrides)
-    require_prices(models, str(loaded.path))  # an unpriced model stops the run here, before any call
+    require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
     simulated = any(m.provider == "sim" for m in models.values())
     store_path = Path(opts.store or suite.store)
     return Prepared(suite, loaded.path, library, tasks, designs, models,
@@ -157,8 +157,8 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
               (c.task_id, c.seed) IN ({incomplete}) OR NOT EXISTS (
                 SELECT 1 FROM pool p WHERE p.run_id = c.run_id AND p.task_id = c.task_id AND p.seed = c.seed))""",
                                    [run_id, run_id, k_max]).fetchall()[0][0]
-        con.execute(f"DELETE FROM nodes n WHERE n.run_id = ? AND n.design = ? AND (n.task_id, n.seed) NOT IN "
-                    f"(SELECT task_id, seed FROM pool WHERE run_id = ? GROUP BY ALL HAVING count(*) >= ?)",
+        con.execute("DELETE FROM nodes n WHERE n.run_id = ? AND n.design = ? AND (n.task_id, n.seed) NOT IN "
+                    "(SELECT task_id, seed FROM pool WHERE run_id = ? GROUP BY ALL HAVING count(*) >= ?)",
                     [run_id, POOL_DESIGN, run_id, k_max])
         n_pool = con.execute(f"DELETE FROM pool WHERE run_id = ? AND (task_id, seed) IN ({incomplete})",
                              [run_id, run_id, k_max]).fetchall()[0][0]

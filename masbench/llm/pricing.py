@@ -21,7 +21,8 @@ import logging
 from dataclasses import dataclass
 
 from ..spec.model import ModelSpec
-from ..spec.problems import Problem, SpecError
+from ..spec.problems import Problem, SpecError, problem_at
+from ..spec.yamlpos import Located
 from .usage import Usage
 
 log = logging.getLogger("masbench.llm")
@@ -147,9 +148,10 @@ def resolve_prices(spec: ModelSpec) -> Prices:
     return p
 
 
-def require_prices(models: dict[str, ModelSpec], where: str = "suite") -> dict[str, Prices]:
-    """Every model's prices, or a :class:`SpecError` naming each unpriced model (alias and id) —
-    called by the run path before any call is made (override with ``price: 0``)."""
+def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite") -> dict[str, Prices]:
+    """Every model's prices, or a :class:`SpecError` naming each unpriced model (alias and id) at
+    its line of the suite file (``where``: the located suite, or a label) — called by the run path
+    before any call is made (override with ``price: 0``)."""
     out: dict[str, Prices] = {}
     problems = []
     for alias, spec in models.items():
@@ -157,9 +159,10 @@ def require_prices(models: dict[str, ModelSpec], where: str = "suite") -> dict[s
         if p is None and spec.provider not in ("embedded", "sim"):
             p = from_litellm_map(spec.id)
             if p is None:
-                problems.append(Problem(where, 0, 0, f"models.{alias}",
-                                        f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
-                                        "output_usd_per_mtok in its YAML, or price: 0 if it is free"))
+                msg = (f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
+                       "output_usd_per_mtok in its YAML, or price: 0 if it is free")
+                problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
+                                else Problem(where, 1, 1, f"models.{alias}", msg))
                 continue
         out[alias] = p or Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
     if problems:

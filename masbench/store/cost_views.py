@@ -65,9 +65,10 @@ SELECT * EXCLUDE ({', '.join('p_' + c for c in _COLS)}),
 FROM priced
 """
 
-_SUMS = """count(*) AS calls, sum(fresh_tokens) AS fresh_tokens, sum(cached_read_tokens) AS cached_read_tokens,
-       sum(cache_write_tokens) AS cache_write_tokens, sum(visible_tokens) AS visible_tokens,
-       sum(reasoning_tokens) AS reasoning_tokens,
+_SUMS = """count(*) AS calls, CAST(sum(fresh_tokens) AS BIGINT) AS fresh_tokens,
+       CAST(sum(cached_read_tokens) AS BIGINT) AS cached_read_tokens,
+       CAST(sum(cache_write_tokens) AS BIGINT) AS cache_write_tokens,
+       CAST(sum(visible_tokens) AS BIGINT) AS visible_tokens, CAST(sum(reasoning_tokens) AS BIGINT) AS reasoning_tokens,
        sum(cost_usd) AS recorded_usd, sum(repriced_usd) AS repriced_usd,
        sum(CASE WHEN cache_hit THEN 0 ELSE cost_usd END) AS recorded_spent_usd,
        sum(CASE WHEN cache_hit THEN 0 ELSE repriced_usd END) AS repriced_spent_usd,

@@ -15,8 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .config import _ERROR_BODIES, ServerConfig, ServerStats
 from .anthropic_wire import anthropic_messages
+from .config import _ERROR_BODIES, ServerConfig, ServerStats
 from .wire import _content_chars, _error_response
 
 
