@@ -574,7 +574,7 @@ class CompiledDesign:
         answers: tuple[str, ...] | None = None
         if out_val is not None:
             if out_val.items is not None:
-                winner, tally, tie = majority_vote([m.answers for m in out_val.items])
+                winner, tally, tie = sc.sh.vote([m.answers for m in out_val.items], "output")
                 answers = winner
                 text = vtext(out_val)
                 if len(out_val.items) > 1:

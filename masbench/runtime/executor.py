@@ -37,7 +37,7 @@ Call rows carry every tag; the ``nodes`` table has no ``purpose`` column."""
 class Shared:
     """State shared by a run and its sub-design runs."""
 
-    __slots__ = ("tracker", "simulated", "sink", "row_base", "tags", "gateway", "route", "library")
+    __slots__ = ("tracker", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed")
 
     def __init__(self, ctx: "RunContext"):
         self.tracker = Tracker(ctx.budget)
@@ -48,6 +48,12 @@ class Shared:
         self.gateway = ctx.gateway
         self.route = ctx.route
         self.library = ctx.library
+        self.tie = ctx.tie
+        self.seed = int(self.tags.get("seed", ctx.seed) or 0)
+
+    def vote(self, answers: list, node: str) -> tuple:
+        """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
+        return majority_vote(answers, self.tie, seed=self.seed, task_id=str(self.tags.get("task_id", "")), node=node)
 
 
 class Scope:
@@ -446,13 +452,16 @@ async def select_body(plan: "Plan", sc: Scope, env: Env, idx: int, st: Stats) ->
     return Val(text=pick.text, answers=pick.answers, data=pick.data)
 
 
+_TIE_LABEL = {"first": "first-seen", "split": "split (seeded uniform draw)", "random": "random priority"}
+
+
 def vote_body(plan: "Plan", sc: Scope, env: Env) -> Val:
     cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
              for m in v.members()]
     keys = [c.answers if c.answers else None for c in cands]
-    winner, tally, tie = majority_vote(keys)
+    winner, tally, tie = sc.sh.vote(keys, sc.prefix + plan.key)
     rec = {"tally": {", ".join(k): c for k, c in tally.items()}, "winner": ", ".join(winner) if winner else None,
-           "tie": [", ".join(t) for t in tie] or None, "tie_break": "first-seen" if tie else None,
+           "tie": [", ".join(t) for t in tie] or None, "tie_break": _TIE_LABEL.get(sc.sh.tie) if tie else None,
            "voters": len(keys) - keys.count(None), "missing": keys.count(None)}
     sc.votes[sc.prefix + plan.key] = rec
     if winner is None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
+from .ties import break_tie
+
 PYTHON_FUNCS: dict[str, Callable[..., Any]] = {}
 """Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""
 
@@ -31,10 +33,12 @@ def python_func(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
 # --------------------------------------------------------------------------- majority
 
 
-def majority_vote(answers: Sequence[Any]) -> tuple[Any, dict[Any, int], list[Any]]:
-    """Majority over hashable answers; ``None`` entries are ignored. Ties go to the tied answer
-    seen first (lowest position), so the result is deterministic given the order of samples.
-    Returns (winner or None, tally in first-seen order, the tied answers if there was a tie)."""
+def majority_vote(answers: Sequence[Any], tie: str = "first", *, seed: int = 0, task_id: str = "",
+                  node: str = "") -> tuple[Any, dict[Any, int], list[Any]]:
+    """Majority over hashable answers; ``None`` entries are ignored. A tie is broken by ``tie``
+    (see :mod:`.ties`; default: the tied answer seen first), reproducibly given ``seed``,
+    ``task_id`` and ``node``. Returns (winner or None, tally in first-seen order, the tied
+    answers in first-seen order if there was a tie)."""
     tally: dict[Any, int] = {}
     for a in answers:
         if a is None:
@@ -44,7 +48,9 @@ def majority_vote(answers: Sequence[Any]) -> tuple[Any, dict[Any, int], list[Any
         return None, tally, []
     best = max(tally.values())
     tied = [a for a, c in tally.items() if c == best]
-    return tied[0], tally, (tied if len(tied) > 1 else [])
+    if len(tied) == 1:
+        return tied[0], tally, []
+    return break_tie(tied, tie, seed=seed, task_id=task_id, node=node), tally, tied
 
 
 # --------------------------------------------------------------------------- calculator

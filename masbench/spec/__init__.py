@@ -7,6 +7,7 @@ from .base import Spec
 from .budget import Budget
 from .design import DesignSpec, LoopSpec, NodeSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
+from .stats import StatsSpec
 from .suite import CotScSpec, DesignRef, SuiteSpec, TaskSource
 
 KINDS: dict[str, type[Spec]] = {
@@ -35,6 +36,6 @@ def json_schema(kind: str) -> dict:
 
 __all__ = [
     "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "KINDS", "LoopSpec",
-    "ModelSpec", "NodeSpec", "OutputSpec", "RouteSpec", "SimFaults", "SimProfile", "Spec", "SuiteSpec",
+    "ModelSpec", "NodeSpec", "OutputSpec", "RouteSpec", "SimFaults", "SimProfile", "Spec", "StatsSpec", "SuiteSpec",
     "TaskSource", "TokenDist", "json_schema", "register_kind",
 ]
