@@ -10,20 +10,20 @@ from rich.table import Table
 from rich.text import Text
 
 from . import data, tables
-from .verdict import BASELINE, NOT_WORTH, WORTH, verdicts
+from .verdict import BASELINE, NOT_WORTH, RULE, WORTH, verdicts
 
 _VERDICT_STYLE = {WORTH: "green", NOT_WORTH: "red"}
 
 
 # columns dropped first when the terminal is too narrow (the report files always have all of them)
 _DROP_ORDER = ["Pareto", "calls/task", "MU pp/$", "USD/task", "iso-acc cost ratio", "× CoT-SC@5",
-               "failed / budget-exh.", "cost vs curve", "× CoT"]
+               "failed / budget-exh.", "iso-cost gap (tokens)", "cost vs curve", "× CoT", "MU pp/1k tok"]
 
 
 _SHORT = {"accuracy [95% CI]": "accuracy\n[95% CI]", "tokens/task": "tokens\n/task", "calls/task": "calls\n/task",
           "USD/task": "USD\n/task", "× CoT-SC@5": "×\nCoT-SC@5", "iso-cost gap (tokens)": "iso-cost gap\n(tokens)",
           "cost vs curve": "cost vs\ncurve", "iso-acc cost ratio": "iso-acc\ncost ratio", "MU pp/1k tok": "MU pp\n/1k tok",
-          "failed / budget-exh.": "failed /\nbudget-exh."}
+          "failed / budget-exh.": "failed /\nbudget-exh.", "paired Δ [Holm CI]": "paired Δ pp\n[Holm CI]"}
 
 
 def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
@@ -87,6 +87,7 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
             line = Text(v.line)
             line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
             console.print(line)
-    console.print(Text("★ Pareto-optimal on (tokens, accuracy). " + tables.CHEAPER_NOTE
-                       + " Verdict rule and formulas: docs/metrics.md", style="dim"))
+    console.print(Text("★ Pareto-optimal on (tokens, accuracy). ▲/▼ paired difference significant after Holm. "
+                       + tables.CHEAPER_NOTE, style="dim"))
+    console.print(Text(RULE, style="dim"))
     return int(df["design"].nunique())
