@@ -9,6 +9,8 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from . import stats_cli
+
 
 def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
     out = {}
@@ -21,6 +23,8 @@ def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
+    stats_cli.register(app)
+
     @app.command()
     def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
             model: Annotated[Optional[list[str]], typer.Option("--model", help="ALIAS=LITELLM_ID override (repeatable).")] = None,

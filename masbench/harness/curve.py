@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bench.types import TaskInstance
-from ..spec import SuiteSpec
+from ..spec import CotScSpec
 from ..store import Store, StoreWriter
 from .stats.majk import exact_majk
 
@@ -67,11 +67,21 @@ def build_curve(per_cell: np.ndarray, tokens: np.ndarray, usd: np.ndarray, boots
             for k in range(1, k_max + 1)]
 
 
-def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskInstance]) -> int:
-    """(Re)build the run's per-cell and group CoT-SC curves from its pool: overall, and per axis
-    value (tasks with an axis) or per source (tasks without one) — the groups the views use."""
-    k_max, tie = suite.cot_sc.k_max, suite.cot_sc.tie
-    groups_of = {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
+def groups_of_tasks(tasks: list[TaskInstance]) -> dict[str, tuple[str, int | None]]:
+    """task id → its group: (axis, axis value) for tasks with an axis, else (source, None)."""
+    return {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
+
+
+def groups_of_results(store: Store, run_id: str) -> dict[str, tuple[str, int | None]]:
+    """The same mapping read back from a run's result rows (for recomputing an old run)."""
+    return {t: (a, None if v is None else int(v)) for t, a, v in store.sql(
+        "SELECT DISTINCT task_id, coalesce(axis, source), axis_value FROM results WHERE run_id = ?", [run_id])}
+
+
+def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]]) -> int:
+    """(Re)build the run's per-cell and group CoT-SC curves from its pool: overall, and per group
+    (``groups_of``: task id → (axis or source, axis value)) — the groups the views use."""
+    k_max, tie = cot_sc.k_max, cot_sc.tie
     df = store.df("""
         SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd
         FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
@@ -93,7 +103,7 @@ def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskI
                        "tokens": k * tok[-1], "cost_usd": k * usd[-1]} for k in range(1, k_max + 1)]
     per_cell, tok_a, usd_a = np.array(vals), np.array(tok), np.array(usd)
     for (axis, value), idx in groups.items():
-        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=suite.cot_sc.bootstrap):
+        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap):
             rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
                          "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
                          "calls": pt.calls, "cost_usd": pt.cost_usd})

@@ -24,7 +24,7 @@ from ..llm import Gateway, ResponseCache, models_from
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
 from .cells import Cell, DesignEntry, config_hash, design_entries
-from .curve import compute_curve
+from .curve import compute_curve, groups_of_tasks
 from .paired_tests import compute_paired
 
 POOL_DESIGN = "__cot_pool__"
@@ -390,7 +390,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
-            compute_curve(store, run_id, prep.suite, prep.tasks)
+            compute_curve(store, run_id, prep.suite.cot_sc, groups_of_tasks(prep.tasks))
             compute_paired(store, run_id, prep.suite.stats)
         from ..routing import fill_outcomes
 
