@@ -140,9 +140,10 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
     spec = spec or StatsSpec()
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL",
                            [run_id]))
-    tasks = store.df("SELECT * FROM paired_task_diffs WHERE run_id = ?", [run_id])
-    cells = store.df("SELECT * FROM paired_diffs WHERE run_id = ?", [run_id])
-    pairs = store.df("SELECT * FROM design_pair_diffs WHERE run_id = ?", [run_id])
+    # ordered: the bootstrap resamples positions, so the same data must give the same order
+    tasks = store.df("SELECT * FROM paired_task_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
+    cells = store.df("SELECT * FROM paired_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
+    pairs = store.df("SELECT * FROM design_pair_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
     rows = _curve_rows(run_id, tasks, names, spec) if len(tasks) else []
     rows += _cot_rows(run_id, cells, spec) if len(cells) else []
     rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
