@@ -43,12 +43,28 @@ def test_bootstrap_ci_covers_and_p_agrees_with_the_ci():
 
 
 def test_bootstrap_degenerate_inputs():
-    b = paired_bootstrap(np.zeros(10), 500)
+    b = paired_bootstrap(np.zeros(10), 500, pseudo=False)
     assert b.ci() == (0.0, 0.0) and b.p_value == 1.0
-    b = paired_bootstrap(np.ones(10), 500)
+    b = paired_bootstrap(np.ones(10), 500, pseudo=False)
     assert b.ci() == (1.0, 1.0) and b.p_value < 0.01
     one = paired_bootstrap(np.array([0.5]), 500)
     assert one.p_value == 1.0
+
+
+def test_pseudo_tasks_keep_tiny_degenerate_samples_inconclusive():
+    # a design wrong on all 6 tasks where the curve scores ~0.24 per task: under the null (its true
+    # accuracy is 0.24) six misses have probability 0.76^6 ≈ 0.19, so this is no evidence
+    d = -np.array([0.2, 0.25, 0.3, 0.15, 0.28, 0.24])
+    assert paired_bootstrap(d, 2000, pseudo=False).p_value < 0.01  # the plain bootstrap is fooled
+    adj = paired_bootstrap(d, 2000)
+    assert adj.p_value > 0.05 and adj.ci()[0] < 0 < adj.ci()[1]
+    assert adj.mean == pytest.approx(d.mean())  # the reported mean is the observed one
+    # at n = 300 the adjustment barely matters
+    rng = np.random.default_rng(0)
+    big = rng.normal(0.05, 0.4, 300)
+    w0 = np.subtract(*paired_bootstrap(big, 4000, seed=1, pseudo=False).ci()[::-1])
+    w1 = np.subtract(*paired_bootstrap(big, 4000, seed=1).ci()[::-1])
+    assert 1.0 <= w1 / w0 < 1.03
 
 
 def test_n_needed_is_the_normal_formula_and_reaches_the_power():

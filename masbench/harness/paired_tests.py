@@ -79,8 +79,8 @@ def _curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: S
                 family.append(row), fboots.append(b)
         if family:
             _apply_holm(family, spec, fboots)
-        for r in family:
-            r["n_needed"] = n_needed(r["mean_diff"], _f(r["sd_task"]), r["level_holm"], spec.power)
+        for r, b in zip(family, fboots):
+            r["n_needed"] = n_needed(r["mean_diff"], b.sd_adj, r["level_holm"], spec.power)
             r["verdict"], r["reason"] = decide(r["position"], r["mean_diff"], (r["ci_lo_holm"], r["ci_hi_holm"]),
                                                r["p_holm"], spec.alpha, r["n_needed"], r["n_tasks"], r["k_max"])
             r["is_verdict"] = unit == spec.match

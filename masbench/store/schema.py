@@ -193,7 +193,7 @@ CREATE TABLE paired_tests (
     level_holm DOUBLE,           -- the Holm step's alpha for this comparison
     ci_lo_holm DOUBLE,           -- bootstrap CI at 1 - level_holm
     ci_hi_holm DOUBLE,
-    n_needed INTEGER,            -- tasks that detect the observed difference at the planned power
+    n_needed BIGINT,             -- tasks that detect the observed difference at the planned power
     verdict VARCHAR,             -- against the curve, non-baselines: worth it | not worth it | ...
     reason VARCHAR,
     is_verdict BOOLEAN,          -- this row's unit is the suite's matching unit (stats.match): the verdict

@@ -4,7 +4,8 @@ Inputs are *per-task* differences: for each task, the mean over its seeds of (de
 correctness. Resampling tasks with replacement and keeping each task's seeds together is the
 cluster bootstrap (seeds of one task are not independent evidence).
 
-- :func:`paired_bootstrap`: mean difference, percentile CI at any level, and the two-sided
+- :func:`paired_bootstrap`: mean difference, percentile CI at any level (tasks resampled with two
+  ±1 pseudo-tasks, a small-sample adjustment), and the two-sided
   bootstrap p-value p = min(1, 2 · (min(#{m* ≤ 0}, #{m* ≥ 0}) + 1) / (B + 1)), which is the
   smallest α whose (1 − α) percentile interval touches 0.
 - :func:`mcnemar_exact`: two designs scored right/wrong on the same cells; p = P(X ≤ min(b, c))·2
@@ -29,6 +30,8 @@ class Boot:
     n: int
     means: np.ndarray
     """The B resampled means."""
+    sd_adj: float = math.nan
+    """SD of the resampled values (with the pseudo-tasks): what power planning should assume."""
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         if self.n < 2:
@@ -46,8 +49,18 @@ class Boot:
         return float(min(1.0, 2 * (min(below, above) + 1) / (b + 1)))
 
 
-def paired_bootstrap(diffs: np.ndarray, bootstrap: int = 2000, seed: int = 0) -> Boot:
-    """Bootstrap the mean of per-task differences ``diffs`` (one value per task)."""
+PSEUDO = np.array([1.0, -1.0])
+"""Two pseudo-tasks resampled with the real ones: one the design wins outright, one it loses."""
+
+
+def paired_bootstrap(diffs: np.ndarray, bootstrap: int = 2000, seed: int = 0, pseudo: bool = True) -> Boot:
+    """Bootstrap the mean of per-task differences ``diffs`` (one value per task).
+
+    With ``pseudo`` the n tasks are resampled together with two pseudo-tasks of difference +1
+    and −1 (an Agresti–Caffo-style adjustment: it adds one discordant pair to each side). On
+    small suites it stops a degenerate sample — e.g. a design wrong on all of 6 tasks — from
+    producing a zero-width interval; at n = 300 it widens the CI by a few percent at most. ``mean`` is
+    always the observed (unadjusted) mean."""
     d = np.asarray(diffs, dtype=float)
     n = len(d)
     mean = float(d.mean()) if n else math.nan
@@ -55,8 +68,9 @@ def paired_bootstrap(diffs: np.ndarray, bootstrap: int = 2000, seed: int = 0) ->
     if n < 2 or bootstrap <= 0:
         return Boot(mean, sd, n, np.full(max(bootstrap, 1), mean))
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(bootstrap, n))
-    return Boot(mean, sd, n, d[idx].mean(axis=1))
+    x = np.concatenate([d, PSEUDO]) if pseudo else d
+    idx = rng.integers(0, len(x), size=(bootstrap, len(x)))
+    return Boot(mean, sd, n, x[idx].mean(axis=1), float(x.std(ddof=1)))
 
 
 def mcnemar_exact(b: int, c: int) -> float:
