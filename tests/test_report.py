@@ -259,3 +259,22 @@ def test_embedded_label_and_verdict_rule():
     assert verdict({**row, "paired_verdict": None}).verdict == "inconclusive"
     assert verdict({**row, "k_max": None}).verdict == "no CoT-SC curve"
     assert verdict({**row, "baseline": True}).verdict == "baseline"
+
+
+def test_compare_shows_paired_ci_and_tests_against_references(synth):
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth)], env={"COLUMNS": "250"})
+    assert "paired CI [" in res.output and "verdict rule: paired" in res.output
+    with Store(synth, read_only=True) as st:
+        pw = st.df("""SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'
+                      AND design = 'planner-workers'""").iloc[0]
+        pairs = st.df("SELECT * FROM paired_tests WHERE against NOT IN ('curve', 'cot') AND axis = 'all'")
+    assert pw["position"] == "beyond" and pw["k_match"] == K_MAX
+    assert len(pairs) == len(DESIGNS) * (len(DESIGNS) - 1) // 2 and set(pairs["method"]) == {"exact McNemar"}
+    assert (pairs["family_size"] == len(pairs)).all()  # Holm across every pair of the group
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "debate"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "exact McNemar" in res.output and res.output.count("│ debate") == len(DESIGNS) - 1
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "cot"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "planner-workers" in res.output
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "nope"])
+    assert res.exit_code == 2 and "references:" in res.output
