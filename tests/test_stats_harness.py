@@ -132,3 +132,15 @@ async def test_plan_and_stats_commands(tmp_path):
     assert before.equals(after)  # recomputing a stored run reproduces it exactly
     assert runner.invoke(app, ["plan", "--store", str(tmp_path / "none.duckdb")]).exit_code == 2
     assert runner.invoke(app, ["plan"]).exit_code == 2  # --delta required without a pilot
+
+
+def test_calibration_script_runs_end_to_end():
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "verdict_calibration.py"
+    res = subprocess.run([sys.executable, str(script), "--suites", "2", "--tasks", "40", "--bootstrap", "200"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("SIMULATED") and "any null   (FWER)" in res.stdout and "power:" in res.stdout
+    assert "paired CI width" in res.stdout
