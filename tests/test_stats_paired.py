@@ -64,7 +64,7 @@ def test_pseudo_tasks_keep_tiny_degenerate_samples_inconclusive():
     big = rng.normal(0.05, 0.4, 300)
     w0 = np.subtract(*paired_bootstrap(big, 4000, seed=1, pseudo=False).ci()[::-1])
     w1 = np.subtract(*paired_bootstrap(big, 4000, seed=1).ci()[::-1])
-    assert 1.0 <= w1 / w0 < 1.03
+    assert 1.0 <= w1 / w0 < 1.06
 
 
 def test_n_needed_is_the_normal_formula_and_reaches_the_power():
