@@ -59,6 +59,13 @@ def test_pseudo_tasks_keep_tiny_degenerate_samples_inconclusive():
     adj = paired_bootstrap(d, 2000)
     assert adj.p_value > 0.05 and adj.ci()[0] < 0 < adj.ci()[1]
     assert adj.mean == pytest.approx(d.mean())  # the reported mean is the observed one
+    # resamples of identical values (se* = 0) give a bounded interval, not ±∞ or NaN
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = paired_bootstrap(np.array([0.0, -1.0, 0.0, 0.0, 0.0, 0.0]), 2000).ci(0.975)
+    assert -1.0 <= lo < 0 < hi <= 1.0
     # at n = 300 the adjustment barely matters
     rng = np.random.default_rng(0)
     big = rng.normal(0.05, 0.4, 300)

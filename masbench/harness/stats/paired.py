@@ -47,9 +47,9 @@ class Boot:
         if self.n < 2:
             return (self.mean, self.mean) if self.sd == 0 or math.isnan(self.sd) else (-math.inf, math.inf)
         a = (1 - level) / 2
-        if self._studentized():
+        if self._studentized():  # a difference of correctness lies in [−1, 1]: so does its interval
             qlo, qhi = np.quantile(self.tstats, [a, 1 - a])
-            return float(self.center - qhi * self.se), float(self.center - qlo * self.se)
+            return float(max(-1.0, self.center - qhi * self.se)), float(min(1.0, self.center - qlo * self.se))
         lo, hi = np.quantile(self.means, [a, 1 - a])
         return float(lo), float(hi)
 
@@ -66,6 +66,7 @@ class Boot:
         return float(min(1.0, 2 * (min(below, above) + 1) / (b + 1)))
 
 
+_BIG = 1e12
 PSEUDO = np.array([1.0, -1.0])
 """Two pseudo-tasks resampled with the real ones: one the design wins outright, one it loses."""
 
@@ -100,7 +101,8 @@ def paired_bootstrap(diffs: np.ndarray, bootstrap: int = 2000, seed: int = 0, ps
     if studentized and se > 0:
         se_star = res.std(axis=1, ddof=1) / math.sqrt(m)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tstats = np.where(se_star > 0, (means - center) / se_star, np.sign(means - center) * np.inf)
+            # a resample of identical values has se* = 0: its t* is ±∞, kept finite for np.quantile
+            tstats = np.where(se_star > 0, (means - center) / se_star, np.sign(means - center) * _BIG)
     return Boot(mean, sd, n, means, sd_x, center, se, tstats)
 
 
