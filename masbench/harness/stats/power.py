@@ -74,8 +74,10 @@ class Components:
         return math.sqrt(max(self.between, 0.0) + self.within / max(seeds, 1))
 
 
-def components(task_ids: np.ndarray, diffs: np.ndarray) -> Components:
-    """σ_b², σ_w² by the ANOVA method from per-cell differences grouped by task."""
+def components(task_ids: np.ndarray, diffs: np.ndarray, pseudo: bool = True) -> Components:
+    """σ_b², σ_w² by the ANOVA method from per-cell differences grouped by task. With ``pseudo``
+    the task means get the bootstrap's two ±1 pseudo-tasks (so a degenerate pilot — every task
+    the same difference — does not promise a tiny n)."""
     tasks, inv = np.unique(np.asarray(task_ids), return_inverse=True)
     d = np.asarray(diffs, dtype=float)
     t = len(tasks)
@@ -86,6 +88,7 @@ def components(task_ids: np.ndarray, diffs: np.ndarray) -> Components:
     else:
         within = 0.0
     s_bar = float(counts.mean())
-    var_means = float(means.var(ddof=1)) if t > 1 else 0.0
+    pool = np.concatenate([means, [1.0, -1.0]]) if pseudo else means
+    var_means = float(pool.var(ddof=1)) if len(pool) > 1 else 0.0
     between = max(0.0, var_means - within / s_bar) if len(d) > t else var_means
     return Components(between, within, s_bar, t)
