@@ -102,3 +102,14 @@ def test_variance_components_recover_between_and_within():
     assert c.between == pytest.approx(0.09, abs=0.03) and c.within == pytest.approx(0.25, abs=0.03)
     assert c.seeds == 3 and c.n_tasks == tasks
     assert c.sd(1) > c.sd(4) > math.sqrt(c.between)
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-16])
+def test_a_design_that_loses_every_task_is_significantly_worse(noise: float) -> None:
+    """20 of 20 tasks lost outright (the curve right on each, up to float noise from its
+    interpolation): the studentized interval must exclude 0, not blow up to [−1, +1]."""
+    d = -1.0 + noise * np.arange(20)
+    b = paired_bootstrap(d, bootstrap=2000, seed=1)
+    lo, hi = b.ci(0.95)
+    assert lo == -1.0 and -0.95 < hi < -0.5
+    assert b.p_value < 0.01

@@ -66,7 +66,8 @@ class Boot:
         return float(min(1.0, 2 * (min(below, above) + 1) / (b + 1)))
 
 
-_BIG = 1e12
+_SE_EPS = 1e-9
+"""Below this a resample's standard error is numerical noise (differences lie in [−1, 1])."""
 PSEUDO = np.array([1.0, -1.0])
 """Two pseudo-tasks resampled with the real ones: one the design wins outright, one it loses."""
 
@@ -101,8 +102,11 @@ def paired_bootstrap(diffs: np.ndarray, bootstrap: int = 2000, seed: int = 0, ps
     if studentized and se > 0:
         se_star = res.std(axis=1, ddof=1) / math.sqrt(m)
         with np.errstate(divide="ignore", invalid="ignore"):
-            # a resample of identical values has se* = 0: its t* is ±∞, kept finite for np.quantile
-            tstats = np.where(se_star > 0, (means - center) / se_star, np.sign(means - center) * _BIG)
+            # A resample of identical values (se* = 0, or ~1e-17 of float noise from the curve's
+            # interpolation) has no t* of its own: it is studentized by the observed se instead.
+            # (Taking t* = ±∞ there blew a near-constant sample's interval up to [−1, +1]: 20 of 20
+            # tasks lost outright read "inconclusive".)
+            tstats = np.where(se_star > _SE_EPS, (means - center) / se_star, (means - center) / se)
     return Boot(mean, sd, n, means, sd_x, center, se, tstats)
 
 
