@@ -122,7 +122,7 @@ def one_suite(sim: Sim, rng: np.random.Generator, n: int, k_max: int, fix: float
     """One suite through the real pipeline: the null designs, plus the +Δ design unless ``fix`` is None."""
     p, w = sim(rng, n)
     probs = np.column_stack([p, (1 - p)[:, None] * w])
-    labels = np.array(["7", "8", "9", "10"])[: probs.shape[1]]
+    labels = np.array([str(7 + i) for i in range(probs.shape[1])])  # gold "7", then one label per wrong answer
     st = Store(":memory:")
     rid = "cal"
     st.sql("INSERT INTO runs(run_id, suite, status, simulated) VALUES (?, 'calibration', 'finished', true)", [rid])
