@@ -23,6 +23,7 @@ from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
 from .cellrunner import CellRunner, Progress, run_cells
 from .curve import build_curve
 from .engine_processes import merge_parts, run_sharded
+from .failures import RunAborted, failure_reasons, supersede_failed
 from .prepare import Prepared, RunOptions, prepare, run_config
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
@@ -75,6 +76,10 @@ class RunSummary:
     simulated: bool
     protocol: str | None = None
     """The suite's CoT-SC protocol point on the curve (see :mod:`.protocol`)."""
+    failed_cells: int = 0
+    """Cells of the run (this session's and earlier ones kept) whose status is failed."""
+    reasons: list[tuple[str, int]] | None = None
+    """The most frequent failure reasons with their cell counts (top 3)."""
 
 
 def cache_path(store_path: Path) -> Path:
@@ -94,18 +99,22 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
         merge_parts(store, run_id, store_path)
+        superseded = supersede_failed(store, run_id) if opts.retry_failed else {"design": 0, "pool": 0}
         cleaned = clean_unfinished(store, run_id, k_max)
+        cleaned.update({f"superseded_{k}": v for k, v in superseded.items()})
         all_cells = prep.cells()
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
         config = run_config(prep.suite, opts.overrides, opts.limit)
         start_run(store, run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()},
                   prep.simulated, command=" ".join(sys.argv))
-        store.sql("UPDATE runs SET config_hash = ? WHERE run_id = ?", [prep.config_hash, run_id])
+        store.sql("UPDATE runs SET config_hash = ?, total_cells = ?, reason = NULL WHERE run_id = ?",
+                  [prep.config_hash, len(all_cells), run_id])
         progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
         progress.done = progress.skipped
         stats: dict[str, Any] = {}
         status = "finished"
+        reason: str | None = None
         if display:
             display.start(prep, run_id, progress)
         try:
@@ -128,12 +137,15 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
-        except BaseException:
-            status = "failed"
+        except RunAborted as exc:
+            status, reason = "failed", str(exc)
+            raise
+        except BaseException as exc:
+            status, reason = "failed", f"{type(exc).__name__}: {exc}"[:500]
             raise
         finally:
             if status != "finished":
-                finish_run(store, run_id, status)
+                finish_run(store, run_id, status, reason)
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
@@ -141,9 +153,10 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
         point = protocol_point(store, run_id, prep.suite)
+        failed_cells, reasons = failure_reasons(store, run_id)
         return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                           progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                          cleaned, stats, prep.simulated, point.line() if point else None)
+                          cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
     finally:
         store.close()
 

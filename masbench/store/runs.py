@@ -30,10 +30,11 @@ def start_run(store: Store, run_id: str, suite: str, config: dict[str, Any], mod
                  socket.gethostname(), command])
 
 
-def finish_run(store: Store, run_id: str, status: str = "finished") -> None:
+def finish_run(store: Store, run_id: str, status: str = "finished", reason: str | None = None) -> None:
+    """Mark a run finished / interrupted / failed; ``reason`` says why it failed."""
     with store.lock:
-        store.con.execute("UPDATE runs SET status = ?, finished_at = current_timestamp WHERE run_id = ?",
-                          [status, run_id])
+        store.con.execute("UPDATE runs SET status = ?, reason = ?, finished_at = current_timestamp WHERE run_id = ?",
+                          [status, reason, run_id])
 
 
 def list_runs(store: Store):
