@@ -56,7 +56,7 @@ async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, t
     procs = []
     totals: dict[int, dict[str, Any]] = {}
     agg: dict[str, Any] = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                           "cost_usd": 0.0}
+                           "cost_usd": 0.0, "breakers_open": 0, "retry_after_waits": 0}
     if display:
         display.attach(agg)
     base_done = progress.done

@@ -41,6 +41,10 @@ class ServerConfig:
         model: model name reported in responses and ``/v1/models``; ``None`` echoes the
             request's ``model``.
         auth_log_limit: at most this many Authorization headers are kept in the stats.
+        fail_first: the first N chat completions are faults (``fail_kinds`` in turn), whatever
+            ``fail_rate`` says: a deterministic outage.
+        retry_after: the ``Retry-After`` header sent with 429 and 503 faults (delta-seconds or
+            an HTTP date); ``None`` sends none.
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +60,8 @@ class ServerConfig:
     reply: str = "The answer is computed. Answer: 42"
     model: str | None = None
     auth_log_limit: int = 100_000
+    fail_first: int = 0
+    retry_after: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.fail_kinds, str):
@@ -84,6 +90,8 @@ class ServerStats:
         auth_headers: the ``Authorization`` header of every chat-completion request, in
             arrival order (``None`` when absent), capped at ``ServerConfig.auth_log_limit``.
         prompt_tokens / completion_tokens: totals reported in successful responses.
+        request_times: ``time.monotonic()`` at the arrival of each chat completion (capped
+            like ``auth_headers``).
     """
 
     requests: int = 0
@@ -92,6 +100,7 @@ class ServerStats:
     auth_headers: list[str | None] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    request_times: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (status keys become strings)."""
