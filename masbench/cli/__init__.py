@@ -34,6 +34,8 @@ COMMANDS: dict[str, Command] = {
     "run": Command("masbench.cli.run", "Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. "
                                            "Rerun to resume."),
     "runs": Command("masbench.cli.store", "List the runs in a store."),
+    "status": Command("masbench.cli.status", "Show a run's progress (cells, calls, tokens, USD, failures), also "
+                                             "while it runs."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
     "report": Command("masbench.cli.report", "Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) "
                                              "and index.html."),

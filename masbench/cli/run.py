@@ -17,6 +17,7 @@ from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
 from ..harness.runner import RunOptions, run_suite
 from ..spec.problems import SpecError
+from ..store import StoreBusy
 from .common import parse_model_overrides
 
 
@@ -50,6 +51,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
             console.print(str(p), markup=False, highlight=False)
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except StoreBusy as exc:  # a second writer: one line naming the store and its holder; nothing touched
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except RunAborted as exc:  # a misconfigured model: one line, run marked failed with the reason

@@ -19,7 +19,7 @@ from ..bench.types import TaskInstance
 from ..llm import ResponseCache
 from ..routing import fill_outcomes
 from ..spec import SuiteSpec
-from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
+from ..store import Store, StoreWriter, WriterLock, finish_run, new_run_id, start_run
 from .cellrunner import CellRunner, Progress, run_cells
 from .curve import build_curve
 from .engine_processes import merge_parts, run_sharded
@@ -94,7 +94,12 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     concurrency = opts.concurrency or prep.suite.concurrency
     k_max = prep.suite.cot_sc.k_max
     t0 = time.monotonic()
-    store = Store(store_path)
+    writer_lock = WriterLock(store_path).acquire()  # a second writer fails here, having touched nothing
+    try:
+        store = Store(store_path)
+    except BaseException:
+        writer_lock.release()
+        raise
     try:
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
@@ -117,6 +122,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         reason: str | None = None
         if display:
             display.start(prep, run_id, progress)
+        store.brief = True  # from here on the store is readable between flushes (masbench status)
+        store.release()
         try:
             if opts.workers > 1 and len(todo) > 1:
                 stats = await run_sharded(opts, prep, run_id, store, store_path, todo, concurrency, progress, display)
@@ -159,6 +166,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                           cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
     finally:
         store.close()
+        writer_lock.release()
 
 
 __all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]
