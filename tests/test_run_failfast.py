@@ -128,3 +128,28 @@ def test_a_bad_request_of_one_input_stays_a_cell_failure_and_exit_code_says_so(t
     again = cli(path, "--no-retry-failed", "--allow-failures")  # keeps the failed cells, exits 0
     assert again.returncode == 0, again.stderr
     assert counts(tmp_path / "s.duckdb") == got
+
+
+async def test_with_workers_a_misconfigured_model_aborts_every_worker(tmp_path, http_server, monkeypatch):
+    monkeypatch.delenv(KEY, raising=False)
+    srv = http_server()
+    with pytest.raises(RunAborted, match=KEY):
+        await run_suite(RunOptions(suite=str(suite(tmp_path, srv, n=3)), cache=False, workers=2))
+    assert srv.stats.requests == 0
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    assert con.execute("SELECT status FROM runs").fetchone()[0] == "failed"
+    con.close()
+    assert not list((tmp_path / "parts").glob("*.duckdb"))  # parts merged, nothing left behind
+
+
+def test_doctor_makes_one_call_per_model_and_names_what_to_set(tmp_path, http_server):
+    srv = http_server()
+    path = suite(tmp_path, srv)
+    env = {k: v for k, v in os.environ.items() if k != KEY}
+    bad = subprocess.run([sys.executable, "-m", "masbench.cli", "doctor", str(path)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert bad.returncode == 3 and KEY in bad.stdout and "misconfigured" in bad.stdout, bad.stdout + bad.stderr
+    good = subprocess.run([sys.executable, "-m", "masbench.cli", "doctor", str(path)], capture_output=True, text=True,
+                          timeout=120, env={**env, KEY: "sk-test-not-a-secret"})
+    assert good.returncode == 0 and "default (openai/fake-model): ok" in good.stdout, good.stdout + good.stderr
+    assert srv.stats.requests == 1
