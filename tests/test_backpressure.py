@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 from masbench.harness.progress import RunDisplay
-from masbench.llm import Gateway
-from masbench.llm.errors import retry_after_s
-from masbench.llm.health import BreakerConfig
+from masbench.llm import Gateway, SimFault
+from masbench.llm.errors import retry_after_s, systemic_reason
+from masbench.llm.health import BreakerConfig, ModelHealth
 from masbench.spec import ModelSpec
 
 
@@ -82,3 +82,30 @@ async def test_breaker_opens_after_n_failures_pauses_and_closes_after_a_successf
     assert health.opened == 1 and not health.breaker_open and health.state() == "ok"
     assert "open" in seen and "breaker OPEN for 1 model(s)" in line[0]
     assert gw.stats["breakers_open"] == 0
+
+
+async def test_a_cancelled_probe_hands_the_probe_on_without_counting_a_failure():
+    h = ModelHealth("m")
+    dead, probe = await h.acquire()
+    assert dead is None and probe
+    waiter = asyncio.ensure_future(h.acquire())  # unproven model: a second caller waits for the probe
+    await asyncio.sleep(0.02)
+    assert not waiter.done()
+    h.release_probe()
+    dead, probe2 = await asyncio.wait_for(waiter, 1)
+    assert probe2 and h.failures == 0 and not h.breaker_open
+
+
+def test_systemic_errors_are_auth_credentials_and_unknown_models_not_one_inputs_bad_request():
+    class E(Exception):
+        def __init__(self, msg, status=None):
+            super().__init__(msg)
+            self.status_code = status
+
+    assert systemic_reason(E("OpenAIException - Missing credentials. Please pass an `api_key`", 500))
+    assert systemic_reason(E("Incorrect API key provided", 401))
+    assert systemic_reason(E("The model `gpt-9` does not exist", 404))
+    assert systemic_reason(PermissionError("environment variable X is not set"))
+    assert systemic_reason(E("This model's maximum context length is 8192 tokens", 400)) is None
+    assert systemic_reason(E("Rate limit reached", 429)) is None
+    assert systemic_reason(SimFault(500, "simulated server_error fault")) is None

@@ -193,7 +193,7 @@ class Gateway:
                     res = await self._once(alias, spec, messages, req, sample_index, attempts, metadata, call_id, tags)
             except asyncio.CancelledError:
                 if probe:
-                    health.report(ok=False, probe=True, retryable=True)
+                    health.release_probe()
                 raise
             except Exception as exc:
                 attempt_log.append(describe(exc))

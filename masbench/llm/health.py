@@ -81,6 +81,11 @@ class ModelHealth:
                 self._changed = asyncio.Event()
             await self._changed.wait()
 
+    def release_probe(self) -> None:
+        """A probe that was cancelled before its outcome: let another call probe (counts nothing)."""
+        self._probing = False
+        self._notify()
+
     def report(self, *, ok: bool, probe: bool, systemic: str | None = None, retryable: bool = False,
                bad_request: str | None = None, cell: tuple | None = None, retry_after: float | None = None) -> None:
         """Record one attempt's outcome."""
