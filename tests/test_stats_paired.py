@@ -113,3 +113,11 @@ def test_a_design_that_loses_every_task_is_significantly_worse(noise: float) -> 
     lo, hi = b.ci(0.95)
     assert lo == -1.0 and -0.95 < hi < -0.5
     assert b.p_value < 0.01
+
+
+def test_no_task_count_for_a_float_noise_gap() -> None:
+    """A gap of 1e-17 (float noise of the curve's interpolation) is no gap: no n is claimed, and
+    nothing overflows the store's BIGINT column."""
+    assert n_needed(1e-17, 0.5) is None and n_needed(0.0, 0.5) is None
+    assert n_needed(1e-6, 0.5) is None  # > 10^9 tasks: no realistic suite detects it
+    assert n_needed(0.1, 0.5) == math.ceil(((NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)) * 5) ** 2)

@@ -33,7 +33,11 @@ COMMANDS: dict[str, Command] = {
                                            "for editor autocompletion."),
     "run": Command("masbench.cli.run", "Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. "
                                            "Rerun to resume."),
+    "doctor": Command("masbench.cli.doctor", "Make one cheap call per model of a suite and say which ones work "
+                                             "(exit 3 if one is misconfigured)."),
     "runs": Command("masbench.cli.store", "List the runs in a store."),
+    "status": Command("masbench.cli.status", "Show a run's progress (cells, calls, tokens, USD, failures), also "
+                                             "while it runs."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
     "reprice": Command("masbench.cli.costs", "Re-price a finished run's token classes under other price tables "
                                              "(counterfactual pricing)."),

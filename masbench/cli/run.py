@@ -13,9 +13,11 @@ import typer
 from rich.console import Console
 
 from ..bench import TaskDataError
+from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
 from ..harness.runner import RunOptions, run_suite
 from ..spec.problems import SpecError
+from ..store import StoreBusy
 from .common import parse_model_overrides
 
 
@@ -28,11 +30,20 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming a matching one.")] = False,
         run_id: Annotated[Optional[str], typer.Option("--run-id", help="Resume (or create) this run id.")] = None,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
-        lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
-    """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume."""
+        lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None,
+        no_retry_failed: Annotated[bool, typer.Option("--no-retry-failed",
+                                                      help="On resume, keep failed cells instead of rerunning them.")] = False,
+        allow_failures: Annotated[bool, typer.Option("--allow-failures",
+                                                     help="Exit 0 even if some cells failed.")] = False) -> None:
+    """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume.
+
+    Exit codes: 0 every cell succeeded (or --allow-failures); 1 some cells failed; 2 bad input or
+    the store is being written by another process; 3 a model is misconfigured (run marked failed);
+    130 interrupted."""
     console = Console(stderr=True)
     opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
-                      workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [])
+                      workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
+                      retry_failed=not no_retry_failed)
     try:
         summary = asyncio.run(run_suite(opts, RunDisplay(console)))
     except SpecError as exc:
@@ -42,6 +53,12 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
+    except StoreBusy as exc:  # a second writer: one line naming the store and its holder; nothing touched
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except RunAborted as exc:  # a misconfigured model: one line, run marked failed with the reason
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(3)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
         raise typer.Exit(130)
@@ -50,9 +67,17 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
                   f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")
     if summary.protocol:
         console.print(summary.protocol + (" SIMULATED" if summary.simulated else ""), markup=False)
+    if summary.failed_cells:
+        reasons = "; ".join(f"{n}× {r}" for r, n in summary.reasons or [])
+        console.print(f"[red]{summary.failed_cells} failed cell(s)[/] in the run; top reasons: ", end="")
+        console.print(reasons, markup=False, highlight=False, soft_wrap=True)
+        console.print("rerun the same command to retry them" + ("" if allow_failures else
+                      " (exit 1; --allow-failures exits 0)"), highlight=False)
     console.print(f"store: {summary.store}")
     console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
     typer.echo(summary.run_id)
+    if summary.failed_cells and not allow_failures:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,7 @@ def runs(store: StoreOpt = DEFAULT_STORE) -> None:
     if not store.exists():
         err.print(f"no store at {store}")
         raise typer.Exit(2)
-    with Store(store) as st:
+    with Store(store, read_only=True) as st:  # read-only: works while a run writes the store
         df = list_runs(st)
     cols = ["run_id", "suite", "status", "created_at", "results", "calls", "tokens", "cost_usd", "failed_calls",
             "simulated"]

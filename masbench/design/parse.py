@@ -15,23 +15,28 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from ..spec.yamlpos import Located, YamlSyntaxError, parse_yaml
+from ..spec.limits import YamlLimits
+from ..spec.yamlpos import Located, YamlLimitExceeded, YamlSyntaxError, parse_yaml
 
 SAFE_PYTHON = frozenset({"calculator", "sum_list", "majority", "identity"})
 """Registered python functions a generated design may call (pure, no I/O)."""
 @dataclass(frozen=True)
-class DesignLimits:
-    """What a generated design may be. Anything over a limit is rejected (repeat / rounds /
-    max_tokens are clamped instead, and the clamp is recorded as a repair)."""
+class DesignLimits(YamlLimits):
+    """What a generated design may be: the YAML limits of every file (:class:`YamlLimits`,
+    tighter here: no aliases, no tags) plus design-shape limits. Anything over a limit is
+    rejected (repeat / rounds / max_tokens are clamped instead, and the clamp is recorded as a
+    repair)."""
 
     max_bytes: int = 65_536
     """Largest reply text (UTF-8 bytes) that is parsed at all."""
-    max_nodes: int = 50
-    """Most nodes, loop bodies included."""
     max_depth: int = 12
     """Deepest YAML/JSON nesting."""
+    allow_aliases: bool = False
+    """Aliases refused outright (alias bombs)."""
+    allow_tags: bool = False
+    """Tags refused outright (``!!python/...``)."""
+    max_nodes: int = 50
+    """Most design nodes, loop bodies included."""
     max_repeat: int = 8
     """Largest ``repeat`` (clamped)."""
     max_rounds: int = 5
@@ -92,30 +97,6 @@ def _code_hint(body: str) -> str | None:
     return None
 
 
-def _scan(body: str, limits: DesignLimits) -> None:
-    """Refuse tags, aliases and deep nesting before any object is built (PyYAML's scanner is
-    iterative and builds nothing)."""
-    depth = 0
-    opens = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
-             yaml.FlowSequenceStartToken)
-    closes = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
-    try:
-        for tok in yaml.scan(body, Loader=yaml.SafeLoader):
-            if isinstance(tok, opens):
-                depth += 1
-                if depth > limits.max_depth:
-                    raise Refused(f"nesting deeper than {limits.max_depth} levels")
-            elif isinstance(tok, closes):
-                depth -= 1
-            elif isinstance(tok, yaml.TagToken):
-                raise Refused(f"YAML tags are not allowed (found {tok.value[0]}{tok.value[1]} at line "
-                               f"{tok.start_mark.line + 1}); a design is plain data")
-            elif isinstance(tok, yaml.AliasToken):
-                raise Refused(f"YAML aliases are not allowed (found *{tok.value} at line {tok.start_mark.line + 1})")
-    except yaml.YAMLError:
-        return  # the parser reports syntax errors with their position
-
-
 def _json_depth_ok(body: str, limits: DesignLimits) -> None:
     depth = 0
     in_str = esc = False
@@ -138,12 +119,13 @@ def _json_depth_ok(body: str, limits: DesignLimits) -> None:
 
 
 def _parse(body: str, limits: DesignLimits, file: str) -> tuple[Any, Located]:
-    _scan(body, limits)
     if body.lstrip().startswith(("{", "[")):
         _json_depth_ok(body, limits)
     try:
-        located = parse_yaml(body, file)
+        located = parse_yaml(body, file, limits)
         return located.data, located
+    except YamlLimitExceeded as exc:  # a hostile construct: final, no fallback parse
+        raise Refused(exc.msg) from None
     except YamlSyntaxError as exc:
         if body.lstrip().startswith("{"):
             try:

@@ -20,6 +20,7 @@ from ..routing import RouteHook
 from ..runtime import RunContext, run_design
 from ..store import Store, StoreWriter
 from .cells import Cell, DesignEntry
+from .failures import RunAborted, aborted_message
 from .prepare import POOL_DESIGN, Prepared, pool_design
 from .runnables import resolve_runnable
 
@@ -144,6 +145,8 @@ async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, pro
             ok = await runner.run_cell(cell)
         progress.done += 1
         progress.failed += not ok
+        if runner.gateway.fatal:  # a misconfigured model: stop the run, not just this cell
+            raise RunAborted(aborted_message(runner.gateway))
         if writer.due():
             await writer.aflush()
         if on_progress:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Store, merge_into
+from .failures import RunAborted
 
 
 def parts_dir(store_path: Path) -> Path:
@@ -56,10 +57,11 @@ async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, t
     procs = []
     totals: dict[int, dict[str, Any]] = {}
     agg: dict[str, Any] = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                           "cost_usd": 0.0}
+                           "cost_usd": 0.0, "breakers_open": 0, "retry_after_waits": 0}
     if display:
         display.attach(agg)
     base_done = progress.done
+    fatal: list[str] = []
     for i, keys in enumerate(shards):
         if not keys:
             continue
@@ -82,6 +84,12 @@ async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, t
             try:
                 msg = json.loads(line)
             except ValueError:
+                continue
+            if "fatal" in msg:  # a worker met a misconfigured model: stop them all
+                fatal.append(msg["fatal"])
+                for _, p in procs:
+                    if p.returncode is None:
+                        p.terminate()
                 continue
             totals[i] = msg
             for k in agg:
@@ -107,6 +115,8 @@ async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, t
         merge_parts(store, run_id, store_path)
         raise
     merge_parts(store, run_id, store_path)
+    if fatal:
+        raise RunAborted(fatal[0])
     if errors:
         raise RuntimeError("; ".join(errors))
     return dict(agg)

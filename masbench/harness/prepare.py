@@ -43,6 +43,8 @@ class RunOptions:
     """Use the response cache (default: the suite's ``cache``)."""
     lib: list[Path] = field(default_factory=list)
     """Extra library roots."""
+    retry_failed: bool = True
+    """On resume, rerun cells that failed (their calls stay recorded as spent, not counted)."""
     shard: tuple[int, int] | None = None
     """Worker mode: run only cells with shard index i of n, into ``store``, no curve."""
 

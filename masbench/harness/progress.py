@@ -48,6 +48,10 @@ class RunDisplay:
         s = self._stats
         tok = int(s.get("prompt_tokens", 0) + s.get("completion_tokens", 0))
         fail = f" · failed cells {self._state.failed}" if self._state and self._state.failed else ""
+        if s.get("breakers_open"):  # provider back-pressure, see masbench.llm.health
+            fail += f" · breaker OPEN for {int(s['breakers_open'])} model(s)"
+        if s.get("retry_after_waits"):
+            fail += f" · Retry-After honoured {int(s['retry_after_waits'])}×"
         return (f"calls {int(s.get('calls', 0)):,} · tokens {tok:,} · ${float(s.get('cost_usd', 0.0)):.4f}"
                 f" · cache hits {int(s.get('cache_hits', 0)):,}{fail}")
 

@@ -17,10 +17,11 @@ from typing import Any
 
 from ..llm import ResponseCache
 from ..routing import fill_outcomes
-from ..store import Store, StoreWriter, finish_run, new_run_id, run_config, start_run
+from ..store import Store, StoreWriter, WriterLock, finish_run, new_run_id, run_config, start_run
 from .cellrunner import CellRunner, Progress, run_cells
 from .curve import compute_curve, groups_of_tasks
 from .engine_processes import merge_parts, run_sharded
+from .failures import RunAborted, failure_reasons, supersede_failed
 from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
@@ -42,6 +43,10 @@ class RunSummary:
     simulated: bool
     protocol: str | None = None
     """The suite's CoT-SC protocol point on the curve (see :mod:`.protocol`)."""
+    failed_cells: int = 0
+    """Cells of the run (this session's and earlier ones kept) whose status is failed."""
+    reasons: list[tuple[str, int]] | None = None
+    """The most frequent failure reasons with their cell counts (top 3)."""
 
 
 def cache_path(store_path: Path) -> Path:
@@ -56,25 +61,36 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     concurrency = opts.concurrency or prep.suite.concurrency
     k_max = prep.suite.cot_sc.k_max
     t0 = time.monotonic()
-    store = Store(store_path)
+    writer_lock = WriterLock(store_path).acquire()  # a second writer fails here, having touched nothing
+    try:
+        store = Store(store_path)
+    except BaseException:
+        writer_lock.release()
+        raise
     try:
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
         merge_parts(store, run_id, store_path)
+        superseded = supersede_failed(store, run_id) if opts.retry_failed else {"design": 0, "pool": 0}
         cleaned = clean_unfinished(store, run_id, k_max)
+        cleaned.update({f"superseded_{k}": v for k, v in superseded.items()})
         all_cells = prep.cells()
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
         config = run_config(prep.suite, opts.overrides, opts.limit)
         start_run(store, run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()},
                   prep.simulated, command=" ".join(sys.argv))
-        store.sql("UPDATE runs SET config_hash = ? WHERE run_id = ?", [prep.config_hash, run_id])
+        store.sql("UPDATE runs SET config_hash = ?, total_cells = ?, reason = NULL WHERE run_id = ?",
+                  [prep.config_hash, len(all_cells), run_id])
         progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
         progress.done = progress.skipped
         stats: dict[str, Any] = {}
         status = "finished"
+        reason: str | None = None
         if display:
             display.start(prep, run_id, progress)
+        store.brief = True  # from here on the store is readable between flushes (masbench status)
+        store.release()
         try:
             if opts.workers > 1 and len(todo) > 1:
                 stats = await run_sharded(opts, prep, run_id, store, store_path, todo, concurrency, progress, display)
@@ -95,12 +111,15 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
-        except BaseException:
-            status = "failed"
+        except RunAborted as exc:
+            status, reason = "failed", str(exc)
+            raise
+        except BaseException as exc:
+            status, reason = "failed", f"{type(exc).__name__}: {exc}"[:500]
             raise
         finally:
             if status != "finished":
-                finish_run(store, run_id, status)
+                finish_run(store, run_id, status, reason)
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
@@ -109,11 +128,13 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
         point = protocol_point(store, run_id, prep.suite)
+        failed_cells, reasons = failure_reasons(store, run_id)
         return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                           progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                          cleaned, stats, prep.simulated, point.line() if point else None)
+                          cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
     finally:
         store.close()
+        writer_lock.release()
 
 
 __all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]

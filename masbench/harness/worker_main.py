@@ -17,6 +17,7 @@ from pathlib import Path
 from ..llm import ResponseCache
 from ..store import Store, StoreWriter
 from .cellrunner import CellRunner, Progress, run_cells
+from .failures import RunAborted
 from .prepare import RunOptions, prepare
 
 
@@ -52,8 +53,11 @@ async def run_shard(o: dict) -> int:
                 os._exit(3)
 
     wd = asyncio.ensure_future(watchdog())
+    aborted: str | None = None
     try:
         await run_cells(runner, cells, o["concurrency"], progress, report)
+    except RunAborted as exc:  # a misconfigured model: tell the parent, which stops every worker
+        aborted = str(exc)
     finally:
         wd.cancel()
         writer.flush()
@@ -61,6 +65,9 @@ async def run_shard(o: dict) -> int:
             cache.close()
         store.close()
     report(force=True)
+    if aborted:
+        print(json.dumps({"fatal": aborted}), flush=True)
+        return 3
     return 0
 
 

@@ -29,7 +29,8 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from ..spec.model import ModelSpec
 from .backends import Attempt, Backend, LitellmBackend, SimBackend
 from .cache import ResponseCache, cache_key
-from .errors import describe, is_retryable
+from .errors import describe, is_retryable, retry_after_s, systemic_reason
+from .health import BreakerConfig, ModelHealth
 from .pricing import Prices, resolve_prices
 from .sim import _prompt_tokens, profile_for
 from .usage import Usage
@@ -94,13 +95,22 @@ _UNPRICED = {"input_usd_per_mtok": None, "output_usd_per_mtok": None, "cached_in
              "cache_write_usd_per_mtok": None, "reasoning_usd_per_mtok": None, "price": None}
 
 
+class ModelUnavailable(Exception):
+    """A call not sent because its model is dead (misconfigured); never retried."""
+
+
 
 class Gateway:
     """Routes calls to models by alias (or raw id), with cache, retries, limits, cost and logging."""
 
     def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
                  sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0,
-                 backend: Backend | None = None):
+                 backend: Backend | None = None, breaker: BreakerConfig | None = None):
+        self.breaker = breaker or BreakerConfig()
+        self.health: dict[str, ModelHealth] = {}
+        """Per alias: probe, breaker, Retry-After hold, dead (see :mod:`.health`)."""
+        self.fatal: tuple[str, str, str] | None = None
+        """(alias, model id, error) of the first model found misconfigured: the run must stop."""
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
@@ -115,7 +125,7 @@ class Gateway:
         self._embedded_ready = False
         self._prefix = uuid.uuid4().hex[:12]
         self.stats = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                      "cost_usd": 0.0}
+                      "cost_usd": 0.0, "breakers_open": 0, "retry_after_waits": 0}
         for alias, spec in self.models.items():
             self._prepare(alias, spec)
 
@@ -123,6 +133,7 @@ class Gateway:
     def _prepare(self, alias: str, spec: ModelSpec) -> None:
         self._prices[alias] = resolve_prices(spec)
         self._sems[alias] = asyncio.Semaphore(spec.concurrency)
+        self.health[alias] = ModelHealth(alias, self.breaker)
         if spec.provider == "sim":
             profile_for(spec.id, spec.sim)  # fail fast on an unknown profile
         elif spec.provider == "embedded" and not self._embedded_ready:
@@ -188,24 +199,46 @@ class Gateway:
                 return res
         attempts = 0
         attempt_log: list[str] = []
-        sem = self._sems[alias]
         result: CallResult | None = None
+        cell = (tags or {}).get("design"), (tags or {}).get("task_id"), (tags or {}).get("seed")
+
+        async def attempt_once() -> CallResult:
+            nonlocal attempts
+            health = self.health[alias]
+            dead, probe = await health.acquire()  # probe / breaker / Retry-After / dead model
+            if dead:
+                raise ModelUnavailable(f"not sent: model {alias!r} ({spec.id}) is unusable: {dead}")
+            attempts += 1
+            try:
+                async with self._sems[alias]:
+                    res = await self._once(alias, spec, messages, req, sample_index, attempts, metadata, call_id, tags)
+            except asyncio.CancelledError:
+                if probe:
+                    health.release_probe()
+                raise
+            except Exception as exc:
+                attempt_log.append(describe(exc))
+                self._health_report(alias, spec, health, exc, probe, cell)
+                raise
+            health.report(ok=True, probe=probe)
+            if probe:
+                self._health_stats()
+            return res
+
         # First attempt without tenacity (its bookkeeping costs ~30 µs a call); the retry loop
         # only starts once a retryable error has happened.
         first_error: Exception | None = None
         try:
-            attempts = 1
-            async with sem:
-                result = await self._once(alias, spec, messages, req, sample_index, 1, metadata, call_id, tags)
+            result = await attempt_once()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            attempt_log.append(describe(exc))
             first_error = exc
         if first_error is not None:
-            if not is_retryable(first_error) or spec.max_attempts <= 1:
+            if not is_retryable(first_error) or spec.max_attempts <= attempts:
                 return self._failed(first_error, attempts, spec, alias, call_id, t0, tags, sample_index, attempt_log)
-            # tenacity's first try is immediate; the failed first attempt earns a jittered wait.
+            # tenacity's first try is immediate; the failed first attempt earns a jittered wait
+            # (a Retry-After hold is waited for inside attempt_once, by the model's health).
             await asyncio.sleep(random.uniform(0, self.retry_base_s))
             try:
                 async for attempt in AsyncRetrying(
@@ -215,16 +248,7 @@ class Gateway:
                     reraise=True,
                 ):
                     with attempt:
-                        attempts += 1
-                        try:
-                            async with sem:
-                                result = await self._once(alias, spec, messages, req, sample_index, attempts, metadata,
-                                                          call_id, tags)
-                        except BaseException as exc:
-                            if isinstance(exc, asyncio.CancelledError):
-                                raise
-                            attempt_log.append(describe(exc))
-                            raise
+                        result = await attempt_once()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the call failed for good: record it, return it
@@ -242,6 +266,21 @@ class Gateway:
                                  "usage_status": result.usage_status, "usage_raw": result.usage_raw})
         self._record(result, tags, sample_index, attempt_log)
         return result
+
+    def _health_report(self, alias: str, spec: ModelSpec, health: ModelHealth, exc: Exception, probe: bool,
+                       cell: tuple) -> None:
+        systemic = systemic_reason(exc)
+        retryable = systemic is None and is_retryable(exc)
+        health.report(ok=False, probe=probe, systemic=systemic, retryable=retryable,
+                      bad_request=None if systemic or retryable else describe(exc), cell=cell,
+                      retry_after=retry_after_s(exc) if retryable else None)
+        if health.dead and self.fatal is None:
+            self.fatal = (alias, spec.id, health.dead)
+        self._health_stats()
+
+    def _health_stats(self) -> None:
+        self.stats["breakers_open"] = sum(h.breaker_open for h in self.health.values())
+        self.stats["retry_after_waits"] = sum(h.retry_after_waits for h in self.health.values())
 
     def _failed(self, exc: BaseException, attempts: int, spec: ModelSpec, alias: str, call_id: str, t0: float,
                 tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> CallResult:

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from .limits import USER_FILE_LIMITS, YamlLimitError, YamlLimits, check_expansion, check_size, check_tokens
+
 Pos = tuple[int, int]
 PathKey = tuple[Any, ...]
 
@@ -23,6 +25,13 @@ class YamlSyntaxError(ValueError):
     def __init__(self, file: str, line: int, col: int, message: str):
         super().__init__(f"{file}:{line}:{col}: yaml: {message}")
         self.file, self.line, self.col, self.msg = file, line, col, message
+
+
+class YamlLimitExceeded(YamlSyntaxError):
+    """A document over a :class:`~masbench.spec.limits.YamlLimits` limit (never parsed further)."""
+
+    def __init__(self, err: YamlLimitError):
+        super().__init__(err.file, err.line, err.col, err.msg)
 
 
 @dataclass
@@ -79,9 +88,16 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     return _SCALAR_LOADER.construct_object(node, deep=True)
 
 
-def parse_yaml(text: str, file: str = "<string>") -> Located:
-    """Parse one YAML document into data plus positions. Raises :class:`YamlSyntaxError`."""
+def parse_yaml(text: str, file: str = "<string>", limits: YamlLimits = USER_FILE_LIMITS) -> Located:
+    """Parse one YAML document into data plus positions, within ``limits`` (size, nesting,
+    alias expansion: checked before anything is built). Raises :class:`YamlSyntaxError` (a
+    limit: :class:`~masbench.spec.limits.YamlLimitError`, its subclass here)."""
     out = Located(data=None, file=file)
+    try:
+        check_size(text, limits, file)
+        check_tokens(text, limits, file)
+    except YamlLimitError as exc:
+        raise YamlLimitExceeded(exc) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -94,6 +110,10 @@ def parse_yaml(text: str, file: str = "<string>") -> Located:
         out.data = None
         return out
     try:
+        check_expansion(node, limits, file)
+    except YamlLimitError as exc:
+        raise YamlLimitExceeded(exc) from None
+    try:
         out.data = _construct(node, (), out)
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
@@ -102,10 +122,17 @@ def parse_yaml(text: str, file: str = "<string>") -> Located:
     return out
 
 
-def load_yaml_file(path: str | Path) -> Located:
-    """Read and parse a YAML file (UTF-8)."""
+def load_yaml_file(path: str | Path, limits: YamlLimits = USER_FILE_LIMITS) -> Located:
+    """Read and parse a YAML file (UTF-8) within ``limits``; a file over ``max_bytes`` is refused
+    after reading only that much of it."""
     p = Path(path)
     try:
+        if p.stat().st_size > limits.max_bytes:
+            with p.open("rb") as fh:
+                head = fh.read(limits.max_bytes).decode("utf-8", "replace")
+            line = head.count("\n") + 1
+            raise YamlLimitExceeded(YamlLimitError(str(p), line, 1, f"file is {p.stat().st_size} bytes, over the "
+                                                   f"{limits.max_bytes}-byte limit (not parsed)"))
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise YamlSyntaxError(str(p), 1, 1, f"not UTF-8 text ({exc.reason})") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,19 +16,62 @@ from .views import create_views
 class Store:
     """A DuckDB file holding runs, calls, results and the views over them.
 
-    One process writes a store at a time (DuckDB's rule); ``--workers`` give each worker its own
-    file and merge them (see :func:`merge_into`). All access goes through ``lock``.
+    One process writes a store at a time (DuckDB's rule, and :class:`~.lock.WriterLock` for
+    runs); ``--workers`` give each worker its own file and merge them (see :func:`merge_into`).
+    All access goes through ``lock``.
+
+    DuckDB locks the whole file while a connection is open, so a running writer sets ``brief``:
+    its :class:`~.writer.StoreWriter` then :meth:`release`-s the connection after every flush,
+    and :attr:`con` reconnects on the next use. Readers (``masbench runs``/``status``) open
+    read-only, read, and close; either side waits up to ``lock_timeout_s`` for the other.
     """
 
-    def __init__(self, path: str | Path = ":memory:", read_only: bool = False):
+    def __init__(self, path: str | Path = ":memory:", read_only: bool = False, lock_timeout_s: float = 30.0):
         self.path = str(path)
+        self.read_only = read_only
+        self.lock_timeout_s = lock_timeout_s
+        self.brief = False
+        """Hold the connection only while writing (set by a run; see the class docstring)."""
+        self.reconnects = 0
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.con = duckdb.connect(self.path, read_only=read_only)
         self.lock = threading.RLock()
+        self._con: duckdb.DuckDBPyConnection | None = self._connect()
         if not read_only:
             self.migrate()
             create_views(self.con)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.005
+        while True:
+            try:
+                return duckdb.connect(self.path, read_only=self.read_only)
+            except duckdb.IOException as exc:  # the other side holds the file for a moment
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection, (re)opened on demand."""
+        if self._con is None:
+            with self.lock:
+                if self._con is None:
+                    self._con = self._connect()
+                    self.reconnects += 1
+        return self._con
+
+    def release(self) -> None:
+        """Close the connection (DuckDB checkpoints) so other processes can open the file; the
+        next use reconnects. A no-op for ``:memory:``."""
+        if self.path == ":memory:":
+            return
+        with self.lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
 
     # ----- schema ----------------------------------------------------------------------------
     def version(self) -> int:
@@ -72,7 +116,9 @@ class Store:
 
     def close(self) -> None:
         with self.lock:
-            self.con.close()
+            if self._con is not None:
+                self._con.close()
+                self._con = None
 
     def __enter__(self) -> "Store":
         return self

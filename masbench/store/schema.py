@@ -229,8 +229,15 @@ CREATE TABLE paired_tests (
     power DOUBLE
 );
 """),
+    (6, "run failure reason and cell count; calls of superseded (rerun) cells", """
+ALTER TABLE runs ADD COLUMN reason VARCHAR;       -- why a run failed (e.g. a misconfigured model)
+ALTER TABLE runs ADD COLUMN total_cells INTEGER;  -- cells of the run (live progress: done of total)
+-- Calls of failed cells that a resume reran: spent, not counted. Same columns as calls (a
+-- migration adding a column to calls adds it here too) plus when the cell was superseded.
+CREATE TABLE calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at FROM calls WHERE false;
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
-TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs", "price_table",
-          "cot_sc_task_curve", "paired_tests")
+TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions",
+          "designs", "price_table", "cot_sc_task_curve", "paired_tests")

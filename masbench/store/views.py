@@ -38,6 +38,23 @@ VIEWS: Registry[str] = Registry("view", {
     "call_reprice": "masbench.store.cost_views:CALL_REPRICE",
     "run_reprice": "masbench.store.cost_views:RUN_REPRICE",
     "design_reprice": "masbench.store.cost_views:DESIGN_REPRICE",
+    "run_spend": """
+        WITH c AS (
+            SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls
+            UNION ALL
+            SELECT run_id, true, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls_superseded)
+        SELECT run_id,
+               count(*) FILTER (WHERE NOT superseded) AS counted_calls,
+               count(*) FILTER (WHERE superseded) AS superseded_calls,
+               count(*) AS spent_calls,
+               coalesce(sum(cost_usd) FILTER (WHERE NOT superseded), 0) AS counted_usd,
+               coalesce(sum(cost_usd) FILTER (WHERE NOT cache_hit), 0) AS spent_usd,
+               coalesce(sum(cost_usd) FILTER (WHERE superseded AND NOT cache_hit), 0) AS superseded_usd,
+               CAST(coalesce(sum(prompt_tokens + completion_tokens) FILTER (WHERE NOT superseded), 0) AS BIGINT)
+                   AS counted_tokens,
+               CAST(coalesce(sum(prompt_tokens + completion_tokens), 0) AS BIGINT) AS spent_tokens
+        FROM c GROUP BY run_id
+    """,
     "design_metrics": "masbench.store.metrics:DESIGN_METRICS",
     "design_comparison": "masbench.store.metrics:DESIGN_COMPARISON",
     "paired_diffs": "masbench.store.paired:PAIRED_DIFFS",

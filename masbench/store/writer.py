@@ -73,6 +73,8 @@ class StoreWriter:
                     n += len(rows)
                     self.written[table] = self.written.get(table, 0) + len(rows)
                 st.con.execute("COMMIT")
+                if st.brief:  # let readers in between flushes
+                    st.release()
             except Exception:
                 st.con.execute("ROLLBACK")
                 with self._lock:  # put rows back: nothing acknowledged is lost, nothing unacknowledged is dropped

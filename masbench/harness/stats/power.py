@@ -33,13 +33,19 @@ def z(q: float) -> float:
     return _N.inv_cdf(q)
 
 
+_NO_GAP = 1e-9
+_MAX_N = 10**9
+
+
 def n_needed(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
-    """Tasks needed to detect a mean difference ``delta`` (None if delta is 0 or sd unknown)."""
-    if delta is None or sd is None or not math.isfinite(sd) or not math.isfinite(delta) or delta == 0:
+    """Tasks needed to detect a mean difference ``delta`` (None if delta is 0 — float noise of the
+    curve's interpolation counts as 0 — or sd unknown, or if no realistic suite could: > 10⁹ tasks)."""
+    if delta is None or sd is None or not math.isfinite(sd) or not math.isfinite(delta) or abs(delta) < _NO_GAP:
         return None
     if sd == 0:
         return 2
-    return max(2, math.ceil(((z(1 - alpha / 2) + z(power)) * sd / abs(delta)) ** 2))
+    n = math.ceil(((z(1 - alpha / 2) + z(power)) * sd / abs(delta)) ** 2)
+    return max(2, n) if n <= _MAX_N else None
 
 
 def power_at(n: int, delta: float, sd: float, alpha: float = 0.05) -> float:

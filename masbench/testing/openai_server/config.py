@@ -47,6 +47,10 @@ class ServerConfig:
         finish_reason: the ``finish_reason`` of every choice (e.g. ``"length"`` for a truncation).
         anthropic_usage: a verbatim Anthropic ``usage`` object for ``POST /v1/messages`` (default:
             ``input_tokens``/``output_tokens`` computed like the OpenAI counts).
+        fail_first: the first N chat completions are faults (``fail_kinds`` in turn), whatever
+            ``fail_rate`` says: a deterministic outage.
+        retry_after: the ``Retry-After`` header sent with 429 and 503 faults (delta-seconds or
+            an HTTP date); ``None`` sends none.
     """
 
     host: str = "127.0.0.1"
@@ -66,6 +70,8 @@ class ServerConfig:
     omit_usage: bool = False
     finish_reason: str = "stop"
     anthropic_usage: dict[str, Any] | None = None
+    fail_first: int = 0
+    retry_after: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.fail_kinds, str):
@@ -94,6 +100,8 @@ class ServerStats:
         auth_headers: the ``Authorization`` header of every chat-completion request, in
             arrival order (``None`` when absent), capped at ``ServerConfig.auth_log_limit``.
         prompt_tokens / completion_tokens: totals reported in successful responses.
+        request_times: ``time.monotonic()`` at the arrival of each chat completion (capped
+            like ``auth_headers``).
     """
 
     requests: int = 0
@@ -102,6 +110,7 @@ class ServerStats:
     auth_headers: list[str | None] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    request_times: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (status keys become strings)."""

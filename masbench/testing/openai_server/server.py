@@ -110,6 +110,7 @@ class FakeOpenAIServer:
         n_request = stats.requests
         if len(stats.auth_headers) < cfg.auth_log_limit:
             stats.auth_headers.append(request.headers.get("Authorization"))
+            stats.request_times.append(time.monotonic())
 
         try:
             payload = json.loads(await request.read())
@@ -125,8 +126,9 @@ class FakeOpenAIServer:
         if cfg.latency_ms > 0:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
 
-        if cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate:
-            kind = self._rng.choice(cfg.fail_kinds)
+        outage = n_request <= cfg.fail_first
+        if outage or (cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate):
+            kind = cfg.fail_kinds[(n_request - 1) % len(cfg.fail_kinds)] if outage else self._rng.choice(cfg.fail_kinds)
             stats.faults[kind] = stats.faults.get(kind, 0) + 1
             if kind == "disconnect":
                 self._count("disconnect")
@@ -138,7 +140,10 @@ class FakeOpenAIServer:
                 await asyncio.sleep(cfg.timeout_sleep_s)
             status, code, message = _ERROR_BODIES[kind]
             self._count(status)
-            return _error_response(status, code, message)
+            resp = _error_response(status, code, message)
+            if cfg.retry_after is not None and status in (429, 503):
+                resp.headers["Retry-After"] = cfg.retry_after
+            return resp
 
         model = cfg.model or str(payload.get("model") or "fake-model")
         seed = payload.get("seed")

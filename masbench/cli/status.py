@@ -1,0 +1,47 @@
+"""``masbench status``: a run's progress read from its store — live while the run writes it
+(the running process holds the store only while it flushes, every couple of seconds)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ..store import Store, latest_run, run_progress
+from .common import DEFAULT_STORE, StoreOpt, console, err
+
+
+def status(run: Annotated[Optional[str], typer.Argument(help="Run id (default: the latest run in the store).")] = None,
+           store: StoreOpt = DEFAULT_STORE) -> None:
+    """Show a run's progress (cells, calls, tokens, USD, failures), also while it runs."""
+    if not store.exists():
+        err.print(f"no store at {store}", markup=False)
+        raise typer.Exit(2)
+    with Store(store, read_only=True) as st:
+        run_id = run or latest_run(st)
+        p = run_progress(st, run_id) if run_id else None
+        reasons = st.sql("""
+            SELECT left(coalesce(error, 'unknown'), 160) AS reason, count(*) AS n FROM results
+            WHERE run_id = ? AND status = 'failed' GROUP BY 1 ORDER BY n DESC, reason LIMIT 3""", [run_id]) if p else []
+    if p is None:
+        err.print(f"no run {run_id!r} in {store}" if run_id else f"no runs in {store}", markup=False)
+        raise typer.Exit(2)
+    total = p["cells_total"]
+    sim = " · SIMULATED" if p["simulated"] else ""
+    console.print(f"run {p['run_id']} · {p['status']}{sim}", markup=False, highlight=False)
+    console.print(f"cells {p['cells_done']}/{total if total is not None else '?'} · failed {p['failed_cells']} · "
+                  f"calls {p['calls']:,} · tokens {p['tokens']:,} · ${p['cost_usd']:.4f} counted, "
+                  f"${p['spent_usd']:.4f} spent ({p['spent_calls']:,} calls incl. superseded attempts)",
+                  markup=False, highlight=False)
+    if p["reason"]:
+        console.print(f"reason: {p['reason']}", markup=False, highlight=False, soft_wrap=True)
+    for reason, n in reasons:
+        console.print(f"  {n}× {reason}", markup=False, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``status``."""
+    app.command()(status)
+
+
+__all__ = ["register", "status"]
