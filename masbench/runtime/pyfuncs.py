@@ -129,6 +129,9 @@ def _expression_of(x: Any) -> str:
 
 
 def _clean_expression(s: str) -> str:
+    lines = [ln for ln in s.strip().splitlines() if ln.strip()]
+    s = lines[-1] if lines else ""  # a reply with reasoning lines first: its last line
+    s = re.sub(r"^\s*(?:answer|expression|result)\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"
     s = s.strip().strip("`").strip()
     if "=" in s:  # "3 + 4 = 7" → left side; "x = 3 + 4" → right side
         left, right = s.split("=", 1)
