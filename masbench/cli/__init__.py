@@ -35,6 +35,8 @@ COMMANDS: dict[str, Command] = {
                                            "Rerun to resume."),
     "runs": Command("masbench.cli.store", "List the runs in a store."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
+    "reprice": Command("masbench.cli.costs", "Re-price a finished run's token classes under other price tables "
+                                             "(counterfactual pricing)."),
     "report": Command("masbench.cli.report", "Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) "
                                              "and index.html."),
     "compare": Command("masbench.cli.report", "Print the marginal-utility table against CoT-SC and a verdict per "

@@ -1,9 +1,10 @@
 """The benchmark harness: suites end to end, the CoT-SC curve, equal-budget metrics, resume."""
 
+from ..store import run_config, suite_config
 from .cells import Cell, DesignEntry, design_entries
 from .curve import CurvePoint, build_curve
 from .designers import run_designer_suite
-from .prepare import Prepared, prepare, run_config, suite_config
+from .prepare import Prepared, prepare
 from .runnables import resolve_runnable
 from .runner import RunOptions, RunSummary, compute_curve, run_suite
 

@@ -8,8 +8,8 @@ tasks, and put a percentile bootstrap CI (resampling tasks) around it. Because s
 i.i.d. pool are i.i.d. draws, this is an unbiased estimate of maj@k for the sampling
 distribution — the property the tests check against the exact multinomial expectation.
 
-Cost at k is k times the task's mean sample cost (tokens, calls, USD): what CoT-SC@k would
-have spent in expectation. (The vote itself is free.)
+Cost at k is k times the task's mean sample cost (tokens, calls, USD, and the spend on the suite's
+budget basis): what CoT-SC@k would have spent in expectation. (The vote itself is free.)
 """
 
 from __future__ import annotations
@@ -94,3 +94,21 @@ def build_curve(pools: list[tuple[list[str | None], list[bool], list[float], lis
         lo = hi = acc
     return [CurvePoint(k, n, float(acc[k - 1]), float(lo[k - 1]), float(hi[k - 1]), k * float(tok.mean()),
                        float(k), k * float(usd.mean())) for k in range(1, k_max + 1)]
+
+
+def add_budget_spent(rows: list[dict], pool, groups_of: dict[str, tuple], basis: str) -> None:
+    """Set ``budget_basis`` and ``budget_spent`` (k × the group's mean per-task mean sample spend on
+    the basis, as for tokens) on curve rows; ``pool`` has task_id, seed and budget_spent columns."""
+    if not rows or pool is None or not len(pool) or "budget_spent" not in pool:
+        for r in rows:
+            r.update(budget_basis=basis, budget_spent=None)
+        return
+    per_task = pool.groupby(["task_id", "seed"], sort=True)["budget_spent"].mean()
+    sums: dict[tuple, list[float]] = {}
+    for (task_id, _seed), v in per_task.items():
+        if task_id in groups_of and v == v:
+            sums.setdefault(("all", None), []).append(float(v))
+            sums.setdefault(groups_of[task_id], []).append(float(v))
+    for r in rows:
+        vals = sums.get((r["axis"], r["axis_value"]))
+        r.update(budget_basis=basis, budget_spent=r["k"] * float(np.mean(vals)) if vals else None)

@@ -19,11 +19,11 @@ from ..bench.types import TaskInstance
 from ..llm import ResponseCache
 from ..routing import fill_outcomes
 from ..spec import SuiteSpec
-from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
+from ..store import Store, StoreWriter, finish_run, new_run_id, run_config, start_run
 from .cellrunner import CellRunner, Progress, run_cells
-from .curve import build_curve
+from .curve import add_budget_spent, build_curve
 from .engine_processes import merge_parts, run_sharded
-from .prepare import Prepared, RunOptions, prepare, run_config
+from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
 
@@ -34,7 +34,7 @@ def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskI
     k_max = suite.cot_sc.k_max
     groups_of = {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
     df = store.df("""
-        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd
+        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
         FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
     rows = []
     if len(df):
@@ -52,6 +52,7 @@ def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskI
                              "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
                              "calls": pt.calls, "cost_usd": pt.cost_usd})
     store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
+    add_budget_spent(rows, df, groups_of, suite.budget.basis)
     if rows:
         w = StoreWriter(store)
         for r in rows:

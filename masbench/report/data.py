@@ -8,6 +8,8 @@ nothing here recomputes a metric.
   interpolated at each design's cost (the reference the verdict compares against).
 - :func:`curve`, :func:`curve_frontier`, :func:`axis_groups`: the CoT-SC curve and the Pareto
   frontier's curve points.
+- :func:`cost_lines`: the run's budget basis and its calls by status and cost source (from the
+  ``call_status_counts`` and ``call_classes`` views).
 """
 
 from __future__ import annotations
@@ -189,3 +191,28 @@ def axis_groups(store: Store, run_id: str) -> pd.DataFrame:
     """Task groups of the run other than 'all': (axis, axis_value, n designs)."""
     return store.df("""SELECT axis, axis_value, count(*) AS designs FROM design_metrics
                        WHERE run_id = ? AND axis <> 'all' GROUP BY ALL ORDER BY axis, axis_value""", [run_id])
+
+
+_BASIS_TEXT = {"tokens": "every prompt and completion token", "completion": "completion + reasoning tokens only",
+               "usd": "USD"}
+
+
+def cost_lines(store: Store, run_id: str) -> list[str]:
+    """What the report says about the budget basis and about calls that are not plain answers."""
+    cfg = store.sql("SELECT config FROM runs WHERE run_id = ?", [run_id])
+    basis = ((_json(cfg[0][0]) if cfg else None) or {}).get("budget", {}).get("basis") or "tokens"
+    lines = [f"budget basis: {basis} — the per-task cap and the equal-budget matching (iso_gap_budget) count "
+             f"{_BASIS_TEXT.get(basis, basis)}"]
+    n, ok, err, missing, trunc, empty, est, unpriced = store.sql("""
+        SELECT coalesce(sum(calls), 0), coalesce(sum(ok), 0), coalesce(sum(error), 0), coalesce(sum(usage_missing), 0),
+               coalesce(sum(truncated), 0), coalesce(sum(empty), 0), coalesce(sum(usage_estimated), 0),
+               coalesce(sum(unpriced), 0)
+        FROM call_status_counts WHERE run_id = ?""", [run_id])[0]
+    sources = store.sql("SELECT string_agg(DISTINCT cost_source, ', ' ORDER BY cost_source) FROM call_classes "
+                        "WHERE run_id = ?", [run_id])[0][0]
+    lines.append(f"calls: {int(n)} — {int(ok)} ok, {int(trunc)} truncated (finish_reason = length), {int(empty)} empty, "
+                 f"{int(missing)} without usage (usage_missing), {int(err)} failed; {int(est)} with estimated usage; "
+                 f"cost source: {sources or 'none'}")
+    if unpriced:
+        lines.append(f"{int(unpriced)} calls UNPRICED: their cost is unknown, not $0")
+    return lines

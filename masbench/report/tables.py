@@ -15,6 +15,7 @@ RAW_COLUMNS = [
     "x_cot_tokens", "x_cot_usd", "x_sc5_tokens", "x_sc5_usd", "iso_gap_tokens", "iso_gap_calls", "iso_gap_usd",
     "cost_vs_curve", "gap_vs_kmax", "iso_acc_cost_ratio_tokens", "iso_acc_cost_ratio_usd",
     "mu_pp_per_1k_tokens", "mu_pp_per_usd", "pareto", "n_failed", "n_budget_exhausted", "n_degraded", "simulated",
+    "budget_basis", "budget_spent", "iso_gap_budget",
 ]
 """CSV columns, named as in ``design_comparison`` (plus ``verdict``)."""
 

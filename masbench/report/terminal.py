@@ -65,9 +65,12 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
         df = data.comparison(st, info.run_id, axis)
         known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
                                       [info.run_id])]
+        costs = data.cost_lines(st, info.run_id)
     if info.label:
         console.print(Text(info.label, style="bold yellow"))
     console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"))
+    for line in costs:
+        console.print(Text(line, style="dim"))
     if df.empty:
         console.print(Text(f"no results for axis {axis!r}; groups in this run: {', '.join(known) or '(none)'}",
                            style="yellow"))

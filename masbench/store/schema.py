@@ -159,7 +159,34 @@ CREATE TABLE designs (
     ts DOUBLE
 );
 """),
+    (4, "token classes, raw usage, cost provenance and call status; budget basis; price tables", """
+-- calls.prompt_tokens / completion_tokens keep their meaning (every input / every output token);
+-- the classes split them: prompt_tokens = prompt_fresh_tokens + cached_tokens + cache_write_tokens,
+-- completion_tokens = completion_visible_tokens + reasoning_tokens (masbench/llm/usage.py).
+ALTER TABLE calls ADD COLUMN prompt_fresh_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN completion_visible_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN usage_status VARCHAR;    -- reported | estimated | missing (counts NULL)
+ALTER TABLE calls ADD COLUMN usage_raw JSON;          -- the usage object as received
+ALTER TABLE calls ADD COLUMN cost_source VARCHAR;     -- yaml | litellm-map | provider-reported | zero-declared | unpriced
+ALTER TABLE calls ADD COLUMN status VARCHAR;          -- ok | error | usage_missing | truncated | empty
+ALTER TABLE results ADD COLUMN budget_basis VARCHAR;  -- tokens | completion | usd (the suite's budget basis)
+ALTER TABLE results ADD COLUMN budget_spent DOUBLE;   -- this result's spend on that basis
+ALTER TABLE pool ADD COLUMN budget_spent DOUBLE;
+ALTER TABLE cot_sc_curve ADD COLUMN budget_basis VARCHAR;
+ALTER TABLE cot_sc_curve ADD COLUMN budget_spent DOUBLE;  -- mean spend per task at k samples, on the basis
+CREATE TABLE price_table (   -- counterfactual prices, filled by `masbench reprice` or by hand
+    price_table VARCHAR,     -- a name, e.g. 'gpt-4o-mini'
+    model VARCHAR,           -- a calls.model id, or '*' for every model without its own row
+    input_usd_per_mtok DOUBLE,
+    cached_input_usd_per_mtok DOUBLE,   -- NULL: the input price
+    cache_write_usd_per_mtok DOUBLE,    -- NULL: the input price
+    output_usd_per_mtok DOUBLE,
+    reasoning_usd_per_mtok DOUBLE       -- NULL: the output price
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
-TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs")
+TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs", "price_table")

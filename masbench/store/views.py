@@ -21,13 +21,23 @@ VIEWS: Registry[str] = Registry("view", {
     "call_usage": """
         SELECT run_id, purpose, design, model, count(*) AS calls,
                sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
-               sum(cached_tokens) AS cached_tokens, sum(cost_usd) AS cost_usd,
+               sum(cached_tokens) AS cached_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+               sum(reasoning_tokens) AS reasoning_tokens, sum(cost_usd) AS cost_usd,
                sum(CASE WHEN cache_hit THEN 0 ELSE cost_usd END) AS spent_usd,
                avg(latency_s) AS mean_latency_s, sum(attempts) AS attempts,
                count(*) FILTER (WHERE error IS NOT NULL) AS errors,
-               count(*) FILTER (WHERE cache_hit) AS cache_hits, bool_or(simulated) AS simulated
+               count(*) FILTER (WHERE cache_hit) AS cache_hits, bool_or(simulated) AS simulated,
+               count(*) FILTER (WHERE status = 'usage_missing') AS usage_missing,
+               count(*) FILTER (WHERE status = 'truncated') AS truncated,
+               count(*) FILTER (WHERE status = 'empty') AS empty,
+               string_agg(DISTINCT cost_source, ',') AS cost_sources
         FROM calls GROUP BY ALL
     """,
+    "call_classes": "masbench.store.cost_views:CALL_CLASSES",
+    "call_status_counts": "masbench.store.cost_views:CALL_STATUS_COUNTS",
+    "call_reprice": "masbench.store.cost_views:CALL_REPRICE",
+    "run_reprice": "masbench.store.cost_views:RUN_REPRICE",
+    "design_reprice": "masbench.store.cost_views:DESIGN_REPRICE",
     "design_metrics": "masbench.store.metrics:DESIGN_METRICS",
     "design_comparison": "masbench.store.metrics:DESIGN_COMPARISON",
     "design_validity": "masbench.store.design_views:DESIGN_VALIDITY",
