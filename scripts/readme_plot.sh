@@ -7,7 +7,7 @@ STORE=${STORE:-runs/quickstart.duckdb}
 [ -f "$STORE" ] || { echo "no $STORE: run 'make demo' first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-.venv/bin/masbench report --store "$STORE" --out "$tmp" > /dev/null
+"${MASBENCH:-.venv/bin/masbench}" report --store "$STORE" --out "$tmp" > /dev/null
 mkdir -p docs/img
 cp "$tmp/cost_accuracy.png" docs/img/quickstart.png
 echo "wrote docs/img/quickstart.png"
