@@ -150,3 +150,41 @@ async def test_quickstart_designs_separate_on_a_simulated_model_of_the_same_shap
     comp, curve = _comparison(store, run), _curve(store, run)
     expr = comp["expression-calculator"]
     assert expr["ci_lo"] <= curve[1]["ci_hi"] and curve[1]["ci_lo"] <= expr["ci_hi"]  # overlapping
+
+
+async def test_expression_calculator_sends_its_stop_sequence_and_python_computes():
+    from masbench.bench.types import TaskInstance
+    from masbench.library import Library
+    from masbench.llm import Gateway, Reply
+    from masbench.runtime import RunContext, run_design
+    from masbench.spec import ModelSpec
+
+    seen: list[dict] = []
+
+    async def backend(a):
+        seen.append(dict(a.req))
+        return Reply("Expression: 20 + 22", 40, 6)
+
+    gw = Gateway({"default": ModelSpec(id="sim/perfect")}, backend=backend)
+    task = TaskInstance(id="t", source="unit", question="What is 20 plus 22?", answers=["42"])
+    r = await run_design("expression-calculator", task, RunContext(gateway=gw, library=Library()))
+    assert r.status == "ok" and r.answers == ["42"] and r.calls == 1
+    assert seen == [{"temperature": 0.8, "max_tokens": 16, "stop": ["\n"]}]
+
+
+def test_arith_generator_is_bare_arithmetic_outside_the_axes():
+    from masbench.bench import GENERATORS
+    from masbench.runtime import calculate
+
+    tasks = GENERATORS["masbench.arith"]([1], 40, 0, "test")
+    assert len({t.id for t in tasks}) == 40 and all(t.id.startswith("arith-1-test-s0-") for t in tasks)
+    assert all(t.axis is None and t.axis_value is None and t.source == "masbench.arith" for t in tasks)
+    words = {"plus": "+", "minus": "-", "times": "*"}
+    checked = 0
+    for t in tasks:
+        q = t.question.removeprefix("What is ").removesuffix("?")
+        expr = " ".join(words.get(w, w) for w in q.split())
+        if all(w in words or w.isdigit() for w in q.split()):  # the plain binary forms
+            assert str(calculate(expr)) == t.answers[0], t.question
+            checked += 1
+    assert checked >= 30  # most are "What is A plus/minus/times B?" (the rest "half of A")
