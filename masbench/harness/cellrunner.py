@@ -59,7 +59,7 @@ class CellRunner:
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
         return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
-                          node_sink=self.writer.sink("nodes"), seed=seed,
+                          node_sink=self.writer.sink("nodes"), seed=seed, tie=self.prep.suite.cot_sc.tie,
                           route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
                                                      seed=seed))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import data, html, plots, tables
-from .verdict import verdicts
+from .verdict import RULE, verdicts
 
 CSV = "marginal_utility.csv"
 CSV_AXIS = "marginal_utility_by_axis.csv"
@@ -33,7 +33,7 @@ def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lin
              "## All tasks", "", tables.markdown(comp) if len(comp) else "_no design results_", "",
              tables.CHEAPER_NOTE, ""]
     if lines:
-        head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + [""]
+        head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + ["", f"_{RULE}_", ""]
     if len(by_axis):
         head += ["## By task group", ""]
         for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
