@@ -126,6 +126,17 @@ def _comparison(store: Path, run_id: str) -> dict[str, dict]:
     return {r["design"]: r for r in rows}
 
 
+def _verdicts(store: Path, run_id: str) -> dict[str, str]:
+    from masbench.report import data
+    from masbench.report.verdict import verdicts
+
+    st = data.open_store(store)
+    try:
+        return {v.design: v.verdict for v in verdicts(data.comparison(st, run_id, "all"))}
+    finally:
+        st.close()
+
+
 def _curve(store: Path, run_id: str) -> dict[int, dict]:
     rows = _rows(store, "SELECT * FROM cot_sc_curve WHERE run_id = ? AND axis = 'all'", [run_id])
     return {int(r["k"]): r for r in rows}
@@ -145,11 +156,15 @@ async def test_quickstart_designs_separate_on_a_simulated_model_of_the_same_shap
     assert expr["tokens"] < curve[2]["tokens"]  # for less than CoT-SC@2 (its one-shot prompt is longer)
     assert 2.0 <= debate["tokens"] / cot["tokens"] <= 6.0
     assert not debate["ci_lo"] > curve[4]["ci_hi"]  # no significant gain for its cost
+    v = _verdicts(store, run)  # the paired verdicts against the curve at equal cost (issue 12)
+    assert v["expression-calculator"] == "worth it" and v["debate-tiny"] != "worth it", v
 
     store, run = await _sim_level(tmp_path, "one-step")
     comp, curve = _comparison(store, run), _curve(store, run)
     expr = comp["expression-calculator"]
     assert expr["ci_lo"] <= curve[1]["ci_hi"] and curve[1]["ci_lo"] <= expr["ci_hi"]  # overlapping
+    v = _verdicts(store, run)
+    assert v["expression-calculator"] != "worth it" and v["debate-tiny"] != "worth it", v
 
 
 async def test_expression_calculator_sends_its_stop_sequence_and_python_computes():
