@@ -203,3 +203,19 @@ def test_arith_generator_is_bare_arithmetic_outside_the_axes():
             assert str(calculate(expr)) == t.answers[0], t.question
             checked += 1
     assert checked >= 30  # most are "What is A plus/minus/times B?" (the rest "half of A")
+
+
+def test_calculate_in_text_reads_the_expression_a_tiny_model_writes_in_a_sentence():
+    import pytest
+
+    from masbench.runtime import CalculatorError
+    from masbench.runtime.pyfuncs import calculate_in_text
+
+    # Replies the embedded model wrote in the quickstart's first demo run:
+    assert calculate_in_text("the expression is: 5 + 5") == 10
+    assert calculate_in_text("the expression you asked is 7 + 1, which equals 8") == 8  # Python's 8
+    assert calculate_in_text("1 times 3 equals 3") == 3 and calculate_in_text("to find 8 plus 7, we need") == 15
+    assert calculate_in_text("the expression you asked is 7 + 1, which equals 9") == 8  # not the model's 9
+    for bad in ["the answer is 8", "x + 1", "open('/etc/passwd')", "1; 2", ""]:
+        with pytest.raises(CalculatorError):
+            calculate_in_text(bad)
