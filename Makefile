@@ -1,13 +1,21 @@
 # The two commands of the README. Both set everything up first (idempotent).
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench clean readme-plot
 
 setup:
 	@bash scripts/setup.sh
 
 # The main job: the quickstart suite on the embedded local model -> DuckDB store + report with plots.
+# It ends with the verdict tables per level (`masbench compare`) and the path of the report to open.
 demo: setup
-	.venv/bin/masbench run quickstart
-	.venv/bin/masbench report --store runs/quickstart.duckdb --out reports/quickstart
+	@.venv/bin/masbench run quickstart
+	@.venv/bin/masbench report --store runs/quickstart.duckdb --out reports/quickstart > /dev/null
+	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis arithmetic
+	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis depth
+	@echo "report: $$(pwd)/reports/quickstart/index.html"
+
+# The README's plot, regenerated from the demo's store (run `make demo` first).
+readme-plot:
+	@bash scripts/readme_plot.sh
 
 test: setup
 	.venv/bin/lint-imports --no-cache

@@ -106,8 +106,8 @@ def test_bundled_suites_validate_and_load(name):
     assert tasks and all(isinstance(t, TaskInstance) for t in tasks)
     assert len({t.id for t in tasks}) == len(tasks)
     if name == "quickstart":
-        assert len(tasks) <= 8 and {t.axis_value for t in tasks} <= {1, 2}
-        assert spec.cot_sc.k_max == 8 and spec.budget.per_task_tokens == 4000
+        assert len(tasks) == 80 and {t.axis_value for t in tasks} == {None, 1}  # arithmetic + one-step
+        assert spec.cot_sc.k_max == 4 and spec.budget.per_task_tokens == 1200
         assert spec.store == "runs/quickstart.duckdb" and spec.models == {"default": "embedded/smollm2"}
     if name == "masbench-5axis":
         assert {t.axis for t in tasks} == {"depth", "horizon", "breadth", "parallel", "robustness"}
@@ -147,13 +147,14 @@ def test_cli_show_and_export(tmp_path):
     runner = CliRunner()
     shown = runner.invoke(tasks_app, ["show", "quickstart", "--n", "1"])
     assert shown.exit_code == 0, shown.output
-    assert "depth-1-test-s0-0000" in shown.output and "gold:" in shown.output and "depth=2" in shown.output
+    assert "one-step-depth-1-test-s0-0000" in shown.output and "gold:" in shown.output and "[depth=1]" in shown.output
+    assert "arithmetic-arith-1-test-s0-0000" in shown.output and "What is " in shown.output
 
     out = tmp_path / "q.jsonl"
     exported = runner.invoke(tasks_app, ["export", str(REPO / "tasks/quickstart.yaml"), "--out", str(out)])
     assert exported.exit_code == 0, exported.output
     rows = [TaskInstance.model_validate_json(x) for x in out.read_text().splitlines()]
-    assert len(rows) == 6 and rows[0].meta["dag"]["edges"]
+    assert len(rows) == 80 and rows[0].meta["dag"]["edges"]
 
     to_stdout = runner.invoke(tasks_app, ["export", "my-jsonl"])
     assert to_stdout.exit_code == 0 and len(to_stdout.output.strip().splitlines()) == 10

@@ -17,6 +17,7 @@ Never calls a model. Public API::
 from __future__ import annotations
 
 from ..text import extract_answers, extract_raw, normalize_answer
+from . import arith as _arith  # noqa: F401  (registers masbench.arith)
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
 from . import igsm as _igsm  # noqa: F401  (registers the masbench.igsm.* generators)
 from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)

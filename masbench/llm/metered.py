@@ -14,11 +14,12 @@ from .gateway import CallResult, Gateway, prompt_token_bound
 async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, messages: list[dict[str, Any]], *,
                        max_tokens: int, temperature: float | None, sample_index: int, tags: dict[str, Any],
                        metadata: dict[str, Any] | None = None, where: str = "",
-                       search: bool = False) -> CallResult | None:
-    """One budget-checked call. None (and the meter is exhausted) if its worst case might not fit."""
+                       search: bool = False, params: dict[str, Any] | None = None) -> CallResult | None:
+    """One budget-checked call. None (and the meter is exhausted) if its worst case might not fit.
+    ``params``: extra request parameters (e.g. ``stop``) passed to the gateway as they are."""
     if not meter.limited:
         res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
-                                     max_tokens=max_tokens, tags=tags, metadata=metadata)
+                                     max_tokens=max_tokens, tags=tags, metadata=metadata, params=params)
         if res.usage_status == "missing":  # never 0: the bound of what it could have used
             bound = prompt_token_bound(gateway, model, messages)
             meter.add(bound, max_tokens, gateway.prices(model).cost(bound, max_tokens), search=search)
@@ -32,7 +33,7 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
         return None
     try:
         res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
-                                     max_tokens=max_tokens, tags=tags, metadata=metadata)
+                                     max_tokens=max_tokens, tags=tags, metadata=metadata, params=params)
     except BaseException:
         meter.release(worst, worst_usd)
         raise

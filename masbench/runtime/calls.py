@@ -30,7 +30,8 @@ async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta
     where = sc.prefix + plan.key
     tags = {**sh.tags, "node": where, "agent": plan.agent_name}
     res = await metered_call(sh.gateway, sh.meter, model, messages, max_tokens=plan.max_tokens,
-                             temperature=plan.temperature, sample_index=idx, tags=tags, metadata=meta, where=where)
+                             temperature=plan.temperature, sample_index=idx, tags=tags, metadata=meta, where=where,
+                             params={"stop": plan.stop} if plan.stop else None)
     if res is None:
         raise BudgetRefused()
     st.calls += 1

@@ -38,6 +38,8 @@ class Plan:
         self.model: str | None = a.model if a is not None and isinstance(a.model, str) else None
         """The model alias (None: a routed agent)."""
         self.max_tokens = spec.max_tokens or (a.max_tokens if a is not None else 0)
+        self.stop: list[str] = list(a.stop) if a is not None else []
+        """The agent's stop sequences (empty: none sent)."""
         self.temperature = spec.temperature if spec.temperature is not None else (a.temperature if a else None)
         self.schema = info.schema
         out = spec.output or (a.output if a is not None else None)

@@ -134,6 +134,9 @@ def _expression_of(x: Any) -> str:
 
 
 def _clean_expression(s: str) -> str:
+    lines = [ln for ln in s.strip().splitlines() if ln.strip()]
+    s = lines[-1] if lines else ""  # a reply with reasoning lines first: its last line
+    s = re.sub(r"^\s*(?:answer|expression|result)\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"
     s = s.strip().strip("`").strip()
     if "=" in s:  # "3 + 4 = 7" → left side; "x = 3 + 4" → right side
         left, right = s.split("=", 1)
@@ -167,6 +170,37 @@ def calculate(expr: Any) -> int | float:
 def calculator(expr: Any = None, *_: Any, **__: Any) -> int | float:
     """Safe arithmetic: see :func:`calculate`."""
     return calculate(expr)
+
+
+_WORD_OPS = [(r"\bdivided\s+by\b", "/"), (r"\bmultiplied\s+by\b", "*"), (r"\btimes\b", "*"),
+             (r"\bplus\b", "+"), (r"\bminus\b", "-")]
+_SPAN = re.compile(r"[-(]*\d[\d.,\s()+\-*/×÷−^]*")
+_OP_BETWEEN = re.compile(r"\d[\s)]*[+\-*/×÷−^][\s(]*-?\d")
+
+
+@python_func("calculate_in_text")
+def calculate_in_text(text: Any = None, *_: Any, **__: Any) -> int | float:
+    """The value of the first arithmetic expression written inside a sentence ("the expression is:
+    5 + 5", "7 plus 1, which equals 8" → 10, 8): the whole text if :func:`calculate` accepts it,
+    else the first span of numbers and operators (``plus``/``minus``/``times``/``divided by``
+    read as operators) that holds at least one operation. The span is computed by the same
+    ``ast`` walk; a text with no operation in it is an error (a bare number would be the model's
+    arithmetic, not Python's)."""
+    try:
+        return calculate(text)
+    except CalculatorError:
+        pass
+    t = _expression_of(text)
+    for pat, op in _WORD_OPS:
+        t = re.sub(pat, op, t, flags=re.I)
+    for m in _SPAN.finditer(t):
+        span = m.group().strip().rstrip(",.").strip()
+        if _OP_BETWEEN.search(span):
+            try:
+                return calculate(span)
+            except CalculatorError:
+                continue
+    raise CalculatorError(f"no arithmetic expression in {str(text)[:80]!r}")
 
 
 def _to_number(x: Any) -> Fraction:

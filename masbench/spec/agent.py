@@ -64,6 +64,9 @@ class AgentSpec(Spec):
     """Sampling temperature (model default if unset)."""
     max_tokens: int = Field(default=512, ge=1, le=65536)
     """Completion cap; also what the budget reserves for this call."""
+    stop: list[str] = Field(default_factory=list, max_length=4)
+    """Stop sequences (at most 4, OpenAI's limit): generation ends before the first one. Keeps a
+    tiny model from rambling past its answer (e.g. ``["\\n"]`` for a one-line reply)."""
     answer: AnswerSpec = Field(default_factory=AnswerSpec)
     """Answer extraction."""
     output: OutputSpec | None = None

@@ -19,6 +19,23 @@ from .chatml import format_chatml
 from .locate import _IM_END, _INSTALL_LLAMA, _N_CTX, EmbeddedUnavailableError, find_gguf
 
 
+def engine_threads() -> int:
+    """Threads for llama.cpp: ``MASBENCH_EMBEDDED_THREADS`` if set, else the cores this process may
+    run on (``os.sched_getaffinity``; a container or ``taskset`` limit shows there, not in
+    ``os.cpu_count()``). ggml's worker threads spin while waiting, so more threads than usable
+    cores makes every token slower."""
+    env = os.environ.get("MASBENCH_EMBEDDED_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise EmbeddedUnavailableError(f"MASBENCH_EMBEDDED_THREADS must be an integer, got {env!r}") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 @dataclass
 class EmbeddedCallResult:
     """What one call produced, with llama.cpp's real token counts.
@@ -95,7 +112,8 @@ class _EmbeddedEngine:
                 llm = llama_cpp.Llama(
                     model_path=path,
                     n_ctx=_N_CTX,
-                    n_threads=os.cpu_count() or 2,
+                    n_threads=engine_threads(),
+                    n_threads_batch=engine_threads(),
                     verbose=False,
                 )
                 # Count the tokens of every eval(): Llama.generate's first eval() of a call is
