@@ -276,9 +276,13 @@ async def test_multi_answer_tasks_keep_positions() -> None:
 
 
 async def test_node_rows_fit_the_store(tmp_path) -> None:
+    # The stored node rows aggregate to what the gateway's own call rows say, node by node.
     rows: list[dict] = []
+    calls: list[dict] = []
     tags = {"run_id": "run1", "design": "debate", "task_id": "t", "seed": 0, "purpose": "design"}
-    r = await run_design("debate", TASK, RunContext(gateway=sim(0.6), library=LIB, node_sink=rows.append, tags=tags))
+    gw = sim(0.6)
+    gw.sink = calls.append
+    r = await run_design("debate", TASK, RunContext(gateway=gw, library=LIB, node_sink=rows.append, tags=tags))
     st = Store(tmp_path / "s.duckdb")
     w = StoreWriter(st)
     for row in rows:
@@ -287,8 +291,14 @@ async def test_node_rows_fit_the_store(tmp_path) -> None:
     got = st.sql("SELECT node, op, count(*), sum(calls), sum(tokens) FROM nodes WHERE run_id = 'run1' "
                  "GROUP BY node, op ORDER BY node")
     st.close()
-    assert got == [("debate", "loop", 1, 0, 0), ("debate.argue", "map", 6, 6, got[1][4]), ("decide", "agent", 1, 1, got[2][4])]
-    assert got[1][4] + got[2][4] == r.tokens
+
+    def spent(node: str) -> int:
+        return sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls if c["node"] == node)
+
+    assert [c["node"] for c in calls].count("debate.argue") == 6 and spent("decide") > 0
+    assert got == [("debate", "loop", 1, 0, 0), ("debate.argue", "map", 6, 6, spent("debate.argue")),
+                   ("decide", "agent", 1, 1, spent("decide"))]
+    assert spent("debate.argue") + spent("decide") == r.tokens
 
 
 def test_compile_once_per_design_and_params() -> None:
