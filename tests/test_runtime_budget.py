@@ -116,10 +116,16 @@ async def test_loop_token_budget_binds_before_max_rounds() -> None:
 
 async def test_output_refused_falls_back_to_upstream_answer() -> None:
     # planner-workers: plan + 2 workers fit; the synthesizer does not → answer from the workers' vote
-    ctx, calls, _ = ctx_for(Budget(per_task_calls=3), model(acc=1.0))
-    r = await run_design("planner-workers", TASK, ctx)
+    # the workers agree on 17 (not the gold), so the answer can only come from their vote
+    def script(info: dict) -> str:
+        if info["node"] == "plan":
+            return '{"subtasks": ["add 12 and 30", "check the sum"]}'
+        return "Worked it out. Answer: 17" if info["node"] == "work" else "Answer: 99"
+    gw = ScriptedGateway(script)
+    r = await run_design("planner-workers", TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_calls=3)))
     assert r.status == "budget_exhausted" and r.calls == 3
-    assert r.detail["fallback"] == "work" and r.answers == ["42"]
+    assert r.detail["fallback"] == "work" and r.answers == ["17"]
+    assert [q["node"] for q in gw.requests] == ["plan", "work", "work"]  # the synthesizer never ran
 
 
 async def test_nothing_fits() -> None:
