@@ -1,0 +1,232 @@
+"""Mutation testing of the modules whose bugs would silently change a reported number.
+
+For each module, a scratch copy of the checkout is made, mutmut (https://mutmut.readthedocs.io)
+mutates only that module and runs only the test files that cover it (one mutant at a time: the
+machine is shared), and the kill rate and every surviving mutant are printed. Mutants listed in
+``EQUIVALENT`` (matched by function and changed line, with the reason they cannot change
+behaviour) are shown separately and left out of the adjusted rate; everything else that survives
+is a gap in the tests.
+
+Slow (minutes per module). Run::
+
+    python benchmarks/mutation.py                       # every module below
+    python benchmarks/mutation.py --module masbench/budget.py --timeout 900
+    python benchmarks/mutation.py --list
+
+Needs ``pip install mutmut`` (the ``mutation`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARIES = ["agents", "baselines", "orchestrators", "skills", "tasks", "notebooks"]
+
+# module -> the test files that cover it (only these run against its mutants)
+MODULES: dict[str, list[str]] = {
+    "masbench/budget.py": ["tests/test_budget.py", "tests/test_runtime_budget.py"],
+    "masbench/llm/metered.py": ["tests/test_metered.py"],
+    "masbench/text.py": ["tests/test_text.py", "tests/test_bench_answers.py"],
+    "masbench/bench/scorers.py": ["tests/test_scorers.py", "tests/test_bench_scorers_published.py"],
+    "masbench/bench/scoring/mathequal.py": ["tests/test_scorers.py", "tests/test_bench_scorers_published.py"],
+    "masbench/bench/scoring/replies.py": ["tests/test_scorers.py", "tests/test_bench_scorers_published.py"],
+    "masbench/bench/scoring/benchmarks.py": ["tests/test_scorers.py", "tests/test_bench_scorers_published.py"],
+    "masbench/harness/resume.py": ["tests/test_resume.py"],
+}
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A mutant that cannot change behaviour: matched by function name and the changed line."""
+
+    module: str
+    function: str
+    before: str
+    after: str
+    why: str
+
+
+# Each entry was read and argued, not assumed; see the reason. `before`/`after` are the changed
+# line with surrounding whitespace stripped ("" matches any line).
+EQUIVALENT: list[Equivalent] = [
+]
+
+
+@dataclass
+class Outcome:
+    module: str
+    counts: dict[str, int] = field(default_factory=dict)
+    survivors: list[tuple[str, str]] = field(default_factory=list)  # (name, diff)
+    equivalent: list[tuple[str, str, str]] = field(default_factory=list)  # (name, diff, why)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def caught(self) -> int:
+        return self.counts.get("killed", 0) + self.counts.get("timeout", 0)
+
+    def rate(self, adjusted: bool = False) -> float:
+        n = self.total - (len(self.equivalent) if adjusted else 0)
+        return self.caught / n if n else float("nan")
+
+
+def _source_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    return [f for f in out if (ROOT / f).is_file()]
+
+
+def _scratch_copy(dest: Path) -> None:
+    for f in _source_files():
+        (dest / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, dest / f)
+
+
+def _toml_list(xs: list[str]) -> str:
+    return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+
+
+def _configure(dest: Path, module: str, tests: list[str]) -> None:
+    cfg = (f"\n[tool.mutmut]\nsource_paths = [\"masbench\"]\nonly_mutate = {_toml_list([module])}\n"
+           f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
+           f"pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-q\", \"-x\"]\n"
+           f"also_copy = {_toml_list(LIBRARIES)}\n")
+    with open(dest / "pyproject.toml", "a") as fh:
+        fh.write(cfg)
+
+
+def _mutmut(dest: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("mutmut")
+    return subprocess.run([str(exe), *args], cwd=dest, capture_output=True, text=True, timeout=timeout)
+
+
+_RESULT = re.compile(r"^\s*(\S+): (.+)$")
+
+
+def _changed_lines(diff: str) -> tuple[str, str]:
+    minus = [x[1:].strip() for x in diff.splitlines() if x.startswith("-") and not x.startswith("---")]
+    plus = [x[1:].strip() for x in diff.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    return " / ".join(minus), " / ".join(plus)
+
+
+def _function(name: str) -> str:
+    # masbench.budget.xǁBudgetMeterǁreserve__mutmut_3 -> reserve ; masbench.text.x_extract__mutmut_2 -> extract
+    tail = name.rsplit(".", 1)[-1].split("__mutmut_")[0]
+    return tail.split("ǁ")[-1] if "ǁ" in tail else tail.removeprefix("x_")
+
+
+def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
+    before, after = _changed_lines(diff)
+    for e in EQUIVALENT:
+        if e.module == module and e.function == _function(name) and (not e.before or e.before == before) \
+                and (not e.after or e.after == after):
+            return e
+    return None
+
+
+def run_module(module: str, tests: list[str], timeout: float, keep: bool = False) -> Outcome:
+    out = Outcome(module)
+    missing = [t for t in tests if not (ROOT / t).exists()]
+    if missing:
+        out.error = f"missing test files {missing}"
+        return out
+    t0 = time.perf_counter()
+    dest = Path(tempfile.mkdtemp(prefix="masbench-mutation-"))
+    try:
+        _scratch_copy(dest)
+        _configure(dest, module, tests)
+        try:
+            run = _mutmut(dest, "run", "--max-children", "1", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out.error = f"timed out after {timeout:.0f}s (results so far are counted)"
+            run = None
+        if run is not None and run.returncode != 0:
+            out.error = (run.stdout + run.stderr).strip().splitlines()[-1:]
+        res = _mutmut(dest, "results", "--all", "true", timeout=300)
+        for line in res.stdout.splitlines():
+            m = _RESULT.match(line)
+            if not m:
+                continue
+            name, status = m[1], m[2].strip()
+            out.counts[status] = out.counts.get(status, 0) + 1
+            if status in ("killed", "timeout"):
+                continue
+            diff = _mutmut(dest, "show", name, timeout=120).stdout.strip()
+            eq = _equivalent(module, name, diff)
+            if eq is not None and status == "survived":
+                out.equivalent.append((name, diff, eq.why))
+            else:
+                out.survivors.append((f"{name} [{status}]", diff))
+    finally:
+        out.seconds = time.perf_counter() - t0
+        if keep:
+            print(f"  (scratch copy kept at {dest})")
+        else:
+            shutil.rmtree(dest, ignore_errors=True)
+    return out
+
+
+def _diff_body(diff: str) -> str:
+    keep = [x for x in diff.splitlines() if (x.startswith(("-", "+")) and not x.startswith(("---", "+++")))]
+    return "\n".join("        " + x for x in keep) or "        (no diff shown)"
+
+
+def report(o: Outcome) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(o.counts.items()))
+    print(f"\n== {o.module}: {o.caught}/{o.total} mutants killed = {o.rate():.1%} "
+          f"(excluding {len(o.equivalent)} equivalent: {o.rate(True):.1%}) in {o.seconds:.0f}s  [{counts}]")
+    if o.error:
+        print(f"   note: {o.error}")
+    for name, diff in o.survivors:
+        print(f"   SURVIVED {name}\n{_diff_body(diff)}")
+    for name, diff, why in o.equivalent:
+        print(f"   equivalent {name}: {why}\n{_diff_body(diff)}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--module", action="append", help="only this module (repeatable); default: all")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per module (default 1800)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copies (to inspect mutants)")
+    ap.add_argument("--list", action="store_true", help="list the modules and their test files")
+    args = ap.parse_args()
+    if shutil.which("mutmut", path=str(Path(sys.executable).parent)) is None:
+        print("mutmut is not installed next to this Python: pip install mutmut", file=sys.stderr)
+        return 2
+    mods = args.module or list(MODULES)
+    unknown = [m for m in mods if m not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if args.list:
+        for m in mods:
+            print(f"{m}: {' '.join(MODULES[m])}")
+        return 0
+    print("mutation testing with mutmut, one mutant at a time (timings: 2 cores, shared, noisy)")
+    results = []
+    for m in mods:
+        o = run_module(m, MODULES[m], args.timeout, args.keep)
+        report(o)
+        results.append(o)
+    print("\nsummary (kill rate = killed or timed out / all mutants; adjusted leaves out listed equivalents)")
+    for o in results:
+        print(f"  {o.module:<40} {o.caught:>4}/{o.total:<4} {o.rate():>7.1%}  adjusted {o.rate(True):>7.1%}"
+              f"  survivors {len(o.survivors)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
