@@ -232,3 +232,42 @@ def test_default_extraction_is_auto_for_one_answer() -> None:
 ])
 def test_parse_choice(text: str, n: int, want: int | None) -> None:
     assert parse_choice(text, n) == want
+
+
+# ----- edge cases found by mutation testing (benchmarks/mutation.py) ------------------------------
+
+
+def test_cleaning_edges_that_numbers_would_hide() -> None:
+    assert normalize_answer(r"Paris\$") == "paris" and normalize_answer(r"Paris\%") == "paris%"
+    assert normalize_answer("a−b") == "a-b" and normalize_answer("$Paris$") == "paris"
+    assert normalize_answer("Paris!;") == "paris"
+
+
+def test_fraction_spacing() -> None:
+    assert parse_number("2\t3/4") == Fraction(11, 4)  # any whitespace between the whole part and the fraction
+    assert parse_number("3 / 4") == Fraction(3, 4)  # spaces around the slash are not a whole part
+    # the double-sign rule holds for a span's numeric value and its normal form too
+    assert numeric_value("- -7") == 7 and normalize_answer("- -7") == "7"
+
+
+def test_canonical_number_of_a_high_power_of_five() -> None:
+    # 1/5**30 = 2**30 / 10**30, exactly (a float division of the denominator would lose it)
+    assert canonical_number(Fraction(1, 5**30)) == "0.000000000000000000001073741824"
+
+
+def test_answer_on_the_line_after_an_empty_answer_line() -> None:
+    # "Answer: **" cleans to nothing, so the value is the next non-empty line (not the one after)
+    assert extract_raw("\nAnswer: **\n\n7\n8", how="final") == ["7"]
+    assert extract_raw("x\nAnswer: **\n7", how="final") == ["7"]
+    assert extract_raw("Answer: **\n  \n", how="final") == []
+
+
+def test_json_objects_scan_left_to_right_past_failures() -> None:
+    assert json_objects('x {bad} {"a": 1} {"b": 2}') == [{"a": 1}, {"b": 2}]
+    assert json_objects('{{"a": 1}') == [{"a": 1}]
+    assert json_objects('x {"a": 1} {"b": 2} {"c": 3}') == [{"a": 1}, {"b": 2}, {"c": 3}]
+    assert extract_raw('{"answer": 1} [2]', how="json") == ["1"]  # a trailing non-object is skipped
+
+
+def test_a_choice_one_past_the_last_candidate_is_out_of_range() -> None:
+    assert parse_choice("4 is best", 3) is None
