@@ -6,6 +6,11 @@ overshoot and a designer's sub-runs get exactly what is left. All bookkeeping is
 asyncio loop), so a reservation made between two awaits cannot race another branch. Once a call
 is refused the meter is *exhausted*: no later call is made, and the caller returns its best answer
 so far. The metered model call itself is :func:`masbench.llm.metered_call`.
+
+The token cap counts on the budget's *basis* (:func:`spend_on`): ``tokens`` (prompt + completion),
+``completion`` (completion + reasoning only) or ``usd`` (the cost; the USD cap applies as always).
+Reservations and the ``tokens`` argument of :meth:`BudgetMeter.reserve` / ``release`` / ``settle``
+are in basis tokens — :meth:`BudgetMeter.worst_tokens` turns a call's bounds into them.
 """
 
 from __future__ import annotations
@@ -14,16 +19,29 @@ from typing import Any
 
 from .spec.budget import Budget
 
+BASES = ("tokens", "completion", "usd")
+
+
+def spend_on(basis: str, prompt: float, completion: float, cost: float) -> float:
+    """What one call (or result) spent on a budget basis: all tokens, completion tokens, or USD."""
+    if basis == "completion":
+        return completion
+    if basis == "usd":
+        return cost
+    return prompt + completion
+
 
 class BudgetMeter:
     """Spent and reserved tokens / USD / calls, with an optional cap on each."""
 
     __slots__ = ("budget", "max_tokens", "max_usd", "max_calls", "limited", "prompt", "completion", "usd", "calls",
                  "r_tokens", "r_usd", "r_calls", "exhausted", "refused", "search_tokens", "search_usd",
-                 "search_calls")
+                 "search_calls", "basis")
 
     def __init__(self, budget: Budget | None = None):
         self.budget = budget
+        self.basis = budget.basis if budget else "tokens"
+        """The budget basis: ``tokens``, ``completion`` or ``usd``."""
         self.max_tokens = budget.per_task_tokens if budget else None
         self.max_usd = budget.per_task_usd if budget else None
         self.max_calls = budget.per_task_calls if budget else None
@@ -48,6 +66,15 @@ class BudgetMeter:
         return self.prompt + self.completion
 
     @property
+    def counted(self) -> int:
+        """Tokens spent on the basis the token cap counts (all tokens, or completion only)."""
+        return self.completion if self.basis == "completion" else self.prompt + self.completion
+
+    def worst_tokens(self, prompt_bound: int, max_tokens: int) -> int:
+        """A call's worst case in the tokens the cap counts."""
+        return max_tokens if self.basis == "completion" else prompt_bound + max_tokens
+
+    @property
     def needs_usd(self) -> bool:
         """Whether a USD cap is set (so a call's worst-case cost must be priced)."""
         return self.max_usd is not None
@@ -64,7 +91,7 @@ class BudgetMeter:
         why = None
         if self.max_calls is not None and self.calls + self.r_calls + 1 > self.max_calls:
             why = "calls"
-        elif self.max_tokens is not None and self.tokens + self.r_tokens + tokens > self.max_tokens:
+        elif self.max_tokens is not None and self.counted + self.r_tokens + tokens > self.max_tokens:
             why = "tokens"
         elif self.max_usd is not None and self.usd + self.r_usd + usd > self.max_usd:
             why = "usd"
@@ -113,7 +140,7 @@ class BudgetMeter:
             return None
         upd: dict[str, Any] = {}
         if self.max_tokens is not None:
-            upd["per_task_tokens"] = self.max_tokens - self.tokens
+            upd["per_task_tokens"] = self.max_tokens - self.counted
         if self.max_usd is not None:
             upd["per_task_usd"] = self.max_usd - self.usd
         if self.max_calls is not None:
@@ -126,10 +153,11 @@ class BudgetMeter:
         """What a result's ``detail["budget"]`` records."""
         out = {"max_tokens": self.max_tokens, "max_usd": self.max_usd, "max_calls": self.max_calls,
                "tokens": self.tokens, "usd": self.usd, "calls": self.calls, "exhausted": self.exhausted,
-               "refused": self.refused[:5]}
+               "refused": self.refused[:5], "basis": self.basis,
+               "spent": spend_on(self.basis, self.prompt, self.completion, self.usd)}
         if self.search_calls:
             out.update(search_tokens=self.search_tokens, search_usd=self.search_usd, search_calls=self.search_calls)
         return out
 
 
-__all__ = ["BudgetMeter"]
+__all__ = ["BASES", "BudgetMeter", "spend_on"]

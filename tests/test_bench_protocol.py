@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from masbench.bench import load_suite_tasks, raw_vote_key
 from masbench.cli.tasks import tasks_app
 from masbench.harness import RunOptions, run_suite
-from masbench.harness.curve import build_curve
+from masbench.harness.curve import cell_curve
 from masbench.llm.gateway import Gateway
 from masbench.spec.suite import CotScSpec, SuiteSpec
 from masbench.testing.published import write_masbench_dir, write_smfr_jsonl
@@ -41,8 +41,8 @@ def test_raw_vote_keys_follow_the_papers():
     raw = ["1,000", "1000", "$1000", "7", "7"]
     norm = ["1000", "1000", "1000", "7", "7"]
     correct = [True, True, True, False, False]
-    acc_raw = build_curve([(raw, correct, [1.0] * 5, [0.0] * 5)], 5, bootstrap=0)[-1].accuracy
-    acc_norm = build_curve([(norm, correct, [1.0] * 5, [0.0] * 5)], 5, bootstrap=0)[-1].accuracy
+    acc_raw = cell_curve(raw, correct, 5)[-1]
+    acc_norm = cell_curve(norm, correct, 5)[-1]
     assert (acc_raw, acc_norm) == (0.0, 1.0)
 
 
@@ -142,10 +142,8 @@ def test_protocol_k_default_and_missing_match(tmp_path):
 
 def test_raw_vote_curve_credits_every_correct_string():
     """A raw vote can be won by "9.0" while the first correct string seen was "9": both are correct."""
-    pool = (["9", "9.0", "9.0", "7"], [True, True, True, False], [1.0] * 4, [0.0] * 4)
-    assert build_curve([pool], 4, bootstrap=0)[-1].accuracy == 1.0
-    tie = (["9", "7"], [True, False], [1.0] * 2, [0.0] * 2)
-    assert build_curve([tie], 2, bootstrap=0)[-1].accuracy == 0.5  # the split tie rule is unchanged
+    assert cell_curve(["9", "9.0", "9.0", "7"], [True, True, True, False], 4)[-1] == 1.0
+    assert cell_curve(["9", "7"], [True, False], 2)[-1] == 0.5  # the split tie rule is unchanged
 
 
 @pytest.mark.parametrize("suite,designs,how", [("illusion-smfr", {"smfr-expert", "cot"}, "cost-matched to smfr-expert"),

@@ -6,14 +6,13 @@ and excluded), diagnostics (collapse, unanimity, verifier choices, ablation) and
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
-from masbench.cli import app
 from masbench.analysis import diagnose, illusion_table
+from masbench.cli import app
 from masbench.design.holistic import HolisticConfig
 from masbench.design.scripted import ScriptedDesignerGateway
 from masbench.design.session import holistic_session

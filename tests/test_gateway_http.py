@@ -114,21 +114,23 @@ async def test_k_samples_are_k_cache_entries_and_rerun_hits_all(http_server, tmp
     assert srv.stats.requests == 9
 
 
-async def test_unknown_price_costs_zero_with_a_warning(http_server, caplog):
+async def test_unknown_price_is_recorded_as_unpriced_with_a_warning(http_server, caplog):
+    # An ad-hoc gateway still answers, but the call row says its $0 is not a price (a run stops
+    # before any call instead: see tests/test_costs_run.py).
     srv = http_server(prompt_tokens=5, completion_tokens=5)
     gw = Gateway({"m": ModelSpec(id="openai/totally-unknown-model-xyz", api_base=srv.base_url)})
     with caplog.at_level("WARNING"):
         gw2 = Gateway({"m": ModelSpec(id="openai/another-unknown-model-abc", api_base=srv.base_url)})
     assert any("no price known" in r.message for r in caplog.records)
     r = await gw2.complete("m", [{"role": "user", "content": "x"}])
-    assert r.ok and r.cost_usd == 0.0
-    assert gw.prices("m").source == "unknown"
+    assert r.ok and r.cost_usd == 0.0 and r.cost_source == "unpriced"
+    assert gw.prices("m").source == "unpriced"
 
 
 async def test_litellm_price_map_used_when_yaml_has_none(http_server):
     srv = http_server(prompt_tokens=1000, completion_tokens=1000)
     gw = Gateway({"m": ModelSpec(id="openai/gpt-4o-mini", api_base=srv.base_url)})
     p = gw.prices("m")
-    assert p.source == "litellm" and p.input > 0
+    assert p.source == "litellm-map" and p.input > 0
     r = await gw.complete("m", [{"role": "user", "content": "x"}])
     assert r.cost_usd == pytest.approx(1000 * p.input + 1000 * p.output)

@@ -39,5 +39,6 @@ def test_notebook_executes_against_a_store(tmp_path, monkeypatch):
                      if o.get("output_type") == "stream")
     assert fx.RUN in text and "SIMULATED" in text
     assert f"view and plain SQL agree on {len(fx.DESIGNS)} designs" in text
+    assert f"paired differences: view and raw tables agree on {len(fx.DESIGNS)} designs" in text
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 1  # the cost-vs-accuracy plot

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from masbench.cli import app
+from masbench.harness import compute_paired
 from masbench.store import Store, StoreWriter
 
 RUN = "synth-20250102"
@@ -75,7 +76,15 @@ def build_synthetic_store(path: Path, with_curve: bool = True, zero_token_design
                                            "accuracy": a, "ci_lo": max(0, a - 0.12), "ci_hi": min(1, a + 0.12),
                                            "tokens": k * SAMPLE_TOKENS, "calls": float(k),
                                            "cost_usd": k * SAMPLE_TOKENS * 2e-6})
+            for i in range(N_TASKS):  # per-cell curve: every cell sits on its depth's curve (means match 'all')
+                lo, hi = CURVE[("depth", 1 if i < N_TASKS // 2 else 2)]
+                for k in range(1, K_MAX + 1):
+                    w.add("cot_sc_task_curve", {"run_id": RUN, "task_id": f"t{i:02d}", "seed": 0, "k": k,
+                                                "accuracy": curve_acc(lo, hi, k), "tokens": k * SAMPLE_TOKENS,
+                                                "cost_usd": k * SAMPLE_TOKENS * 2e-6})
         w.flush()
+        if with_curve:
+            compute_paired(st, RUN)
     return path
 
 
@@ -221,22 +230,51 @@ def test_report_errors_cleanly(tmp_path):
 
 
 def test_embedded_label_and_verdict_rule():
+    from masbench.harness.stats.decide import decide
     from masbench.report import RunInfo, verdict
 
     info = RunInfo("r", "quickstart", "finished", None, None, {"default": "embedded/smollm2"}, False)
     assert info.label == "embedded SmolLM2-135M (real model, weak by design)"
-    base = dict(design="x", baseline=False, k_max=8, x_cot_tokens=3.1, tokens=1000.0, k1_tokens=300.0,
-                kmax_tokens=2400.0, curve_ci_lo_at_tokens=0.55, curve_ci_hi_at_tokens=0.75)
-    v = verdict({**base, "accuracy": 0.5, "ci_lo": 0.40, "ci_hi": 0.54, "iso_gap_tokens": -0.12})
+    # the rule: significant (Holm p < α and the Holm-level CI excludes 0) in a direction, by position
+    sig_up, sig_down, none = ((0.02, 0.2), 0.01), ((-0.2, -0.02), 0.01), ((-0.05, 0.1), 0.4)
+    for pos, want in (("within", ("worth it", "not worth it", "inconclusive")),
+                      ("below", ("worth it", "inconclusive", "inconclusive")),
+                      ("beyond", ("inconclusive", "not worth it", "not shown worth it"))):
+        got = tuple(decide(pos, 0.0, ci, p, 0.05, 120, 30, 8)[0] for ci, p in (sig_up, sig_down, none))
+        assert got == want, pos
+    assert decide("within", 0.03, (-0.05, 0.1), 0.4, 0.05, 120, 30, 8)[1] == "needs n \u2248 120 tasks (has 30)"
+    assert decide("beyond", 0.0, (-0.05, 0.1), 0.4, 0.05, None, 30, 8)[1] == "costs more than CoT-SC@8"
+    # a p below α with a CI touching 0 is not significant (both must agree)
+    assert decide("within", 0.1, (0.0, 0.2), 0.01, 0.05, 50, 30, 8)[0] == "inconclusive"
+    row = dict(design="x", baseline=False, k_max=8, x_cot_tokens=3.1, paired_verdict="not worth it",
+               paired_reason="significantly worse than CoT-SC at equal cost", paired_diff=-0.12,
+               paired_position="within", paired_unit="tokens", paired_k_match=3.2, paired_ci_lo_holm=-0.2,
+               paired_ci_hi_holm=-0.03, paired_level=0.025, paired_family=2, paired_p_holm=0.012, paired_n_tasks=30)
+    v = verdict(row)
     assert v.verdict == "not worth it"
-    assert v.line == "x: \u221212.0 pp vs CoT-SC at equal tokens (3.1\u00d7 CoT cost) \u2014 not worth it"
-    assert verdict({**base, "accuracy": 0.9, "ci_lo": 0.80, "ci_hi": 0.95, "iso_gap_tokens": 0.25}).verdict == "worth it"
-    assert verdict({**base, "accuracy": 0.7, "ci_lo": 0.6, "ci_hi": 0.8, "iso_gap_tokens": 0.05}).verdict == "inconclusive"
-    beyond = {**base, "tokens": 5000.0, "iso_gap_tokens": None, "kmax_accuracy": 0.7, "kmax_ci_lo": 0.6, "kmax_ci_hi": 0.8}
-    assert verdict({**beyond, "accuracy": 0.65, "ci_lo": 0.55, "ci_hi": 0.75}).verdict == "not worth it"
-    assert verdict({**beyond, "accuracy": 0.95, "ci_lo": 0.85, "ci_hi": 0.99}).verdict == "inconclusive"
-    below = {**base, "tokens": 100.0, "iso_gap_tokens": None, "k1_accuracy": 0.5, "k1_ci_lo": 0.4, "k1_ci_hi": 0.6}
-    assert verdict({**below, "accuracy": 0.55, "ci_lo": 0.45, "ci_hi": 0.65}).verdict == "worth it"
-    assert verdict({**below, "accuracy": 0.45, "ci_lo": 0.35, "ci_hi": 0.55}).verdict == "inconclusive"
-    assert verdict({**below, "accuracy": 0.1, "ci_lo": 0.05, "ci_hi": 0.2}).verdict == "inconclusive"
-    assert verdict({**base, "baseline": True}).verdict == "baseline"
+    assert v.line == ("x: \u221212.0 pp, 97.5% paired CI [\u221220.0, \u22123.0], Holm p = 0.012 (2 designs), 30 tasks "
+                      "vs CoT-SC at equal tokens (k \u2248 3.2) (3.1\u00d7 CoT cost) \u2014 not worth it "
+                      "(significantly worse than CoT-SC at equal cost)")
+    assert "CoT-SC@8 (k_max, cheaper)" in verdict({**row, "paired_position": "beyond"}).line
+    assert verdict({**row, "paired_verdict": None}).verdict == "inconclusive"
+    assert verdict({**row, "k_max": None}).verdict == "no CoT-SC curve"
+    assert verdict({**row, "baseline": True}).verdict == "baseline"
+
+
+def test_compare_shows_paired_ci_and_tests_against_references(synth):
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth)], env={"COLUMNS": "250"})
+    assert "paired CI [" in res.output and "verdict rule: paired" in res.output
+    with Store(synth, read_only=True) as st:
+        pw = st.df("""SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'
+                      AND design = 'planner-workers'""").iloc[0]
+        pairs = st.df("SELECT * FROM paired_tests WHERE against NOT IN ('curve', 'cot') AND axis = 'all'")
+    assert pw["position"] == "beyond" and pw["k_match"] == K_MAX
+    assert len(pairs) == len(DESIGNS) * (len(DESIGNS) - 1) // 2 and set(pairs["method"]) == {"exact McNemar"}
+    assert (pairs["family_size"] == len(pairs)).all()  # Holm across every pair of the group
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "debate"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "exact McNemar" in res.output and res.output.count("│ debate") == len(DESIGNS) - 1
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "cot"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "planner-workers" in res.output
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "nope"])
+    assert res.exit_code == 2 and "references:" in res.output

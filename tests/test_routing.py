@@ -14,17 +14,32 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from masbench.library import Library
-from masbench.routing import (HandbookSpec, IndicatorMatcher, RouteHook, SkillRouter, aiq, apgr, compile_handbook,
-                              cpt, credit, fill_outcomes, learn_handbook, load_handbook, refine, routing_entropy,
-                              score_batch, validate_handbook)
+from masbench.routing import (
+    HandbookSpec,
+    IndicatorMatcher,
+    RouteHook,
+    SkillRouter,
+    aiq,
+    apgr,
+    compile_handbook,
+    cpt,
+    credit,
+    fill_outcomes,
+    learn_handbook,
+    load_handbook,
+    refine,
+    routing_entropy,
+    score_batch,
+    validate_handbook,
+)
 from masbench.routing.demand import infer_demand, learn_indicators, parse_demand_reply
 from masbench.routing.handbook import handbook_yaml
-from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 from masbench.routing.learn import fit_evidence, parse_taxonomy_reply, tag_matrix
 from masbench.routing.matrix import Arrays, matrix_from_store, save_matrix, to_arrays
 from masbench.routing.metrics import oracle_choice, upper_hull
 from masbench.runtime import RunContext, run_design
-from masbench.spec import AgentSpec, KINDS, RouteSpec
+from masbench.spec import KINDS, AgentSpec, RouteSpec
+from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 from masbench.spec.problems import SpecError
 from masbench.store import StoreWriter
 
@@ -320,7 +335,6 @@ def test_route_hook_with_agent_spec_library_and_gateway(tmp_path):
 
 async def test_routed_call_goes_through_the_gateway_and_async_hook():
     from masbench.llm import Gateway
-
     from masbench.routing.study import study_pool
 
     pool = study_pool()

@@ -12,6 +12,9 @@ pytestmark = [pytest.mark.embedded,
 
 
 async def test_route_between_embedded_smollm2_and_a_sim_model():
+    import tempfile
+    from pathlib import Path
+
     from masbench.bench import score
     from masbench.bench.types import TaskInstance
     from masbench.library import Library
@@ -20,9 +23,6 @@ async def test_route_between_embedded_smollm2_and_a_sim_model():
     from masbench.routing.handbook import save_handbook
     from masbench.routing.study import study_pool
     from masbench.spec import AgentSpec, ModelSpec, RouteSpec
-
-    import tempfile
-    from pathlib import Path
 
     mathy = study_pool()["sim/mathy"]
     hb = HandbookSpec(

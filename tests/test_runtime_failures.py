@@ -12,8 +12,8 @@ import pytest
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
-from masbench.runtime import PYTHON_FUNCS, RunContext, python_func, run_design
 from masbench.llm.scripted import ScriptedGateway
+from masbench.runtime import PYTHON_FUNCS, RunContext, python_func, run_design
 from masbench.spec import DesignSpec
 from masbench.spec.model import ModelSpec, SimFaults, SimProfile, TokenDist
 

@@ -10,10 +10,17 @@ import pytest
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
-from masbench.runtime import (CalculatorError, PYTHON_FUNCS, RunContext, calculate, compile_design, majority_vote,
-                              run_design)
-from masbench.runtime.template import parse
 from masbench.llm.scripted import ScriptedGateway
+from masbench.runtime import (
+    PYTHON_FUNCS,
+    CalculatorError,
+    RunContext,
+    calculate,
+    compile_design,
+    majority_vote,
+    run_design,
+)
+from masbench.runtime.template import parse
 from masbench.spec import DesignSpec
 from masbench.spec.model import ModelSpec, SimProfile, TokenDist
 from masbench.store import Store, StoreWriter

@@ -16,15 +16,25 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from masbench.analysis import diagnose
 from masbench.bench import load_suite_tasks
 from masbench.cli import app
-from masbench.analysis import diagnose
 from masbench.harness import RunOptions, run_suite
 from masbench.library import Library
 from masbench.llm import Gateway
-from masbench.llm.sim import (BUILTIN_PROFILES, Simulator, correctness_correlation, expected_unanimity,
-                              fit_concentration, fit_difficulty, maj_at_k, p_correct, pool_curve, sim_model,
-                              tune_unanimity)
+from masbench.llm.sim import (
+    BUILTIN_PROFILES,
+    Simulator,
+    correctness_correlation,
+    expected_unanimity,
+    fit_concentration,
+    fit_difficulty,
+    maj_at_k,
+    p_correct,
+    pool_curve,
+    sim_model,
+    tune_unanimity,
+)
 from masbench.spec import SuiteSpec
 from masbench.spec.model import ModelSpec, SimProfile
 from masbench.spec.sim import SimDifficulty, SimErrors, SimReaction

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..harness import design_entries, suite_config
+from ..harness import design_entries
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
+from ..store import suite_config
 
 
 def design_spec(store: Any, library: Any, name: str) -> DesignSpec | None:

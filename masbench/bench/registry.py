@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from ..registry import Registry
+
 if TYPE_CHECKING:
     from .types import Score, TaskInstance
 
@@ -22,14 +24,14 @@ ReplyScorerFn = Callable[["TaskInstance", "str | None", list[str]], "Score"]
 """``fn(task, reply_text_or_None, extracted_answers) -> Score``: a scorer that reads the whole reply
 (a benchmark's own extraction rule, e.g. MASBench's ``\\boxed{}`` count)."""
 
-GENERATORS: dict[str, GeneratorFn] = {}
-"""Registered task generators by name (``masbench.depth``, ..., ``smfr``)."""
+GENERATORS: Registry[GeneratorFn] = Registry("generator")
+"""Registered task generators by name (``masbench.depth``, ..., ``smfr``); the bench facade imports
+the modules that define the built-in ones."""
 
-SCORERS: dict[str, ScorerFn] = {}
-"""Registered scorers by name (``numeric``, ``set``, ``exact``)."""
+SCORERS: Registry[ScorerFn] = Registry("scorer")
+"""Registered scorers by name (``numeric``, ``set``, ``exact``, and every reply scorer)."""
 
-
-REPLY_SCORERS: dict[str, ReplyScorerFn] = {}
+REPLY_SCORERS: Registry[ReplyScorerFn] = Registry("reply scorer")
 """Scorers that extract from the reply themselves (``masbench``, ``smfr``, ``gsm8k``, ``math``, ...)."""
 
 
@@ -37,34 +39,18 @@ def reply_scorer(name: str) -> Callable[[ReplyScorerFn], ReplyScorerFn]:
     """Register a reply-reading scorer under ``name`` (also usable on already-extracted answers)."""
 
     def register(fn: ReplyScorerFn) -> ReplyScorerFn:
-        if name in REPLY_SCORERS and REPLY_SCORERS[name] is not fn:
-            raise ValueError(f"scorer {name!r} is already registered")
-        REPLY_SCORERS[name] = fn
-        SCORERS[name] = lambda task, predicted: fn(task, None, predicted)
+        REPLY_SCORERS.add(name, fn)
+        SCORERS.add(name, lambda task, predicted: fn(task, None, predicted), replace=True)
         return fn
 
     return register
 
 
 def generator(name: str) -> Callable[[GeneratorFn], GeneratorFn]:
-    """Register a task generator under ``name``."""
-
-    def register(fn: GeneratorFn) -> GeneratorFn:
-        if name in GENERATORS and GENERATORS[name] is not fn:
-            raise ValueError(f"generator {name!r} is already registered")
-        GENERATORS[name] = fn
-        return fn
-
-    return register
+    """Register a task generator under ``name`` (a second, different one under the same name is an error)."""
+    return GENERATORS.register(name)
 
 
 def scorer(name: str) -> Callable[[ScorerFn], ScorerFn]:
-    """Register an answer scorer under ``name``."""
-
-    def register(fn: ScorerFn) -> ScorerFn:
-        if name in SCORERS and SCORERS[name] is not fn:
-            raise ValueError(f"scorer {name!r} is already registered")
-        SCORERS[name] = fn
-        return fn
-
-    return register
+    """Register an answer scorer under ``name`` (a second, different one under the same name is an error)."""
+    return SCORERS.register(name)

@@ -6,13 +6,13 @@ by its task's scorer exactly as in a run (the reply text is given whole to the b
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import TaskDataError
 from .scorers import score
+from .sources.readers import jsonl_rows
 from .types import TaskInstance
 
 
@@ -62,22 +62,13 @@ def read_replies(path: Path) -> list[tuple[int, str, str]]:
     if not path.is_file():
         raise TaskDataError(path, "replies file not found")
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise TaskDataError(path, f"invalid JSON ({exc})", line_no) from None
-            if not isinstance(obj, dict):
-                raise TaskDataError(path, 'each line must be an object {"id", "reply"}', line_no)
-            for key in ("id", "reply"):
-                if key not in obj:
-                    raise TaskDataError(path, "missing", line_no, key)
-            if not isinstance(obj["reply"], str):
-                raise TaskDataError(path, "the reply must be a string", line_no, "reply")
-            out.append((line_no, str(obj["id"]), obj["reply"]))
+    for _path, line_no, obj in jsonl_rows(path):
+        for key in ("id", "reply"):
+            if key not in obj:
+                raise TaskDataError(path, "missing", line_no, key)
+        if not isinstance(obj["reply"], str):
+            raise TaskDataError(path, "the reply must be a string", line_no, "reply")
+        out.append((line_no, str(obj["id"]), obj["reply"]))
     return out
 
 

@@ -35,10 +35,16 @@ COMMANDS: dict[str, Command] = {
                                            "Rerun to resume."),
     "runs": Command("masbench.cli.store", "List the runs in a store."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
+    "reprice": Command("masbench.cli.costs", "Re-price a finished run's token classes under other price tables "
+                                             "(counterfactual pricing)."),
     "report": Command("masbench.cli.report", "Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) "
                                              "and index.html."),
     "compare": Command("masbench.cli.report", "Print the marginal-utility table against CoT-SC and a verdict per "
                                               "design."),
+    "plan": Command("masbench.cli.stats", "How many tasks (and seeds) detect a Δ-point gap against CoT-SC at 80% "
+                                          "power."),
+    "stats": Command("masbench.cli.stats", "Recompute a stored run's exact CoT-SC curve and paired tests (its "
+                                           "recorded settings)."),
     "graph": Command("masbench.cli.graph", "Render a design: Mermaid text on stdout, and a PNG."),
     "tasks": Command("masbench.cli.tasks", "Show and export benchmark tasks."),
     "diagnose": Command("masbench.cli.design", "Architecture diagnostics of a run: nodes, depth, calls/task, "

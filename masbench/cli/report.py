@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -11,6 +11,7 @@ from rich.console import Console
 from ..report.build import write_report
 from ..report.data import ReportError
 from ..report.terminal import compare as _compare
+from ..report.terminal import compare_against
 from .common import DEFAULT_STORE, RunOpt, StoreOpt
 
 
@@ -38,10 +39,15 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def compare(store: StoreOpt = DEFAULT_STORE, run: RunOpt = None,
                 axis: Annotated[str, typer.Option("--axis", help="'all', or a task axis (depth, ...) / source: "
-                                                  "one table per value.")] = "all") -> None:
+                                                  "one table per value.")] = "all",
+                against: Annotated[Optional[str], typer.Option("--against", help="Instead: the paired tests "
+                                   "against 'curve', 'cot' or a design label (exact McNemar).")] = None) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
-            _compare(store, run, axis)
+            if against:
+                compare_against(store, against, run, axis)
+            else:
+                _compare(store, run, axis)
         except ReportError as exc:
             Console(stderr=True).print(f"error: {exc}", style="red", markup=False)
             raise typer.Exit(2)

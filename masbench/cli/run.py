@@ -37,7 +37,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         summary = asyncio.run(run_suite(opts, RunDisplay(console)))
     except SpecError as exc:
         for p in exc.problems:
-            console.print(str(p), markup=False, highlight=False)
+            console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)

@@ -1,12 +1,14 @@
 """The benchmark harness: suites end to end, the CoT-SC curve, equal-budget metrics, resume."""
 
+from ..store import run_config, suite_config
 from .cells import Cell, DesignEntry, design_entries
-from .curve import CurvePoint, build_curve
+from .curve import CurvePoint, build_curve, compute_curve
 from .designers import run_designer_suite
-from .prepare import Prepared, prepare, run_config, suite_config
+from .paired_tests import compute_paired
+from .prepare import Prepared, prepare
 from .runnables import resolve_runnable
-from .runner import RunOptions, RunSummary, compute_curve, run_suite
+from .runner import RunOptions, RunSummary, run_suite
 
 __all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",
-           "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite", "run_suite",
-           "suite_config"]
+           "compute_paired", "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite",
+           "run_suite", "suite_config"]

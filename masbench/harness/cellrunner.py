@@ -13,6 +13,7 @@ from typing import Callable
 
 from ..bench import raw_vote_key, score
 from ..bench.types import TaskInstance
+from ..budget import spend_on
 from ..design.runnable import Runnable
 from ..llm import Gateway, ResponseCache
 from ..routing import RouteHook
@@ -58,7 +59,7 @@ class CellRunner:
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
         return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
-                          node_sink=self.writer.sink("nodes"), seed=seed,
+                          node_sink=self.writer.sink("nodes"), seed=seed, tie=self.prep.suite.cot_sc.tie,
                           route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
                                                      seed=seed))
 
@@ -96,6 +97,9 @@ class CellRunner:
                        error=f"{type(exc).__name__}: {exc}", detail=None)
         if row["status"] != "failed":
             self.route_hook.observe_task(task.id, float(bool(row["correct"])))
+        basis = self.prep.suite.budget.basis
+        row.update(budget_basis=basis, budget_spent=spend_on(basis, row["prompt_tokens"], row["completion_tokens"],
+                                                             row["cost_usd"]))
         self.writer.add("results", {
             "run_id": self.run_id, "design": entry.label, "design_name": entry.name, "task_id": task.id,
             "seed": cell.seed, "source": task.source, "axis": task.axis, "axis_value": task.axis_value,
@@ -123,7 +127,9 @@ class CellRunner:
             self.writer.add("pool", {
                 "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,
                 "correct": sc.correct, "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
-                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time()})
+                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time(),
+                "budget_spent": spend_on(self.prep.suite.budget.basis, res.prompt_tokens, res.completion_tokens,
+                                         res.cost_usd)})
         return ok
 
 

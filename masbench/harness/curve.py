@@ -1,15 +1,16 @@
 """The CoT-SC curve from one pool of samples: maj@k for every k ≤ k_max, no reruns.
 
-For each (task, seed) the pool holds k_max independent CoT samples. maj@k accuracy of a task is
-the *expected* accuracy of a majority vote over a uniformly random k-subset of its pool, with
-ties split uniformly (a tie between the gold answer and t−1 others earns 1/t). We estimate that
-expectation by seeded subsampling (exact at k = k_max, where there is one subset), average over
-tasks, and put a percentile bootstrap CI (resampling tasks) around it. Because subsets of an
-i.i.d. pool are i.i.d. draws, this is an unbiased estimate of maj@k for the sampling
-distribution — the property the tests check against the exact multinomial expectation.
+For each (task, seed) cell the pool holds k_max independent CoT samples. The cell's maj@k is the
+expected vote credit over *all* k-subsets of its pool, computed exactly by counting
+(:func:`masbench.harness.stats.exact_majk`) under the suite's tie rule (``cot_sc.tie``), so the
+curve and every ``majority`` node break ties the same way. Subsets of an i.i.d. pool are i.i.d.
+draws, so this is unbiased for maj@k of the sampling distribution (and has the least variance of
+any subset-based estimate: it averages all of them).
 
-Cost at k is k times the task's mean sample cost (tokens, calls, USD): what CoT-SC@k would
-have spent in expectation. (The vote itself is free.)
+Per cell the values go to ``cot_sc_task_curve`` (the paired tests need them); the group curve
+``cot_sc_curve`` is their mean over cells with a percentile bootstrap CI (cells resampled). Cost
+at k is k times the mean sample cost (tokens, calls, USD, and the spend on the suite's budget
+basis): what CoT-SC@k would spend in expectation (the vote itself is free).
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..bench.types import TaskInstance
+from ..spec import CotScSpec
+from ..store import Store, StoreWriter
+from .stats.majk import exact_majk
 
 
 @dataclass(frozen=True)
@@ -31,66 +37,104 @@ class CurvePoint:
     cost_usd: float
 
 
-def task_maj_accuracy(answer_ids: np.ndarray, correct_id: int | set[int] | None, k: int, draws: int,
-                      rng: np.random.Generator) -> float:
-    """Expected maj@k for one task. ``answer_ids``: pool answers as small ints (−1 = no answer,
-    which never wins a vote); ``correct_id``: the id of the gold answer, or the ids of every answer
-    string scored correct (a raw-string vote can hold several, e.g. ``9`` and ``9.0``); None if absent."""
-    n = len(answer_ids)
-    if correct_id is None or n == 0:
-        return 0.0
-    correct_ids = {correct_id} if isinstance(correct_id, (int, np.integer)) else set(correct_id)
-    if not correct_ids:
-        return 0.0
-    k = min(k, n)
-    m = int(answer_ids.max()) + 1 if answer_ids.max() >= 0 else 0
-    if m == 0:
-        return 0.0
-    if k == n:
-        subsets = answer_ids[None, :]
-    else:
-        # draws × n random keys; the k smallest per row give a uniform k-subset
-        keys = rng.random((draws, n))
-        idx = np.argpartition(keys, k - 1, axis=1)[:, :k]
-        subsets = answer_ids[idx]
-    counts = np.zeros((subsets.shape[0], m), dtype=np.int32)
-    for j in range(m):
-        counts[:, j] = (subsets == j).sum(axis=1)
-    top = counts.max(axis=1)
-    winners = counts == top[:, None]
-    ties = winners.sum(axis=1)
-    is_correct = np.zeros(m, dtype=bool)
-    is_correct[[c for c in correct_ids if 0 <= c < m]] = True
-    credit = np.where(top > 0, (winners & is_correct[None, :]).sum(axis=1) / ties, 0.0)
-    return float(credit.mean())
+def cell_curve(answers: list[str | None], correct: list[bool], k_max: int, tie: str = "split", *,
+               seed: int = 0, task_id: str = "") -> np.ndarray:
+    """Exact maj@k, k = 1..k_max, of one cell's pool (a pool short of k_max samples keeps its
+    value at its own size for larger k)."""
+    vals = exact_majk(answers, correct, tie, seed=seed, task_id=task_id)
+    if len(vals) == 0:
+        return np.zeros(k_max)
+    if len(vals) < k_max:
+        vals = np.concatenate([vals, np.full(k_max - len(vals), vals[-1])])
+    return vals[:k_max]
 
 
-def build_curve(pools: list[tuple[list[str | None], list[bool], list[float], list[float]]], k_max: int,
-                bootstrap: int = 500, draws: int = 256, seed: int = 0) -> list[CurvePoint]:
-    """``pools``: per (task, seed) cell: (normalized answers, correct flags, tokens, usd) of its
-    samples. Returns one point per k = 1..k_max."""
-    rng = np.random.default_rng(seed)
-    if not pools:
+def build_curve(per_cell: np.ndarray, tokens: np.ndarray, usd: np.ndarray, bootstrap: int = 500,
+                seed: int = 0) -> list[CurvePoint]:
+    """The group curve from per-cell maj@k (cells × k_max) and per-cell mean sample cost."""
+    n, k_max = per_cell.shape if per_cell.size else (0, 0)
+    if n == 0:
         return []
-    per_task = np.zeros((len(pools), k_max))
-    tok = np.zeros(len(pools))
-    usd = np.zeros(len(pools))
-    for t, (answers, correct, tokens, cost) in enumerate(pools):
-        ids: dict[str, int] = {}
-        arr = np.array([ids.setdefault(a, len(ids)) if a not in (None, "") else -1 for a in answers], dtype=np.int64)
-        gold_ids = {ids[a] for a, c in zip(answers, correct) if c and a not in (None, "")}
-        correct_id = gold_ids or None  # every answer string scored correct counts as gold
-        for k in range(1, k_max + 1):
-            per_task[t, k - 1] = task_maj_accuracy(arr, correct_id, k, draws, rng)
-        tok[t] = float(np.mean(tokens)) if tokens else 0.0
-        usd[t] = float(np.mean(cost)) if cost else 0.0
-    n = len(pools)
-    acc = per_task.mean(axis=0)
+    rng = np.random.default_rng(seed)
+    acc = per_cell.mean(axis=0)
     if bootstrap > 0 and n > 1:
         idx = rng.integers(0, n, size=(bootstrap, n))
-        boot = per_task[idx].mean(axis=1)  # bootstrap × k
-        lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+        lo, hi = np.percentile(per_cell[idx].mean(axis=1), [2.5, 97.5], axis=0)
     else:
         lo = hi = acc
-    return [CurvePoint(k, n, float(acc[k - 1]), float(lo[k - 1]), float(hi[k - 1]), k * float(tok.mean()),
-                       float(k), k * float(usd.mean())) for k in range(1, k_max + 1)]
+    t, u = float(tokens.mean()), float(usd.mean())
+    return [CurvePoint(k, n, float(acc[k - 1]), float(lo[k - 1]), float(hi[k - 1]), k * t, float(k), k * u)
+            for k in range(1, k_max + 1)]
+
+
+def groups_of_tasks(tasks: list[TaskInstance]) -> dict[str, tuple[str, int | None]]:
+    """task id → its group: (axis, axis value) for tasks with an axis, else (source, None)."""
+    return {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
+
+
+def groups_of_results(store: Store, run_id: str) -> dict[str, tuple[str, int | None]]:
+    """The same mapping read back from a run's result rows (for recomputing an old run)."""
+    return {t: (a, None if v is None else int(v)) for t, a, v in store.sql(
+        "SELECT DISTINCT task_id, coalesce(axis, source), axis_value FROM results WHERE run_id = ?", [run_id])}
+
+
+def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
+                  basis: str = "tokens") -> int:
+    """(Re)build the run's per-cell and group CoT-SC curves from its pool: overall, and per group
+    (``groups_of``: task id → (axis or source, axis value)) — the groups the views use; ``basis``:
+    the suite's budget basis (the curve's ``budget_spent`` column)."""
+    k_max, tie = cot_sc.k_max, cot_sc.tie
+    df = store.df("""
+        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
+        FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
+    rows, cell_rows = [], []
+    groups: dict[tuple, list[int]] = {}
+    vals, tok, usd = [], [], []
+    for (task_id, seed), g in df.groupby(["task_id", "seed"], sort=True) if len(df) else []:
+        if task_id not in groups_of:
+            continue
+        answers = list(g["answer"].where(g["answer"].notna(), None))
+        v = cell_curve(answers, list(g["correct"].astype(bool)), k_max, tie, seed=int(seed), task_id=str(task_id))
+        i = len(vals)
+        vals.append(v)
+        tok.append(float(g["tokens"].astype(float).mean()))
+        usd.append(float(g["cost_usd"].astype(float).mean()))
+        groups.setdefault(("all", None), []).append(i)
+        groups.setdefault(groups_of[task_id], []).append(i)
+        cell_rows += [{"run_id": run_id, "task_id": task_id, "seed": int(seed), "k": k, "accuracy": float(v[k - 1]),
+                       "tokens": k * tok[-1], "cost_usd": k * usd[-1]} for k in range(1, k_max + 1)]
+    per_cell, tok_a, usd_a = np.array(vals), np.array(tok), np.array(usd)
+    for (axis, value), idx in groups.items():
+        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap):
+            rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
+                         "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
+                         "calls": pt.calls, "cost_usd": pt.cost_usd})
+    add_budget_spent(rows, df, groups_of, basis)
+    store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
+    store.sql("DELETE FROM cot_sc_task_curve WHERE run_id = ?", [run_id])
+    if rows:
+        w = StoreWriter(store)
+        for r in rows:
+            w.add("cot_sc_curve", r)
+        for r in cell_rows:
+            w.add("cot_sc_task_curve", r)
+        w.flush()
+    return len(rows)
+
+
+def add_budget_spent(rows: list[dict], pool, groups_of: dict[str, tuple], basis: str) -> None:
+    """Set ``budget_basis`` and ``budget_spent`` (k × the group's mean per-task mean sample spend on
+    the basis, as for tokens) on curve rows; ``pool`` has task_id, seed and budget_spent columns."""
+    if not rows or pool is None or not len(pool) or "budget_spent" not in pool:
+        for r in rows:
+            r.update(budget_basis=basis, budget_spent=None)
+        return
+    per_task = pool.groupby(["task_id", "seed"], sort=True)["budget_spent"].mean()
+    sums: dict[tuple, list[float]] = {}
+    for (task_id, _seed), v in per_task.items():
+        if task_id in groups_of and v == v:
+            sums.setdefault(("all", None), []).append(float(v))
+            sums.setdefault(groups_of[task_id], []).append(float(v))
+    for r in rows:
+        vals = sums.get((r["axis"], r["axis_value"]))
+        r.update(budget_basis=basis, budget_spent=r["k"] * float(np.mean(vals)) if vals else None)

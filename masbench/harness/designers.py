@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import Store, StoreWriter, ensure_views, finish_run, new_run_id, start_run
+from ..store import Store, StoreWriter, ensure_views, finish_run, new_run_id, run_config, start_run
 from .cellrunner import CellRunner, Progress, run_cells
 from .cells import Cell, DesignEntry
-from .prepare import Prepared, run_config
+from .prepare import Prepared
 from .resume import done_cells
 
 

@@ -4,7 +4,6 @@ to a runnable), models, configuration identity and cells; and the run configurat
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from ..bench import load_suite_tasks, load_tasks
 from ..bench.types import TaskInstance
 from ..library import Library
-from ..llm import models_from
+from ..llm import models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .runnables import resolve_runnable
@@ -88,6 +87,7 @@ def prepare(opts: RunOptions) -> Prepared:
     for d in designs:
         resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
     models = models_from(suite.models, opts.overrides)
+    require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
     simulated = any(m.provider == "sim" for m in models.values())
     store_path = Path(opts.store or suite.store)
     return Prepared(suite, loaded.path, library, tasks, designs, models,
@@ -107,26 +107,4 @@ def pool_design(agent: str, temperature: float | None = None) -> DesignSpec:
                       nodes={"sample": NodeSpec(agent=agent, temperature=temperature)})
 
 
-def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:
-    """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given."""
-    cfg = suite.model_dump(mode="json", by_alias=True)
-    if overrides is not None:
-        cfg.update({"_overrides": overrides, "_limit": limit})
-    return cfg
-
-
-def suite_config(store: Any, run_id: str) -> tuple[SuiteSpec | None, dict[str, Any]]:
-    """A run's suite read back from ``runs.config``, and its ``_``-prefixed extras (``_overrides``,
-    ``_limit``). ``(None, extras)`` for a run without a config or with an old/foreign one."""
-    rows = store.sql("SELECT config FROM runs WHERE run_id = ?", [run_id])
-    if not rows or rows[0][0] is None:
-        return None, {}
-    cfg = json.loads(rows[0][0]) if isinstance(rows[0][0], str) else dict(rows[0][0])
-    extra = {k: v for k, v in cfg.items() if k.startswith("_")}
-    try:
-        return SuiteSpec.model_validate({k: v for k, v in cfg.items() if not k.startswith("_")}), extra
-    except Exception:  # noqa: BLE001 - an old or foreign config: no suite, callers degrade
-        return None, extra
-
-
-__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "pool_design", "prepare", "run_config", "suite_config"]
+__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "pool_design", "prepare"]

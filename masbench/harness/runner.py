@@ -15,49 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bench.types import TaskInstance
 from ..llm import ResponseCache
 from ..routing import fill_outcomes
-from ..spec import SuiteSpec
-from ..store import Store, StoreWriter, finish_run, new_run_id, start_run
+from ..store import Store, StoreWriter, finish_run, new_run_id, run_config, start_run
 from .cellrunner import CellRunner, Progress, run_cells
-from .curve import build_curve
+from .curve import compute_curve, groups_of_tasks
 from .engine_processes import merge_parts, run_sharded
-from .prepare import Prepared, RunOptions, prepare, run_config
+from .paired_tests import compute_paired
+from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
-
-
-def compute_curve(store: Store, run_id: str, suite: SuiteSpec, tasks: list[TaskInstance]) -> int:
-    """(Re)build the run's CoT-SC curve rows from its pool: overall, and per axis value (tasks
-    with an axis) or per source (tasks without one) — the same groups the metric views use."""
-    k_max = suite.cot_sc.k_max
-    groups_of = {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
-    df = store.df("""
-        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd
-        FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
-    rows = []
-    if len(df):
-        groups: dict[tuple, list] = {}
-        for (task_id, seed), g in df.groupby(["task_id", "seed"], sort=True):
-            if task_id not in groups_of:
-                continue
-            pool = (list(g["answer"].where(g["answer"].notna(), None)), list(g["correct"].astype(bool)),
-                    list(g["tokens"].astype(float)), list(g["cost_usd"].astype(float)))
-            groups.setdefault(("all", None), []).append(pool)
-            groups.setdefault(groups_of[task_id], []).append(pool)
-        for (axis, value), pools in groups.items():
-            for pt in build_curve(pools, k_max, bootstrap=suite.cot_sc.bootstrap):
-                rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
-                             "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
-                             "calls": pt.calls, "cost_usd": pt.cost_usd})
-    store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
-    if rows:
-        w = StoreWriter(store)
-        for r in rows:
-            w.add("cot_sc_curve", r)
-        w.flush()
-    return len(rows)
 
 
 @dataclass
@@ -137,7 +104,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
-            compute_curve(store, run_id, prep.suite, prep.tasks)
+            compute_curve(store, run_id, prep.suite.cot_sc, groups_of_tasks(prep.tasks), prep.suite.budget.basis)
+            compute_paired(store, run_id, prep.suite.stats)
         fill_outcomes(store, run_id)
         finish_run(store, run_id, "finished")
         point = protocol_point(store, run_id, prep.suite)

@@ -12,11 +12,15 @@ from typing import Any, Protocol
 
 from ..spec.model import ModelSpec
 from .sim import Simulator, profile_for
+from .usage import Usage, as_dict, estimated, family_of, normalize
 
 
 @dataclass(slots=True)
 class Reply:
-    """What a model returned for one attempt, before pricing."""
+    """What a model returned for one attempt, before pricing. Totals keep their meaning:
+    ``prompt_tokens`` counts every input token (fresh + ``cached_tokens`` read from the cache +
+    ``cache_write_tokens`` written to it), ``completion_tokens`` every output token (visible +
+    ``reasoning_tokens``); see :mod:`masbench.llm.usage`."""
 
     text: str
     prompt_tokens: int
@@ -24,6 +28,23 @@ class Reply:
     cached_tokens: int = 0
     finish_reason: str | None = None
     simulated: bool = False
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache (part of ``prompt_tokens``)."""
+    reasoning_tokens: int = 0
+    """Hidden reasoning tokens (part of ``completion_tokens``)."""
+    usage_raw: dict[str, Any] | None = None
+    """The usage object as the provider (through litellm) sent it, for audit."""
+    usage_status: str = "reported"
+    """``reported``, ``estimated`` (counted by a tokenizer, opt-in) or ``missing`` (no usage came back)."""
+    reported_cost: float | None = None
+    """USD the provider reported for the call, if it does."""
+
+    @classmethod
+    def of(cls, text: str, u: Usage, finish_reason: str | None, simulated: bool = False,
+           status: str = "reported") -> "Reply":
+        """A reply whose counts come from normalised :class:`~masbench.llm.usage.Usage` classes."""
+        return cls(text, u.prompt_tokens, u.completion_tokens, u.cached_read, finish_reason, simulated,
+                   u.cache_write, u.reasoning, u.raw, "estimated" if u.estimated else status, u.reported_cost)
 
 
 @dataclass(slots=True)
@@ -82,14 +103,39 @@ class LitellmBackend:
         if spec.provider == "embedded":
             kwargs.setdefault("seed", a.sample_index)
         resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
-        usage = getattr(resp, "usage", None)
-        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ct = int(getattr(usage, "completion_tokens", 0) or 0)
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-        choice = resp.choices[0]
-        text = getattr(choice.message, "content", None) or ""
-        return Reply(text, pt, ct, cached, getattr(choice, "finish_reason", None), False)
+        if kwargs.get("stream"):
+            text, finish, usage = await _drain(resp)
+        else:
+            usage = getattr(resp, "usage", None)
+            choice = resp.choices[0]
+            text = getattr(choice.message, "content", None) or ""
+            finish = getattr(choice, "finish_reason", None)
+        family = family_of(spec.id, spec.api_base)
+        u = normalize(usage, family)
+        if u is not None:
+            return Reply.of(text, u, finish)
+        if spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
+            model = spec.id if spec.provider == "litellm" else "gpt-4o"
+            pt = litellm.token_counter(model=model, messages=a.messages)
+            ct = litellm.token_counter(model=model, text=text) if text else 0
+            return Reply.of(text, estimated(pt, ct, family), finish)
+        return Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
+
+
+async def _drain(stream: Any) -> tuple[str, str | None, Any]:
+    """Text, finish reason and usage of a streamed response (usage only if a chunk carried it)."""
+    parts: list[str] = []
+    finish = usage = None
+    async for chunk in stream:
+        for ch in getattr(chunk, "choices", None) or []:
+            if getattr(ch, "index", 0) != 0:
+                continue
+            delta = getattr(ch, "delta", None)
+            if delta is not None and getattr(delta, "content", None):
+                parts.append(delta.content)
+            finish = getattr(ch, "finish_reason", None) or finish
+        usage = getattr(chunk, "usage", None) or usage
+    return "".join(parts), finish, usage
 
 
 __all__ = ["Attempt", "Backend", "LitellmBackend", "Reply", "SimBackend"]

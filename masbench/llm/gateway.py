@@ -2,9 +2,14 @@
 
 Per call: cache lookup (keyed with the sample index), a per-model concurrency slot, litellm
 ``acompletion`` (or the in-process simulator for ``sim/…``), retries with exponential backoff and
-jitter on retryable errors only, USD cost from the model's YAML prices (else litellm's map, else 0
-with a warning), and one call row to the sink with tokens, cost, latency, cache hit, attempts and
-error. A call that still fails is *recorded* and returned with ``error`` set — never dropped.
+jitter on retryable errors only, USD cost per token class (see :mod:`masbench.llm.pricing`, with
+its provenance), and one call row to the sink with the token classes, the raw usage, cost,
+latency, cache hit, attempts, status and error. A call that still fails is *recorded* and
+returned with ``error`` set — never dropped.
+
+Call status (:func:`call_status`): ``ok``; ``error`` (failed after retries); ``usage_missing``
+(the provider returned no usage and the model does not opt in to ``estimate_usage``: an error,
+never 0 tokens); ``truncated`` (``finish_reason = length``); ``empty`` (no visible text).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .cache import ResponseCache, cache_key
 from .errors import describe, is_retryable
 from .pricing import Prices, resolve_prices
 from .sim import _prompt_tokens, profile_for
+from .usage import Usage
 
 log = logging.getLogger("masbench.llm")
 
@@ -51,6 +57,15 @@ class CallResult:
     simulated: bool
     finish_reason: str | None
     call_id: str
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_source: str = "yaml"
+    """Where the cost came from: ``yaml``, ``litellm-map``, ``provider-reported``, ``zero-declared``, ``unpriced``."""
+    usage_status: str = "reported"
+    """``reported``, ``estimated`` or ``missing``."""
+    usage_raw: dict[str, Any] | None = None
+    status: str = "ok"
+    """``ok``, ``error``, ``usage_missing``, ``truncated`` or ``empty`` (see :func:`call_status`)."""
 
     @property
     def ok(self) -> bool:
@@ -67,14 +82,16 @@ def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] |
     for alias, m in mapping.items():
         out[alias] = m if isinstance(m, ModelSpec) else ModelSpec(id=m)
     for alias, mid in (overrides or {}).items():
-        if alias in out:
-            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None})
+        if alias in out:  # the YAML's prices belonged to the replaced id: the new one is priced afresh
+            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None, **_UNPRICED})
         else:
             out[alias] = ModelSpec(id=mid)
     return out
 
 
 _counter = itertools.count()
+_UNPRICED = {"input_usd_per_mtok": None, "output_usd_per_mtok": None, "cached_input_usd_per_mtok": None,
+             "cache_write_usd_per_mtok": None, "reasoning_usd_per_mtok": None, "price": None}
 
 
 
@@ -162,7 +179,11 @@ class Gateway:
             if hit is not None:
                 res = CallResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit.get("cached_tokens", 0),
                                  hit["cost_usd"], time.perf_counter() - t0, True, 0, None, spec.id, alias,
-                                 spec.provider == "sim", hit.get("finish_reason"), call_id)
+                                 spec.provider == "sim", hit.get("finish_reason"), call_id,
+                                 hit.get("cache_write_tokens", 0), hit.get("reasoning_tokens", 0),
+                                 hit.get("cost_source", self._prices[alias].source), hit.get("usage_status", "reported"),
+                                 hit.get("usage_raw"))
+                res.status = call_status(res)
                 self._record(res, tags, sample_index, [])
                 return res
         attempts = 0
@@ -211,18 +232,22 @@ class Gateway:
         assert result is not None
         result.attempts = attempts
         result.latency_s = time.perf_counter() - t0
-        if key is not None:
+        result.status = call_status(result)
+        if key is not None and result.error is None:
             self.cache.put(key, {"text": result.text, "prompt_tokens": result.prompt_tokens,
                                  "completion_tokens": result.completion_tokens,
                                  "cached_tokens": result.cached_tokens, "cost_usd": result.cost_usd,
-                                 "finish_reason": result.finish_reason})
+                                 "finish_reason": result.finish_reason, "cache_write_tokens": result.cache_write_tokens,
+                                 "reasoning_tokens": result.reasoning_tokens, "cost_source": result.cost_source,
+                                 "usage_status": result.usage_status, "usage_raw": result.usage_raw})
         self._record(result, tags, sample_index, attempt_log)
         return result
 
     def _failed(self, exc: BaseException, attempts: int, spec: ModelSpec, alias: str, call_id: str, t0: float,
                 tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> CallResult:
         res = CallResult("", 0, 0, 0, 0.0, time.perf_counter() - t0, False, attempts, describe(exc), spec.id,
-                         alias, spec.provider == "sim", None, call_id)
+                         alias, spec.provider == "sim", None, call_id, cost_source=self._prices[alias].source,
+                         status="error")
         self._record(res, tags, sample_index, attempt_log)
         return res
 
@@ -231,9 +256,20 @@ class Gateway:
                     tags: dict[str, Any] | None) -> CallResult:
         backend = self.backend or (self._sim_backend if spec.provider == "sim" else self._litellm_backend)
         r = await backend(Attempt(alias, spec, messages, req, sample_index, attempt, metadata or {}, tags or {}))
-        cost = self._prices[alias].cost(r.prompt_tokens, r.completion_tokens, r.cached_tokens)
+        prices = self._prices[alias]
+        error = None
+        if r.usage_status == "missing":
+            error = ("usage_missing: the provider returned no token usage (set estimate_usage: true on the model "
+                     "to count it with a tokenizer, flagged estimated)")
+        if r.reported_cost is not None:
+            cost, source = float(r.reported_cost), "provider-reported"
+        else:
+            u = Usage(max(r.prompt_tokens - r.cached_tokens - r.cache_write_tokens, 0), r.cached_tokens,
+                      r.cache_write_tokens, max(r.completion_tokens - r.reasoning_tokens, 0), r.reasoning_tokens)
+            cost, source = prices.cost_of(u), prices.source
         return CallResult(r.text, r.prompt_tokens, r.completion_tokens, r.cached_tokens, cost, 0.0, False, attempt,
-                          None, spec.id, alias, r.simulated, r.finish_reason, call_id)
+                          error, spec.id, alias, r.simulated, r.finish_reason, call_id, r.cache_write_tokens,
+                          r.reasoning_tokens, source, r.usage_status, r.usage_raw)
 
     # ----- logging ---------------------------------------------------------------------------
     def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> None:
@@ -246,13 +282,17 @@ class Gateway:
         st["cost_usd"] += res.cost_usd
         if self.sink is None:
             return
+        missing = res.usage_status == "missing"
         row = {
             "call_id": res.call_id, "model_alias": res.alias, "model": res.model, "sample_index": sample_index,
-            "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
-            "cached_tokens": res.cached_tokens, "cost_usd": res.cost_usd, "latency_s": res.latency_s,
+            "prompt_tokens": None if missing else res.prompt_tokens,
+            "completion_tokens": None if missing else res.completion_tokens,
+            "cached_tokens": None if missing else res.cached_tokens, "cost_usd": None if missing else res.cost_usd,
+            "latency_s": res.latency_s,
             "cache_hit": res.cache_hit, "attempts": res.attempts, "error": res.error,
             "attempt_errors": json.dumps(attempt_log) if attempt_log else None,
             "simulated": res.simulated, "finish_reason": res.finish_reason, "ts": time.time(),
+            **usage_columns(res),
         }
         if tags:
             row.update(tags)
@@ -261,6 +301,33 @@ class Gateway:
     def close(self) -> None:
         if self.cache is not None:
             self.cache.flush()
+
+
+def call_status(res: CallResult) -> str:
+    """The call's status class (see the module docstring)."""
+    if res.usage_status == "missing":
+        return "usage_missing"
+    if res.error is not None:
+        return "error"
+    if res.finish_reason == "length":
+        return "truncated"
+    if not res.text.strip():
+        return "empty"
+    return "ok"
+
+
+def usage_columns(res: CallResult) -> dict[str, Any]:
+    """The call row's token-class, provenance and status columns (NULL counts when usage is missing)."""
+    if res.usage_status == "missing":
+        fresh = write = visible = reasoning = None
+    else:
+        fresh = max(res.prompt_tokens - res.cached_tokens - res.cache_write_tokens, 0)
+        write, reasoning = res.cache_write_tokens, res.reasoning_tokens
+        visible = max(res.completion_tokens - res.reasoning_tokens, 0)
+    return {"prompt_fresh_tokens": fresh, "cache_write_tokens": write, "completion_visible_tokens": visible,
+            "reasoning_tokens": reasoning, "usage_status": res.usage_status,
+            "usage_raw": json.dumps(res.usage_raw, default=str) if res.usage_raw is not None else None,
+            "cost_source": res.cost_source, "status": res.status}
 
 
 def prompt_token_bound(gateway: Gateway, model: str, messages: list[dict[str, Any]]) -> int:

@@ -1,7 +1,18 @@
-"""Prices: the model's YAML wins, then litellm's (local) price map, else 0 with a warning.
+"""Prices per token class, and where each price came from.
 
-Every model is registered with litellm (even at price 0): an unmapped model makes litellm
-raise and swallow a cost error on every call (~0.5 ms each, measured).
+Resolution, per model: an explicit ``price: 0`` in its YAML (``zero-declared``); else any
+``*_usd_per_mtok`` field in its YAML (``yaml``; a class left unset falls back inside the YAML: cached
+read and cache write to the input price, reasoning to the output price); else litellm's bundled price
+map (``litellm-map``: ``input_cost_per_token``, ``cache_read_input_token_cost``,
+``cache_creation_input_token_cost``, ``output_cost_per_token``, ``output_cost_per_reasoning_token``,
+with the same fallbacks); the simulator and the embedded model are free by declaration
+(``zero-declared``). A model with none of these is ``unpriced``: :func:`require_prices` stops a run
+on it before any call, and a call made anyway (an ad-hoc gateway) is recorded with cost provenance
+``unpriced`` — never a silent $0. A provider that reports its own cost per call wins for that call
+(``provider-reported``, see the gateway).
+
+Every model is registered with litellm (even at price 0): an unmapped model makes litellm raise
+and swallow a cost error on every call (~0.5 ms each, measured).
 """
 
 from __future__ import annotations
@@ -10,26 +21,57 @@ import logging
 from dataclasses import dataclass
 
 from ..spec.model import ModelSpec
+from ..spec.problems import Problem, SpecError, problem_at
+from ..spec.yamlpos import Located
+from .usage import Usage
 
 log = logging.getLogger("masbench.llm")
 _warned: set[str] = set()
 _registered: set[str] = set()
 
+SOURCES = ("yaml", "litellm-map", "provider-reported", "zero-declared", "unpriced")
+"""Cost provenance values a call row can carry."""
+
 
 @dataclass(frozen=True, slots=True)
 class Prices:
-    """USD per token."""
+    """USD per token, per class. ``None`` for a class means "billed like its base class"."""
 
     input: float
     output: float
     cached_input: float | None = None
+    cache_write: float | None = None
+    reasoning: float | None = None
     source: str = "yaml"
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
-        if self.cached_input is not None and cached_tokens:
-            fresh = max(prompt_tokens - cached_tokens, 0)
-            return fresh * self.input + cached_tokens * self.cached_input + completion_tokens * self.output
-        return prompt_tokens * self.input + completion_tokens * self.output
+        """Cost of totals (for worst-case budget bounds): cached tokens at the cached rate."""
+        fresh = max(prompt_tokens - cached_tokens, 0)
+        return fresh * self.input + min(cached_tokens, prompt_tokens) * self.cached_rate + completion_tokens * self.output
+
+    @property
+    def cached_rate(self) -> float:
+        return self.input if self.cached_input is None else self.cached_input
+
+    @property
+    def write_rate(self) -> float:
+        return self.input if self.cache_write is None else self.cache_write
+
+    @property
+    def reasoning_rate(self) -> float:
+        return self.output if self.reasoning is None else self.reasoning
+
+    def cost_of(self, u: Usage) -> float:
+        """Cost of one call's classes: fresh·input + read·cached + write·cache_write +
+        visible·output + reasoning·reasoning."""
+        return (u.prompt_fresh * self.input + u.cached_read * self.cached_rate + u.cache_write * self.write_rate
+                + u.completion_visible * self.output + u.reasoning * self.reasoning_rate)
+
+    def per_mtok(self) -> dict[str, float]:
+        """Effective USD per 1M tokens per class (what a ``price_table`` row holds)."""
+        return {"input_usd_per_mtok": self.input * 1e6, "cached_input_usd_per_mtok": self.cached_rate * 1e6,
+                "cache_write_usd_per_mtok": self.write_rate * 1e6, "output_usd_per_mtok": self.output * 1e6,
+                "reasoning_usd_per_mtok": self.reasoning_rate * 1e6}
 
 
 def _provider(model_id: str) -> str:
@@ -37,30 +79,64 @@ def _provider(model_id: str) -> str:
     return head
 
 
+def _opt(v: float | None) -> float | None:
+    return None if v is None else float(v)
+
+
+_BUNDLED: dict[str, dict] | None = None
+
+
+def _bundled() -> dict[str, dict]:
+    """litellm's price map as bundled, copied before we register any model into it (so a model we
+    registered at $0 or at one suite's YAML prices is never read back as a map price)."""
+    global _BUNDLED
+    if _BUNDLED is None:
+        from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+        _BUNDLED = {k: dict(v) for k, v in litellm.model_cost.items() if isinstance(v, dict)}
+    return _BUNDLED
+
+
+def from_litellm_map(model_id: str) -> Prices | None:
+    """A model's prices from litellm's bundled map (the id, then the id without its provider)."""
+    bundled = _bundled()
+    for key in (model_id, model_id.split("/", 1)[-1]):
+        info = bundled.get(key)
+        if info and ("input_cost_per_token" in info or "output_cost_per_token" in info):
+            return Prices(float(info.get("input_cost_per_token") or 0.0), float(info.get("output_cost_per_token") or 0.0),
+                          _opt(info.get("cache_read_input_token_cost")), _opt(info.get("cache_creation_input_token_cost")),
+                          _opt(info.get("output_cost_per_reasoning_token")), "litellm-map")
+    return None
+
+
+def _from_yaml(spec: ModelSpec) -> Prices | None:
+    if spec.price == 0:
+        return Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
+    fields = (spec.input_usd_per_mtok, spec.output_usd_per_mtok, spec.cached_input_usd_per_mtok,
+              spec.cache_write_usd_per_mtok, spec.reasoning_usd_per_mtok)
+    if all(f is None for f in fields):
+        return None
+    per = [None if f is None else f / 1e6 for f in fields]
+    return Prices(per[0] or 0.0, per[1] or 0.0, per[2], per[3], per[4], "yaml")
+
+
 def resolve_prices(spec: ModelSpec) -> Prices:
     """Prices for one model, registering it with litellm at the price we will charge."""
-    if spec.input_usd_per_mtok is not None or spec.output_usd_per_mtok is not None:
-        p = Prices((spec.input_usd_per_mtok or 0.0) / 1e6, (spec.output_usd_per_mtok or 0.0) / 1e6, None, "yaml")
-    elif spec.provider in ("embedded", "sim"):
-        p = Prices(0.0, 0.0, None, spec.provider)
-    else:
-        from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
-
-        p = None
-        for key in (spec.id, spec.id.split("/", 1)[-1]):
-            info = litellm.model_cost.get(key)
-            if info and ("input_cost_per_token" in info or "output_cost_per_token" in info):
-                p = Prices(float(info.get("input_cost_per_token") or 0.0), float(info.get("output_cost_per_token") or 0.0),
-                           info.get("cache_read_input_token_cost"), "litellm")
-                break
-        if p is None:
-            if spec.id not in _warned:
-                _warned.add(spec.id)
-                log.warning("no price known for %s: logging cost 0 (set input_usd_per_mtok/output_usd_per_mtok "
-                            "in the model's YAML)", spec.id)
-            p = Prices(0.0, 0.0, None, "unknown")
+    p = _from_yaml(spec)
+    if p is None and spec.provider in ("embedded", "sim"):
+        p = Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
+    if p is None:
+        p = from_litellm_map(spec.id)
+    if p is None:
+        if spec.id not in _warned:
+            _warned.add(spec.id)
+            log.warning("no price known for %s: its calls are recorded as cost source 'unpriced' (set "
+                        "input_usd_per_mtok/output_usd_per_mtok, or price: 0, in the model's YAML)", spec.id)
+        p = Prices(0.0, 0.0, None, None, None, "unpriced")
     if spec.provider != "sim" and spec.id not in _registered:
         from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
+
+        _bundled()  # snapshot the map before changing it
 
         entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
                  "litellm_provider": _provider(spec.id), "mode": "chat"}
@@ -70,3 +146,28 @@ def resolve_prices(spec: ModelSpec) -> Prices:
             log.debug("litellm.register_model(%s) failed: %s", spec.id, exc)
         _registered.add(spec.id)
     return p
+
+
+def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite") -> dict[str, Prices]:
+    """Every model's prices, or a :class:`SpecError` naming each unpriced model (alias and id) at
+    its line of the suite file (``where``: the located suite, or a label) — called by the run path
+    before any call is made (override with ``price: 0``)."""
+    out: dict[str, Prices] = {}
+    problems = []
+    for alias, spec in models.items():
+        p = _from_yaml(spec)
+        if p is None and spec.provider not in ("embedded", "sim"):
+            p = from_litellm_map(spec.id)
+            if p is None:
+                msg = (f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
+                       "output_usd_per_mtok in its YAML, or price: 0 if it is free")
+                problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
+                                else Problem(where, 1, 1, f"models.{alias}", msg))
+                continue
+        out[alias] = p or Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
+    if problems:
+        raise SpecError(problems)
+    return out
+
+
+__all__ = ["Prices", "SOURCES", "from_litellm_map", "require_prices", "resolve_prices"]

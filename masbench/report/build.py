@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import data, html, plots, tables
-from .verdict import verdicts
+from .verdict import RULE, verdicts
 
 CSV = "marginal_utility.csv"
 CSV_AXIS = "marginal_utility_by_axis.csv"
@@ -23,16 +23,17 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lines: list[str]) -> str:
+def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lines: list[str],
+              costs: list[str] = ()) -> str:
     head = [f"# Marginal utility — {info.suite} ({info.run_id})", ""]
     if info.label:
         head += [f"**{info.label}**", ""]
     head += [f"models: {info.models_text}  ", f"date: {info.created_at}  ",
-             f"CoT-SC curve: {'k = 1..' + str(info.k_max) if info.k_max else 'none'}", "",
+             f"CoT-SC curve: {'k = 1..' + str(info.k_max) if info.k_max else 'none'}  ", *[f"{c}  " for c in costs], "",
              "## All tasks", "", tables.markdown(comp) if len(comp) else "_no design results_", "",
              tables.CHEAPER_NOTE, ""]
     if lines:
-        head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + [""]
+        head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + ["", f"_{RULE}_", ""]
     if len(by_axis):
         head += ["## By task group", ""]
         for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
@@ -55,6 +56,7 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         curve = data.curve(st, rid)
         frontier = data.curve_frontier(st, rid)
         curve_axis = data.curve_by_axis(st, rid)
+        costs = data.cost_lines(st, rid)
     res = ReportResult(info, out)
     f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out)
     f2, n2 = plots.accuracy_by_axis(by_axis, curve_axis, info, out, plots.design_colors(comp))
@@ -65,10 +67,10 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
     tables.raw_table(comp).to_csv(out / CSV, index=False)
     tables.raw_table(by_axis, by_axis=True).to_csv(out / CSV_AXIS, index=False)
     vs = [v for v in verdicts(comp) if v.verdict != "baseline"]
-    (out / MD).write_text(_markdown(info, comp, by_axis, [v.line for v in vs]), encoding="utf-8")
+    (out / MD).write_text(_markdown(info, comp, by_axis, [v.line for v in vs], costs), encoding="utf-8")
     res.files += [out / CSV, out / CSV_AXIS, out / MD]
     page = html.page(info, comp, by_axis, vs, ["cost_accuracy.png", "accuracy_by_axis.png"],
-                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], res.notes)
+                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], costs + res.notes)
     (out / "index.html").write_text(page, encoding="utf-8")
     res.files.append(out / "index.html")
     return res

@@ -5,9 +5,13 @@ nothing here recomputes a metric.
   another process holds the write lock).
 - :func:`run_info` / :func:`resolve_run`: the run (default: the latest) and its labels.
 - :func:`comparison`: rows of ``design_comparison`` for one group, with the CoT-SC curve's CI
-  interpolated at each design's cost (the reference the verdict compares against).
+  interpolated at each design's cost, and the design's paired test against the curve
+  (``paired_tests`` on the suite's matching unit: ``paired_*`` columns, the verdict).
+- :func:`paired`: every stored paired test of a run (against the curve, CoT, other designs).
 - :func:`curve`, :func:`curve_frontier`, :func:`axis_groups`: the CoT-SC curve and the Pareto
   frontier's curve points.
+- :func:`cost_lines`: the run's budget basis and its calls by status and cost source (from the
+  ``call_status_counts`` and ``call_classes`` views).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..store import Store
+from ..store import Store, suite_config
 
 BASELINES = ("cot", "cot-sc")
 """``design_name`` values of the single-agent baselines (no verdict is given for them)."""
@@ -129,8 +133,18 @@ SELECT d.*,
            AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))
           ORDER BY s.k LIMIT 1) AS curve_ci_hi_at_tokens,
        k1.accuracy AS k1_accuracy, k1.tokens AS k1_tokens,
-       rd.design_name
+       rd.design_name,
+       pt.unit AS paired_unit, pt.position AS paired_position, pt.k_match AS paired_k_match,
+       pt.n_tasks AS paired_n_tasks, pt.n_cells AS paired_n_cells, pt.mean_diff AS paired_diff,
+       pt.ci_lo AS paired_ci_lo, pt.ci_hi AS paired_ci_hi, pt.p_value AS paired_p, pt.p_holm AS paired_p_holm,
+       pt.family_size AS paired_family, pt.level_holm AS paired_level, pt.ci_lo_holm AS paired_ci_lo_holm,
+       pt.ci_hi_holm AS paired_ci_hi_holm, pt.n_needed AS paired_n_needed, pt.verdict AS paired_verdict,
+       pt.reason AS paired_reason, pt.alpha AS paired_alpha
 FROM design_comparison d
+LEFT JOIN paired_tests pt ON pt.run_id = d.run_id AND pt.axis = d.axis
+       AND pt.axis_value IS NOT DISTINCT FROM d.axis_value AND pt.design = d.design AND pt.against = 'curve'
+       AND pt.unit = (SELECT coalesce(any_value(p2.unit) FILTER (WHERE p2.is_verdict), 'tokens') FROM paired_tests p2
+                      WHERE p2.run_id = d.run_id AND p2.against = 'curve')
 LEFT JOIN k1 ON k1.run_id = d.run_id AND k1.axis = d.axis AND k1.axis_value IS NOT DISTINCT FROM d.axis_value
 LEFT JOIN (SELECT run_id, design, any_value(design_name) AS design_name FROM results GROUP BY ALL) rd
        ON rd.run_id = d.run_id AND rd.design = d.design
@@ -189,3 +203,42 @@ def axis_groups(store: Store, run_id: str) -> pd.DataFrame:
     """Task groups of the run other than 'all': (axis, axis_value, n designs)."""
     return store.df("""SELECT axis, axis_value, count(*) AS designs FROM design_metrics
                        WHERE run_id = ? AND axis <> 'all' GROUP BY ALL ORDER BY axis, axis_value""", [run_id])
+
+
+_BASIS_TEXT = {"tokens": "every prompt and completion token", "completion": "completion + reasoning tokens only",
+               "usd": "USD"}
+
+
+def cost_lines(store: Store, run_id: str) -> list[str]:
+    """What the report says about the budget basis and about calls that are not plain answers."""
+    suite, _ = suite_config(store, run_id)
+    basis = suite.budget.basis if suite is not None else "tokens"
+    lines = [f"budget basis: {basis} — the per-task cap and the equal-budget matching (iso_gap_budget) count "
+             f"{_BASIS_TEXT.get(basis, basis)}"]
+    n, ok, err, missing, trunc, empty, est, unpriced = store.sql("""
+        SELECT coalesce(sum(calls), 0), coalesce(sum(ok), 0), coalesce(sum(error), 0), coalesce(sum(usage_missing), 0),
+               coalesce(sum(truncated), 0), coalesce(sum(empty), 0), coalesce(sum(usage_estimated), 0),
+               coalesce(sum(unpriced), 0)
+        FROM call_status_counts WHERE run_id = ?""", [run_id])[0]
+    sources = store.sql("SELECT string_agg(DISTINCT cost_source, ', ' ORDER BY cost_source) FROM call_classes "
+                        "WHERE run_id = ?", [run_id])[0][0]
+    lines.append(f"calls: {int(n)} — {int(ok)} ok, {int(trunc)} truncated (finish_reason = length), {int(empty)} empty, "
+                 f"{int(missing)} without usage (usage_missing), {int(err)} failed; {int(est)} with estimated usage; "
+                 f"cost source: {sources or 'none'}")
+    if unpriced:
+        lines.append(f"{int(unpriced)} calls UNPRICED: their cost is unknown, not $0")
+    return lines
+
+
+def paired(store: Store, run_id: str, axis: str | None = "all", against: str | None = None) -> pd.DataFrame:
+    """Rows of ``paired_tests`` of a run (one group unless ``axis`` is None; one reference
+    — 'curve', 'cot' or a design label — unless ``against`` is None)."""
+    sql = "SELECT * FROM paired_tests WHERE run_id = ?"
+    params: list[Any] = [run_id]
+    if axis is not None:
+        sql += " AND axis = ?"
+        params.append(axis)
+    if against is not None:
+        sql += " AND against = ?"
+        params.append(against)
+    return store.df(sql + " ORDER BY axis, axis_value, against, unit, design", params)

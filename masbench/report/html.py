@@ -11,7 +11,7 @@ import pandas as pd
 from . import tables
 from .data import RunInfo
 from .tables import HEADERS, formatted
-from .verdict import Verdict
+from .verdict import RULE, Verdict
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -71,6 +71,8 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
     parts.append(f"<p class='note'>{_e(tables.CHEAPER_NOTE)}</p>")
     if verdicts:
         parts.append("<h2>Verdicts</h2><ul>" + "".join(f"<li>{_e(v.line)}</li>" for v in verdicts) + "</ul>")
+        parts.append(f"<p class='note'>{_e(RULE)}. Paired Δ = mean over tasks of (design − CoT-SC curve at its "
+                     "cost) with the Holm-level paired bootstrap CI; ▲/▼ significant after Holm.</p>")
     if not by_axis.empty:
         parts.append("<h2>By task group</h2>")
         for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):

@@ -13,11 +13,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .data import RunInfo
-from .tables import is_true
+from .tables import is_true, significance
 
 BASELINE_STYLE = {"cot": ("s", "#444444"), "cot-sc": ("D", "#1f4e9c")}
 CURVE_COLOR = "#1f77b4"
 FRONTIER_COLOR = "#d4a017"
+WIN_COLOR = "#2ca02c"
+LOSS_COLOR = "#d62728"
 
 
 def _title(info: RunInfo, what: str) -> str:
@@ -118,6 +120,7 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
                 label="Pareto frontier (tokens, accuracy)")
 
     colors = design_colors(comp)
+    marked: set[int] = set()
     x_hi = max(list(comp["_x"]) + [float(t) for t in curve.get("tokens", []) if _finite(t)])
     for r in comp.to_dict("records"):
         marker = BASELINE_STYLE.get(str(r.get("design_name")), ("o", None))[0]
@@ -128,6 +131,11 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
         is_par = is_true(r.get("pareto"))
         ax.errorbar([r["_x"]], [y], yerr=yerr, fmt=marker, color=color, ms=8 if is_par else 6.5, capsize=3,
                     mec="black" if is_par else color, mew=1.6 if is_par else 1, zorder=3)
+        sig = significance(r)
+        if sig:  # the verdict's paired test is significant: a win (▲ green) or a loss (▼ red) vs the curve
+            ax.scatter([r["_x"]], [y + (6 if sig > 0 else -6)], marker="^" if sig > 0 else "v", s=70,
+                       color=WIN_COLOR if sig > 0 else LOSS_COLOR, edgecolors="black", linewidths=0.6, zorder=5)
+            marked.add(sig)
         label = str(r["design"]) + (" (0 tokens, clipped)" if r["_clipped"] else "") + ("  ★" if is_par else "")
         right = r["_x"] >= x_hi * 0.75 and r["_x"] > min(comp["_x"])  # near the right edge: label to the left
         ax.annotate(label, (r["_x"], y), xytext=(-7 if right else 7, 5), textcoords="offset points", fontsize=8.5,
@@ -135,6 +143,11 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
                     fontweight="bold" if not r.get("baseline") else "normal", zorder=4,
                     bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.75))
 
+    for sig in sorted(marked, reverse=True):  # legend entries only for marks that appear
+        ax.scatter([], [], marker="^" if sig > 0 else "v", s=70, color=WIN_COLOR if sig > 0 else LOSS_COLOR,
+                   edgecolors="black", linewidths=0.6,
+                   label=("significantly better" if sig > 0 else "significantly worse")
+                   + " than CoT-SC at its cost (paired, Holm)")
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))

@@ -15,11 +15,15 @@ RAW_COLUMNS = [
     "x_cot_tokens", "x_cot_usd", "x_sc5_tokens", "x_sc5_usd", "iso_gap_tokens", "iso_gap_calls", "iso_gap_usd",
     "cost_vs_curve", "gap_vs_kmax", "iso_acc_cost_ratio_tokens", "iso_acc_cost_ratio_usd",
     "mu_pp_per_1k_tokens", "mu_pp_per_usd", "pareto", "n_failed", "n_budget_exhausted", "n_degraded", "simulated",
+    "budget_basis", "budget_spent", "iso_gap_budget",
+    "paired_unit", "paired_position", "paired_k_match", "paired_n_tasks", "paired_diff", "paired_ci_lo",
+    "paired_ci_hi", "paired_p", "paired_family", "paired_p_holm", "paired_ci_lo_holm", "paired_ci_hi_holm",
+    "paired_n_needed",
 ]
 """CSV columns, named as in ``design_comparison`` (plus ``verdict``)."""
 
 HEADERS = ["design", "n", "accuracy [95% CI]", "tokens/task", "calls/task", "USD/task", "× CoT", "× CoT-SC@5",
-           "iso-cost gap (tokens)", "cost vs curve", "iso-acc cost ratio", "MU pp/1k tok", "MU pp/$", "Pareto",
+           "iso-cost gap (tokens)", "paired Δ [Holm CI]", "cost vs curve", "iso-acc cost ratio", "MU pp/1k tok", "MU pp/$", "Pareto",
            "failed / budget-exh."]
 
 
@@ -80,12 +84,35 @@ def _cheaper(r: dict[str, Any]) -> bool:
     return not _missing(t) and not _missing(c) and float(t) < float(c)
 
 
+def significance(r: dict[str, Any]) -> int:
+    """+1 / −1 if the paired test against the curve is significant after Holm (p_holm < α and the
+    Holm-level CI excludes 0) in that direction, else 0."""
+    p, lo, hi = r.get("paired_p_holm"), r.get("paired_ci_lo_holm"), r.get("paired_ci_hi_holm")
+    if _missing(p) or _missing(lo) or _missing(hi) or is_true(r.get("baseline")):
+        return 0
+    alpha = 0.05 if _missing(r.get("paired_alpha")) else float(r["paired_alpha"])
+    if float(p) >= alpha:
+        return 0
+    return 1 if float(lo) > 0 else -1 if float(hi) < 0 else 0
+
+
+def paired_cell(r: dict[str, Any]) -> str:
+    """The paired mean difference against the curve with its Holm-level CI, in points; a
+    significant one (the verdict's test) is marked ▲ (better) or ▼ (worse)."""
+    d, lo, hi = r.get("paired_diff"), r.get("paired_ci_lo_holm"), r.get("paired_ci_hi_holm")
+    if _missing(d) or _missing(lo) or _missing(hi):
+        return "–"
+    mark = {1: " ▲", -1: " ▼"}.get(significance(r), "")
+    return f"{100 * float(d):+.1f} [{100 * float(lo):+.1f}, {100 * float(hi):+.1f}]{mark}"
+
+
 def formatted_row(r: dict[str, Any]) -> list[str]:
     star = "*" if _cheaper(r) else ""
     ci = "" if _missing(r.get("ci_lo")) else f" [{100 * r['ci_lo']:.1f}, {100 * r['ci_hi']:.1f}]"
     return [
         str(r["design"]), str(int(r["n"])), pct(r["accuracy"]) + ci, num(r["tokens"]), num(r["calls"], 2),
         usd(r["cost_usd"]), mult(r.get("x_cot_tokens")), mult(r.get("x_sc5_tokens")), pp(r.get("iso_gap_tokens")),
+        paired_cell(r),
         str(r.get("cost_vs_curve") or "–") if not _missing(r.get("k_max")) else "no curve",
         mult(r.get("iso_acc_cost_ratio_tokens")), signed(r.get("mu_pp_per_1k_tokens"), 2) + star,
         signed(r.get("mu_pp_per_usd"), 1) + star, "★" if is_true(r.get("pareto")) else "",

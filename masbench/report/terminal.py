@@ -10,20 +10,20 @@ from rich.table import Table
 from rich.text import Text
 
 from . import data, tables
-from .verdict import BASELINE, NOT_WORTH, WORTH, verdicts
+from .verdict import BASELINE, NOT_WORTH, RULE, WORTH, verdicts
 
 _VERDICT_STYLE = {WORTH: "green", NOT_WORTH: "red"}
 
 
 # columns dropped first when the terminal is too narrow (the report files always have all of them)
 _DROP_ORDER = ["Pareto", "calls/task", "MU pp/$", "USD/task", "iso-acc cost ratio", "× CoT-SC@5",
-               "failed / budget-exh.", "cost vs curve", "× CoT"]
+               "failed / budget-exh.", "iso-cost gap (tokens)", "cost vs curve", "× CoT", "MU pp/1k tok"]
 
 
 _SHORT = {"accuracy [95% CI]": "accuracy\n[95% CI]", "tokens/task": "tokens\n/task", "calls/task": "calls\n/task",
           "USD/task": "USD\n/task", "× CoT-SC@5": "×\nCoT-SC@5", "iso-cost gap (tokens)": "iso-cost gap\n(tokens)",
           "cost vs curve": "cost vs\ncurve", "iso-acc cost ratio": "iso-acc\ncost ratio", "MU pp/1k tok": "MU pp\n/1k tok",
-          "failed / budget-exh.": "failed /\nbudget-exh."}
+          "failed / budget-exh.": "failed /\nbudget-exh.", "paired Δ [Holm CI]": "paired Δ pp\n[Holm CI]"}
 
 
 def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
@@ -65,9 +65,12 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
         df = data.comparison(st, info.run_id, axis)
         known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
                                       [info.run_id])]
+        costs = data.cost_lines(st, info.run_id)
     if info.label:
         console.print(Text(info.label, style="bold yellow"))
     console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"))
+    for line in costs:
+        console.print(Text(line, style="dim"))
     if df.empty:
         console.print(Text(f"no results for axis {axis!r}; groups in this run: {', '.join(known) or '(none)'}",
                            style="yellow"))
@@ -87,6 +90,54 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
             line = Text(v.line)
             line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
             console.print(line)
-    console.print(Text("★ Pareto-optimal on (tokens, accuracy). " + tables.CHEAPER_NOTE
-                       + " Verdict rule and formulas: docs/metrics.md", style="dim"))
+    console.print(Text("★ Pareto-optimal on (tokens, accuracy). ▲/▼ paired difference significant after Holm. "
+                       + tables.CHEAPER_NOTE, style="dim"))
+    console.print(Text(RULE, style="dim"))
     return int(df["design"].nunique())
+
+
+def paired_table(df: pd.DataFrame, against: str, title: str) -> Table:
+    """The stored paired tests of every design against one reference ('curve', 'cot' or a design)."""
+    t = Table(title=title, title_justify="left", pad_edge=False)
+    for h in ("design", "vs", "unit", "n tasks", "mean Δ pp", "95% CI", "p", "method", "Holm p (m)", "Holm CI"):
+        t.add_column(h, justify="left" if h in ("design", "vs", "method") else "right", no_wrap=True)
+    for r in df.to_dict("records"):
+        a, b = str(r["design"]), str(r["against"])
+        sign = 1.0
+        if against not in ("curve", "cot") and b != against:  # stored as (a, b) with a < b: flip to face `against`
+            a, b, sign = b, a, -1.0
+        lo, hi = sorted((sign * r["ci_lo"], sign * r["ci_hi"]))
+        hlo, hhi = sorted((sign * r["ci_lo_holm"], sign * r["ci_hi_holm"]))
+        t.add_row(Text(a), Text(b), str(r["unit"]), str(int(r["n_tasks"])), f"{100 * sign * r['mean_diff']:+.1f}",
+                  f"[{100 * lo:+.1f}, {100 * hi:+.1f}]", f"{r['p_value']:.3g}", str(r["method"]),
+                  f"{r['p_holm']:.3g} ({int(r['family_size'])})", f"[{100 * hlo:+.1f}, {100 * hhi:+.1f}]")
+    return t
+
+
+def compare_against(store_path: str | Path, against: str, run_id: str | None = None, axis: str = "all",
+                    console: Console | None = None) -> int:
+    """Print the paired tests against ``against``: 'curve' (at each design's cost), 'cot', or a
+    design label (exact McNemar, design − that design). Returns the number of rows."""
+    console = console or Console()
+    with data.open_store(store_path) as st:
+        info = data.run_info(st, run_id)
+        df = data.paired(st, info.run_id, axis)
+    if info.label:
+        console.print(Text(info.label, style="bold yellow"))
+    if against in ("curve", "cot"):
+        sel = df[df["against"] == against]
+        if against == "curve":
+            unit = sel.loc[sel["is_verdict"].fillna(False).astype(bool), "unit"]
+            sel = sel[sel["unit"] == (unit.iloc[0] if len(unit) else "tokens")]
+    else:
+        sel = df[(df["against"] == against) | ((df["design"] == against) & ~df["against"].isin(["curve", "cot"]))]
+    if sel.empty:
+        refs = sorted(set(df["against"]) | set(df.loc[~df["against"].isin(["curve", "cot"]), "design"]))
+        raise data.ReportError(f"no paired tests against {against!r} in run {info.run_id}; "
+                               f"references: {', '.join(refs) or '(none: run `masbench stats`)'}")
+    for (ax, value), g in sel.groupby(["axis", "axis_value"], dropna=False, sort=True):
+        title = "all tasks" if ax == "all" else f"{ax}" + (f" = {int(value)}" if pd.notna(value) else "")
+        console.print(paired_table(g, against, f"paired tests vs {against} — {title}".replace("[", "\\[")))
+    console.print(Text("Δ = design − reference per task (seeds averaged), paired bootstrap CI over tasks; Holm across "
+                       "the comparisons of the same kind in the group (m). docs/metrics.md", style="dim"))
+    return len(sel)

@@ -1,16 +1,15 @@
 """One-line verdicts: is a design worth its cost against CoT-SC? (rule in docs/metrics.md)
 
-Where the design's token cost falls decides the reference:
+The verdict is decided by the harness from the *paired* evidence and stored in ``paired_tests``
+(:mod:`masbench.harness.stats.decide`): the design's per-task correctness minus the CoT-SC
+curve's per-task maj@k at the design's cost (at k = 1 if it is cheaper than one sample, at k_max
+if it costs more than the whole curve), a paired bootstrap CI over tasks, Holm-corrected across
+the designs of the group. This module only words it:
 
-- *within* the curve (an iso-cost gap exists): CoT-SC at equal tokens, with the curve's 95% band
-  interpolated at that cost. Worth it if the design's Wilson interval lies entirely above the
-  band, not worth it if entirely below, inconclusive if they overlap.
-- *beyond* (more tokens than CoT-SC@k_max): CoT-SC@k_max, which is cheaper. Not worth it if the
-  design is not more accurate (gap ≤ 0); else inconclusive (no curve point at its cost: raise k_max).
-- *below* (fewer tokens than one CoT sample): the curve at k = 1, which is costlier. Worth it if
-  the design is at least as accurate (gap ≥ 0); else inconclusive.
-- no curve (cot_sc disabled or empty pool): "no CoT-SC curve", with the gap to CoT for information.
-Baselines (``design_name`` in cot, cot-sc) get no verdict.
+    self-refine: −15.4 pp, 95% paired CI [−30.5, −0.6], Holm p = 0.040 (2 designs), 20 tasks
+      vs CoT-SC at equal tokens (k ≈ 4.6) (4.6× CoT cost) — not worth it (significantly worse …)
+
+Baselines (``design_name`` in cot, cot-sc) get no verdict; a run without a curve says so.
 """
 
 from __future__ import annotations
@@ -22,8 +21,14 @@ from typing import Any
 WORTH = "worth it"
 NOT_WORTH = "not worth it"
 INCONCLUSIVE = "inconclusive"
+NOT_SHOWN = "not shown worth it"
 BASELINE = "baseline"
 NO_CURVE = "no CoT-SC curve"
+
+RULE = ("verdict rule: paired per-task differences against the CoT-SC curve at equal cost (k = 1 if cheaper "
+        "than one sample, k_max if costlier than the curve); bootstrap CI over tasks, seeds kept together; "
+        "Holm across the designs of the group; 'worth it'/'not worth it' only if the corrected CI excludes 0 "
+        "(docs/metrics.md)")
 
 
 def _num(v: Any) -> float | None:
@@ -36,6 +41,10 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
+def _pp(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:+.1f}".replace("-", "\u2212")
+
+
 @dataclass(frozen=True)
 class Verdict:
     design: str
@@ -44,54 +53,67 @@ class Verdict:
     reference: str
     x_cot: float | None
     reason: str = ""
+    evidence: str = ""
+    """The paired CI, Holm p-value and n behind the verdict."""
 
     @property
     def line(self) -> str:
         if self.verdict == BASELINE:
             return f"{self.design}: baseline"
         gap = "n/a" if self.gap_pp is None else f"{self.gap_pp:+.1f} pp".replace("-", "\u2212")
+        ev = f", {self.evidence}" if self.evidence else ""
         cost = "n/a" if self.x_cot is None else f"{self.x_cot:.1f}\u00d7"
-        tail = f" ({self.reason})" if self.reason else ""
-        return f"{self.design}: {gap} vs {self.reference} ({cost} CoT cost) \u2014 {self.verdict}{tail}"
+        if not self.reason:
+            tail = ""
+        elif self.reason.startswith("needs") or self.reason.startswith("no difference"):
+            tail = f", {self.reason}"
+        else:
+            tail = f" ({self.reason})"
+        return f"{self.design}: {gap}{ev} vs {self.reference} ({cost} CoT cost) \u2014 {self.verdict}{tail}"
+
+
+def _reference(row: dict[str, Any]) -> str:
+    pos, unit = row.get("paired_position"), row.get("paired_unit") or "tokens"
+    k_max = _num(row.get("k_max"))
+    if pos == "beyond":
+        return f"CoT-SC@{int(k_max or 0)} (k_max, cheaper)"
+    if pos == "below":
+        return "CoT-SC@1 (costlier)"
+    k = _num(row.get("paired_k_match"))
+    return f"CoT-SC at equal {unit}" + (f" (k \u2248 {k:.1f})" if k is not None else "")
+
+
+def evidence(row: dict[str, Any]) -> str:
+    """``95% paired CI [lo, hi], Holm p = …, n tasks`` from a comparison row ('' if none)."""
+    lo, hi = _num(row.get("paired_ci_lo_holm")), _num(row.get("paired_ci_hi_holm"))
+    if lo is None or hi is None:
+        return ""
+    level = _num(row.get("paired_level")) or 0.05
+    fam = int(_num(row.get("paired_family")) or 1)
+    p = _num(row.get("paired_p_holm"))
+    ptxt = "n/a" if p is None else (f"{p:.3f}" if p >= 0.001 else "< 0.001")
+    holm = f"Holm p = {ptxt} ({fam} designs)" if fam > 1 else f"p = {ptxt}"
+    n = int(_num(row.get("paired_n_tasks")) or 0)
+    return f"{100 * (1 - level):.4g}% paired CI [{_pp(lo)}, {_pp(hi)}], {holm}, {n} tasks"
 
 
 def verdict(row: dict[str, Any]) -> Verdict:
-    """The verdict for one ``design_comparison`` row (as returned by :func:`data.comparison`)."""
+    """The verdict for one row of :func:`data.comparison`."""
     design = str(row["design"])
     x_cot = _num(row.get("x_cot_tokens"))
     if row.get("baseline"):
         return Verdict(design, BASELINE, None, "", x_cot)
-    acc, lo, hi = _num(row.get("accuracy")), _num(row.get("ci_lo")), _num(row.get("ci_hi"))
-    tokens = _num(row.get("tokens"))
-    k_max = row.get("k_max")
-    iso = _num(row.get("iso_gap_tokens"))
-    if k_max is None or _num(k_max) is None or acc is None:
-        cot = _num(row.get("cot_accuracy"))
-        gap = None if cot is None else 100 * (acc - cot)
+    if _num(row.get("k_max")) is None:
+        acc, cot = _num(row.get("accuracy")), _num(row.get("cot_accuracy"))
+        gap = None if cot is None or acc is None else 100 * (acc - cot)
         return Verdict(design, NO_CURVE, gap, "CoT", x_cot, "cot_sc disabled or pool empty")
-    k_max = int(float(k_max))
-    if iso is not None:
-        rlo, rhi = _num(row.get("curve_ci_lo_at_tokens")), _num(row.get("curve_ci_hi_at_tokens"))
-        ref = "CoT-SC at equal tokens"
-        if rlo is not None and lo > rhi:
-            return Verdict(design, WORTH, 100 * iso, ref, x_cot)
-        if rhi is not None and hi < rlo:
-            return Verdict(design, NOT_WORTH, 100 * iso, ref, x_cot)
-        return Verdict(design, INCONCLUSIVE, 100 * iso, ref, x_cot, "CIs overlap")
-    kmax_tokens, k1_tokens = _num(row.get("kmax_tokens")), _num(row.get("k1_tokens"))
-    if tokens is not None and kmax_tokens is not None and tokens > kmax_tokens:
-        gap = 100 * (acc - _num(row.get("kmax_accuracy")))
-        ref = f"CoT-SC@{k_max} (k_max, cheaper)"
-        if gap <= 0:
-            return Verdict(design, NOT_WORTH, gap, ref, x_cot)
-        return Verdict(design, INCONCLUSIVE, gap, ref, x_cot, "costs more than the whole curve; raise k_max")
-    if tokens is not None and k1_tokens is not None and tokens < k1_tokens:
-        gap = 100 * (acc - _num(row.get("k1_accuracy")))
-        ref = "CoT-SC@1 (costlier)"
-        if gap >= 0:
-            return Verdict(design, WORTH, gap, ref, x_cot)
-        return Verdict(design, INCONCLUSIVE, gap, ref, x_cot, "cheaper than one CoT sample but less accurate")
-    return Verdict(design, INCONCLUSIVE, None, "CoT-SC", x_cot, "cost not comparable")
+    v = row.get("paired_verdict")
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return Verdict(design, INCONCLUSIVE, None, "CoT-SC", x_cot,
+                       "no paired test stored for this run: `masbench stats --store FILE` recomputes it")
+    gap = _num(row.get("paired_diff"))
+    return Verdict(design, str(v), None if gap is None else 100 * gap, _reference(row), x_cot,
+                   str(row.get("paired_reason") or ""), evidence(row))
 
 
 def verdicts(df) -> list[Verdict]:

@@ -26,7 +26,7 @@ from ..bench import TaskInstance, load_tasks, score
 from ..library import bundled_root
 from ..llm import Gateway
 from ..spec.model import ModelSpec
-from ..spec.suite import SuiteSpec
+from ..store import suite_config
 
 COLUMNS = ("task_id", "model", "correct", "cost_usd", "tokens", "skills", "question")
 
@@ -177,12 +177,9 @@ def explore(pool, tasks: list[TaskInstance], **kw) -> pd.DataFrame:
 def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
     """Regenerate the tasks of runs from their stored suite config (best effort)."""
     out: dict[str, TaskInstance] = {}
-    for (cfg,) in store.sql(f"SELECT config FROM runs WHERE run_id IN ({','.join('?' * len(run_ids))})", run_ids):
-        try:
-            data = json.loads(cfg) if isinstance(cfg, str) else cfg
-            data = {k: v for k, v in data.items() if not k.startswith("_")}
-            suite = SuiteSpec.model_validate(data)
-        except Exception:
+    for run_id in run_ids:
+        suite, _ = suite_config(store, run_id)
+        if suite is None:
             continue
         for src in suite.tasks:
             for base in (Path.cwd() / "tasks", bundled_root() / "tasks", Path.cwd()):

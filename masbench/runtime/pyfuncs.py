@@ -14,6 +14,7 @@ from typing import Any
 
 from ..registry import Registry
 from ..text import normalize_answer
+from .ties import break_tie
 
 PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function", {
     "smfr_aggregate": "masbench.runtime.smfr_funcs:smfr_aggregate",  # the SMFR expert MAS's plain-code step
@@ -36,10 +37,12 @@ def python_func(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
 # --------------------------------------------------------------------------- majority
 
 
-def majority_vote(answers: Sequence[Any]) -> tuple[Any, dict[Any, int], list[Any]]:
-    """Majority over hashable answers; ``None`` entries are ignored. Ties go to the tied answer
-    seen first (lowest position), so the result is deterministic given the order of samples.
-    Returns (winner or None, tally in first-seen order, the tied answers if there was a tie)."""
+def majority_vote(answers: Sequence[Any], tie: str = "first", *, seed: int = 0, task_id: str = "",
+                  node: str = "") -> tuple[Any, dict[Any, int], list[Any]]:
+    """Majority over hashable answers; ``None`` entries are ignored. A tie is broken by ``tie``
+    (see :mod:`.ties`; default: the tied answer seen first), reproducibly given ``seed``,
+    ``task_id`` and ``node``. Returns (winner or None, tally in first-seen order, the tied
+    answers in first-seen order if there was a tie)."""
     tally: dict[Any, int] = {}
     for a in answers:
         if a is None:
@@ -49,7 +52,9 @@ def majority_vote(answers: Sequence[Any]) -> tuple[Any, dict[Any, int], list[Any
         return None, tally, []
     best = max(tally.values())
     tied = [a for a, c in tally.items() if c == best]
-    return tied[0], tally, (tied if len(tied) > 1 else [])
+    if len(tied) == 1:
+        return tied[0], tally, []
+    return break_tie(tied, tie, seed=seed, task_id=task_id, node=node), tally, tied
 
 
 # --------------------------------------------------------------------------- calculator

@@ -51,7 +51,7 @@ def assemble(an: Analysis, sc: Scope, final: dict | None, output: str, fan_keys:
     answers: tuple[str, ...] | None = None
     if out_val is not None:
         if out_val.items is not None:
-            winner, tally, tie = majority_vote([m.answers for m in out_val.items])
+            winner, tally, tie = sc.sh.vote([m.answers for m in out_val.items], "output")
             answers = winner
             text = vtext(out_val)
             if len(out_val.items) > 1:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..budget import BudgetMeter
+from .pyfuncs import majority_vote
 from .types import RunContext
 from .values import OK, Val, fmt_data
 
@@ -32,7 +33,7 @@ SKIP = object()
 class Shared:
     """State shared by a run and its sub-design runs."""
 
-    __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library")
+    __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed")
 
     def __init__(self, ctx: RunContext):
         self.meter = BudgetMeter(ctx.budget)
@@ -43,6 +44,12 @@ class Shared:
         self.gateway = ctx.gateway
         self.route = ctx.route
         self.library = ctx.library
+        self.tie = ctx.tie
+        self.seed = int(self.tags.get("seed", ctx.seed) or 0)
+
+    def vote(self, answers: list, node: str) -> tuple:
+        """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
+        return majority_vote(answers, self.tie, seed=self.seed, task_id=str(self.tags.get("task_id", "")), node=node)
 
 
 @dataclass(slots=True)

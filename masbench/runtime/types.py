@@ -30,6 +30,9 @@ class RunContext:
     """Receives one row per node execution for the ``nodes`` table."""
     seed: int = 0
     """Mixed into sample indices so different seeds draw different samples."""
+    tie: str = "first"
+    """How ``majority`` votes break ties: ``split`` | ``random`` | ``first`` (see
+    :mod:`masbench.runtime.ties`). The harness passes the suite's ``cot_sc.tie``."""
     route: Callable[..., Any] | None = None
     """Hook for agents whose model is a route: ``route(agent, messages) -> alias`` (sync or async).
     Unset: such agents use the ``default`` alias."""

@@ -10,6 +10,7 @@ from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
 from .handbook import HandbookSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
 from .sim import SimDifficulty, SimErrors, SimReaction
+from .stats import StatsSpec
 from .suite import CotScSpec, DesignRef, SuiteSpec, TaskSource
 
 KINDS: Registry[type[Spec]] = Registry("kind", {
@@ -40,6 +41,6 @@ def json_schema(kind: str) -> dict:
 __all__ = [
     "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "KINDS", "LoopSpec",
     "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimDifficulty", "SimErrors", "SimFaults",
-    "SimProfile", "SimReaction", "Spec", "SuiteSpec", "TaskSource", "TokenDist", "json_schema", "register_kind",
-    "walk_nodes",
+    "SimProfile", "SimReaction", "Spec", "StatsSpec", "SuiteSpec", "TaskSource", "TokenDist", "json_schema",
+    "register_kind", "walk_nodes",
 ]

@@ -84,7 +84,20 @@ class ModelSpec(Spec):
     input_usd_per_mtok: float | None = Field(default=None, ge=0)
     """USD per 1M prompt tokens; overrides litellm's price map."""
     output_usd_per_mtok: float | None = Field(default=None, ge=0)
-    """USD per 1M completion tokens; overrides litellm's price map."""
+    """USD per 1M completion tokens (visible output); overrides litellm's price map."""
+    cached_input_usd_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per 1M prompt tokens read from the provider's prompt cache (default: the input price)."""
+    cache_write_usd_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per 1M prompt tokens written to the prompt cache, e.g. Anthropic's 1.25× input rate
+    (default: the input price)."""
+    reasoning_usd_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per 1M hidden reasoning tokens, if billed differently from output (default: the output price)."""
+    price: Literal[0] | None = None
+    """``0`` declares the model free (a local server, a self-hosted model): without it, a model with no
+    YAML price and no entry in litellm's price map stops the run before any call."""
+    estimate_usage: bool = False
+    """If the provider returns no usage, count the tokens with a tokenizer (flagged ``estimated`` on
+    the call row) instead of recording the call as ``usage_missing`` (an error)."""
     concurrency: int = Field(default=16, ge=1)
     """Most calls in flight to this model at once (per process)."""
     timeout_s: float = Field(default=120.0, gt=0)

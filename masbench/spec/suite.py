@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from .base import Spec
 from .budget import Budget
 from .model import ModelSpec
+from .stats import StatsSpec
 
 SOURCE_KEYS = ("generator", "jsonl", "parquet", "masbench", "smfr", "gsm8k", "math", "aime", "choice", "table", "hf")
 """The keys that name a task source; a ``tasks:`` entry sets exactly one of them."""
@@ -91,6 +92,11 @@ class CotScSpec(Spec):
     """Bootstrap resamples for the curve's confidence intervals."""
     enabled: bool = True
     """Set false to skip the pool (no iso-cost metrics then)."""
+    tie: Literal["split", "random", "first"] = "split"
+    """How majority votes break ties, in every design's ``majority`` node and in the curve alike:
+    ``split`` (the curve credits a t-way tie 1/t; the vote draws uniformly among the tied, seeded),
+    ``random`` (a seeded priority over answers per task wins), ``first`` (the first seen wins).
+    ``split`` makes ``cot-sc[k]`` an unbiased draw of the curve at k and gives the smoothest curve."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """Sampling temperature of the pool (default: the agent's). Illusion: 1.0; MASBench: 0.5."""
     vote: Literal["normalized", "raw"] = "normalized"
@@ -129,6 +135,8 @@ class SuiteSpec(Spec):
     """Seeds: each (design, task) cell runs once per seed."""
     cot_sc: CotScSpec = Field(default_factory=CotScSpec)
     """The CoT-SC reference pool."""
+    stats: StatsSpec = Field(default_factory=StatsSpec)
+    """Paired tests and verdicts against the curve: matching unit, α, bootstrap, power."""
     budget: Budget = Field(default_factory=Budget)
     """Per-task budget, enforced for every design."""
     concurrency: int = Field(default=8, ge=1)

@@ -11,7 +11,10 @@ axis and axis value, or its source when it has no axis).
   linearly interpolated at the design's cost) by tokens, calls and USD; the iso-accuracy cost
   ratio (design cost / the cost at which the curve first reaches the design's accuracy);
   marginal utility against CoT in pp per 1k tokens and pp per USD; Pareto membership on
-  (tokens, accuracy) against the other designs and the curve points.
+  (tokens, accuracy) against the other designs and the curve points. ``iso_gap_budget`` is the
+  iso-cost gap on the suite's budget basis (``budget_basis``: all tokens, completion tokens or USD;
+  ``budget_spent`` is the mean spend per task on it, and the curve's ``budget_spent`` the same for
+  CoT-SC@k).
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ _Z = 1.959963984540054
 DESIGN_METRICS = f"""
 WITH base AS (
     SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct, partial, tokens, calls,
-           cost_usd, status, simulated FROM results
+           cost_usd, status, simulated, budget_basis, budget_spent FROM results
     UNION ALL
     SELECT run_id, design, coalesce(axis, source), axis_value, correct, partial, tokens, calls, cost_usd, status,
-           simulated FROM results
+           simulated, budget_basis, budget_spent FROM results
 ), agg AS (
     SELECT run_id, design, axis, axis_value, count(*) AS n,
            avg(CAST(coalesce(correct, false) AS DOUBLE)) AS accuracy, avg(partial) AS partial,
@@ -32,7 +35,8 @@ WITH base AS (
            count(*) FILTER (WHERE status = 'budget_exhausted') AS n_budget_exhausted,
            count(*) FILTER (WHERE status = 'degraded') AS n_degraded,
            count(*) FILTER (WHERE status = 'failed') AS n_failed,
-           bool_or(simulated) AS simulated
+           bool_or(simulated) AS simulated,
+           coalesce(any_value(budget_basis), 'tokens') AS budget_basis, avg(budget_spent) AS budget_spent
     FROM base GROUP BY ALL
 )
 SELECT *,
@@ -70,7 +74,7 @@ def _seg(col: str) -> str:
 
 
 DESIGN_COMPARISON = f"""
-WITH {_seg('tokens')}, {_seg('calls')}, {_seg('cost_usd')},
+WITH {_seg('tokens')}, {_seg('calls')}, {_seg('cost_usd')}, {_seg('budget_spent')},
 ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k = 1
     SELECT d.run_id, d.axis, d.axis_value,
            coalesce(c.accuracy, k1.accuracy) AS cot_accuracy, coalesce(c.tokens, k1.tokens) AS cot_tokens,
@@ -92,6 +96,7 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
            {_iso_cost('tokens')} AS curve_acc_at_tokens,
            {_iso_cost('calls')} AS curve_acc_at_calls,
            {_iso_cost('cost_usd')} AS curve_acc_at_usd,
+           {_iso_cost('budget_spent')} AS curve_acc_at_budget,
            {_iso_acc('tokens')} AS curve_tokens_at_acc,
            {_iso_acc('cost_usd')} AS curve_usd_at_acc
     FROM design_metrics d
@@ -105,6 +110,7 @@ SELECT x.*,
        accuracy - curve_acc_at_tokens AS iso_gap_tokens,
        accuracy - curve_acc_at_calls AS iso_gap_calls,
        accuracy - curve_acc_at_usd AS iso_gap_usd,
+       accuracy - curve_acc_at_budget AS iso_gap_budget,
        CASE WHEN kmax_tokens IS NULL THEN NULL WHEN tokens > kmax_tokens THEN 'beyond'
             WHEN tokens < k1_tokens THEN 'below' ELSE 'within' END AS cost_vs_curve,
        accuracy - kmax_accuracy AS gap_vs_kmax,

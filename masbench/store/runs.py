@@ -1,4 +1,5 @@
-"""Run bookkeeping: create, finish and list runs."""
+"""Run bookkeeping: create, finish and list runs; a run's suite config as written once by
+:func:`run_config` and read back by :func:`suite_config` (the one reader of ``runs.config``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import uuid
 from typing import Any
 
 from .. import __version__
+from ..spec.suite import SuiteSpec
 from .db import Store
 
 
@@ -44,3 +46,27 @@ def latest_run(store: Store, suite: str | None = None) -> str | None:
     q = "SELECT run_id FROM runs" + (" WHERE suite = ?" if suite else "") + " ORDER BY created_at DESC LIMIT 1"
     row = store.sql(q, [suite] if suite else [])
     return row[0][0] if row else None
+
+
+def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:
+    """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given."""
+    cfg = suite.model_dump(mode="json", by_alias=True)
+    if overrides is not None:
+        cfg.update({"_overrides": overrides, "_limit": limit})
+    return cfg
+
+
+def suite_config(store: Any, run_id: str) -> tuple[SuiteSpec | None, dict[str, Any]]:
+    """A run's suite read back from ``runs.config``, and its ``_``-prefixed extras (``_overrides``,
+    ``_limit``). ``(None, extras)`` for a run without a config or with an old/foreign one."""
+    rows = store.sql("SELECT config FROM runs WHERE run_id = ?", [run_id])
+    if not rows or rows[0][0] is None:
+        return None, {}
+    cfg = json.loads(rows[0][0]) if isinstance(rows[0][0], str) else dict(rows[0][0])
+    extra = {k: v for k, v in cfg.items() if k.startswith("_")}
+    try:
+        return SuiteSpec.model_validate({k: v for k, v in cfg.items() if not k.startswith("_")}), extra
+    except Exception:  # noqa: BLE001 - an old or foreign config: no suite, callers degrade
+        return None, extra
+
+

@@ -159,7 +159,78 @@ CREATE TABLE designs (
     ts DOUBLE
 );
 """),
+    (4, "token classes, raw usage, cost provenance and call status; budget basis; price tables", """
+-- calls.prompt_tokens / completion_tokens keep their meaning (every input / every output token);
+-- the classes split them: prompt_tokens = prompt_fresh_tokens + cached_tokens + cache_write_tokens,
+-- completion_tokens = completion_visible_tokens + reasoning_tokens (masbench/llm/usage.py).
+ALTER TABLE calls ADD COLUMN prompt_fresh_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN cache_write_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN completion_visible_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN reasoning_tokens INTEGER;
+ALTER TABLE calls ADD COLUMN usage_status VARCHAR;    -- reported | estimated | missing (counts NULL)
+ALTER TABLE calls ADD COLUMN usage_raw JSON;          -- the usage object as received
+ALTER TABLE calls ADD COLUMN cost_source VARCHAR;     -- yaml | litellm-map | provider-reported | zero-declared | unpriced
+ALTER TABLE calls ADD COLUMN status VARCHAR;          -- ok | error | usage_missing | truncated | empty
+ALTER TABLE results ADD COLUMN budget_basis VARCHAR;  -- tokens | completion | usd (the suite's budget basis)
+ALTER TABLE results ADD COLUMN budget_spent DOUBLE;   -- this result's spend on that basis
+ALTER TABLE pool ADD COLUMN budget_spent DOUBLE;
+ALTER TABLE cot_sc_curve ADD COLUMN budget_basis VARCHAR;
+ALTER TABLE cot_sc_curve ADD COLUMN budget_spent DOUBLE;  -- mean spend per task at k samples, on the basis
+CREATE TABLE price_table (   -- counterfactual prices, filled by `masbench reprice` or by hand
+    price_table VARCHAR,     -- a name, e.g. 'gpt-4o-mini'
+    model VARCHAR,           -- a calls.model id, or '*' for every model without its own row
+    input_usd_per_mtok DOUBLE,
+    cached_input_usd_per_mtok DOUBLE,   -- NULL: the input price
+    cache_write_usd_per_mtok DOUBLE,    -- NULL: the input price
+    output_usd_per_mtok DOUBLE,
+    reasoning_usd_per_mtok DOUBLE       -- NULL: the output price
+);
+"""),
+    (5, "per-cell CoT-SC curve, paired tests", """
+CREATE TABLE cot_sc_task_curve (
+    run_id VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    k INTEGER,
+    accuracy DOUBLE,             -- exact maj@k of this cell's pool (expectation over all k-subsets)
+    tokens DOUBLE,               -- k * mean tokens of the cell's samples
+    cost_usd DOUBLE              -- k * mean USD of the cell's samples
+);
+CREATE TABLE paired_tests (
+    run_id VARCHAR,
+    axis VARCHAR,
+    axis_value INTEGER,
+    design VARCHAR,
+    against VARCHAR,             -- 'curve' | 'cot' | another design's label
+    unit VARCHAR,                -- cost matching unit: tokens | calls | usd ('-' when no matching)
+    position VARCHAR,            -- against the curve: within | below | beyond
+    k_match DOUBLE,              -- the curve's k at the design's cost (fractional)
+    n_tasks INTEGER,
+    n_cells INTEGER,
+    mean_diff DOUBLE,            -- mean over tasks of (design - reference), seeds averaged per task
+    sd_task DOUBLE,              -- SD of the per-task differences
+    ci_lo DOUBLE,                -- 95% paired bootstrap CI (tasks resampled, seeds kept together)
+    ci_hi DOUBLE,
+    p_value DOUBLE,
+    method VARCHAR,              -- paired bootstrap | exact McNemar
+    n_discordant_plus INTEGER,   -- McNemar b: design right, reference wrong
+    n_discordant_minus INTEGER,  -- McNemar c: design wrong, reference right
+    family_size INTEGER,         -- Holm family: comparisons of the same kind in the group
+    p_holm DOUBLE,
+    level_holm DOUBLE,           -- the Holm step's alpha for this comparison
+    ci_lo_holm DOUBLE,           -- bootstrap CI at 1 - level_holm
+    ci_hi_holm DOUBLE,
+    n_needed BIGINT,             -- tasks that detect the observed difference at the planned power
+    verdict VARCHAR,             -- against the curve, non-baselines: worth it | not worth it | ...
+    reason VARCHAR,
+    is_verdict BOOLEAN,          -- this row's unit is the suite's matching unit (stats.match): the verdict
+    bootstrap INTEGER,
+    alpha DOUBLE,
+    power DOUBLE
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
-TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs")
+TABLES = ("runs", "calls", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions", "designs", "price_table",
+          "cot_sc_task_curve", "paired_tests")

@@ -44,7 +44,9 @@ def expand(rel: str, base_dir: Path | None) -> list[Path]:
     return [path]
 
 
-def _jsonl(path: Path) -> Iterator[Row]:
+def jsonl_rows(path: Path) -> Iterator[Row]:
+    """``(path, line, object)`` for every non-blank line of a JSONL file; a line that is not a JSON
+    object is a :class:`TaskDataError` naming the file and line."""
     with path.open(encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -92,7 +94,7 @@ def _parquet(path: Path) -> Iterator[Row]:
 
 def iter_rows(path: Path) -> Iterator[Row]:
     """The rows of one file, by its suffix."""
-    readers = {".jsonl": _jsonl, ".json": _json_array, ".csv": _csv, ".parquet": _parquet}
+    readers = {".jsonl": jsonl_rows, ".json": _json_array, ".csv": _csv, ".parquet": _parquet}
     reader = readers.get(path.suffix.lower())
     if reader is None:
         raise TaskDataError(path, f"unknown file type {path.suffix!r} (expected one of {', '.join(readers)})")

@@ -1,12 +1,13 @@
-"""``op: majority`` nodes: a vote over the extracted answers of ``from`` (ties go to the answer
-seen first; the tally and any tie are recorded under ``detail["votes"]``)."""
+"""``op: majority`` nodes: a vote over the extracted answers of ``from`` (ties broken by the run's
+tie rule, :mod:`masbench.runtime.ties`; the tally and any tie are recorded under ``detail["votes"]``)."""
 
 from __future__ import annotations
 
 from ..plan import Plan
-from ..pyfuncs import majority_vote
 from ..scope import Env, Scope
 from ..values import Val
+
+_TIE_LABEL = {"first": "first-seen", "split": "split (seeded uniform draw)", "random": "random priority"}
 
 
 def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
@@ -14,9 +15,9 @@ def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
     cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
              for m in v.members()]
     keys = [c.answers if c.answers else None for c in cands]
-    winner, tally, tie = majority_vote(keys)
+    winner, tally, tie = sc.sh.vote(keys, sc.prefix + plan.key)
     rec = {"tally": {", ".join(k): c for k, c in tally.items()}, "winner": ", ".join(winner) if winner else None,
-           "tie": [", ".join(t) for t in tie] or None, "tie_break": "first-seen" if tie else None,
+           "tie": [", ".join(t) for t in tie] or None, "tie_break": _TIE_LABEL.get(sc.sh.tie) if tie else None,
            "voters": len(keys) - keys.count(None), "missing": keys.count(None)}
     sc.votes[sc.prefix + plan.key] = rec
     if winner is None:

@@ -41,6 +41,12 @@ class ServerConfig:
         model: model name reported in responses and ``/v1/models``; ``None`` echoes the
             request's ``model``.
         auth_log_limit: at most this many Authorization headers are kept in the stats.
+        usage: a verbatim OpenAI ``usage`` object sent instead of the computed one (fixtures:
+            a fully cached prompt, reasoning tokens, a vLLM-style object with ``null`` details).
+        omit_usage: send no ``usage`` at all (not in the JSON body, no usage chunk in a stream).
+        finish_reason: the ``finish_reason`` of every choice (e.g. ``"length"`` for a truncation).
+        anthropic_usage: a verbatim Anthropic ``usage`` object for ``POST /v1/messages`` (default:
+            ``input_tokens``/``output_tokens`` computed like the OpenAI counts).
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +62,10 @@ class ServerConfig:
     reply: str = "The answer is computed. Answer: 42"
     model: str | None = None
     auth_log_limit: int = 100_000
+    usage: dict[str, Any] | None = None
+    omit_usage: bool = False
+    finish_reason: str = "stop"
+    anthropic_usage: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.fail_kinds, str):

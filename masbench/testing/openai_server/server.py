@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .anthropic_wire import anthropic_messages
 from .config import _ERROR_BODIES, ServerConfig, ServerStats
 from .wire import _content_chars, _error_response
 
@@ -66,12 +67,19 @@ class FakeOpenAIServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/messages", self._anthropic)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/stats/reset", self._stats_reset)
         app.router.add_get("/health", self._health)
         return app
+
+    async def _anthropic(self, request: web.Request) -> web.Response:
+        self.stats.requests += 1
+        self._count(200)
+        return await anthropic_messages(self.config, request, self.stats.requests)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -158,13 +166,15 @@ class FakeOpenAIServer:
             completion_tokens = cfg.completion_tokens * n_choices
         else:
             completion_tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
-        usage = {
+        usage: dict[str, Any] | None = cfg.usage if cfg.usage is not None else {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
             "prompt_tokens_details": {"cached_tokens": min(cfg.cached_tokens, prompt_tokens)},
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
+        if cfg.omit_usage:
+            usage = None
         stats.prompt_tokens += prompt_tokens
         stats.completion_tokens += completion_tokens
         self._count(200)
@@ -184,13 +194,14 @@ class FakeOpenAIServer:
                     "index": i,
                     "message": {"role": "assistant", "content": t},
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": cfg.finish_reason,
                 }
                 for i, t in enumerate(texts)
             ],
-            "usage": usage,
             "system_fingerprint": "fp_masbench_fake",
         }
+        if usage is not None:
+            body["usage"] = usage
         return web.Response(text=json.dumps(body), content_type="application/json")
 
     async def _stream(
@@ -201,7 +212,7 @@ class FakeOpenAIServer:
         created: int,
         model: str,
         texts: list[str],
-        usage: dict[str, Any],
+        usage: dict[str, Any] | None,
     ) -> web.StreamResponse:
         """Server-sent events: a role+content chunk and a finish chunk per choice, then usage."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -224,9 +235,9 @@ class FakeOpenAIServer:
             parts.append(
                 chunk([{"index": i, "delta": {"role": "assistant", "content": t}, "finish_reason": None}])
             )
-            parts.append(chunk([{"index": i, "delta": {}, "finish_reason": "stop"}]))
+            parts.append(chunk([{"index": i, "delta": {}, "finish_reason": self.config.finish_reason}]))
         opts = payload.get("stream_options") or {}
-        if isinstance(opts, Mapping) and opts.get("include_usage"):
+        if usage is not None and isinstance(opts, Mapping) and opts.get("include_usage"):
             parts.append(chunk([], usage))
         parts.append(b"data: [DONE]\n\n")
         await resp.write(b"".join(parts))

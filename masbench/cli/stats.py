@@ -1,0 +1,101 @@
+"""``masbench plan`` (power planning) and ``masbench stats`` (recompute a run's curve and tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..harness.plan import PlanRow, plan_formula, plan_pilot, recompute
+from ..store import Store
+
+_ERR = Console(stderr=True)
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--seeds takes a comma-separated list of integers, got {text!r}")
+    if not out or min(out) < 1:
+        raise typer.BadParameter("--seeds: every entry must be ≥ 1")
+    return out
+
+
+def _open(store: Path) -> Store:
+    if not store.exists():
+        _ERR.print(f"error: no store at {store}", style="red", markup=False)
+        raise typer.Exit(2)
+    return Store(store)
+
+
+def _run_id(st: Store, run: str | None) -> str:
+    row = st.sql("SELECT run_id FROM runs WHERE run_id = ?", [run]) if run else \
+        st.sql("SELECT run_id FROM runs ORDER BY created_at DESC NULLS LAST, run_id DESC LIMIT 1")
+    if not row:
+        _ERR.print(f"error: {'no run ' + repr(run) if run else 'no runs'} in {st.path}", style="red", markup=False)
+        raise typer.Exit(2)
+    return row[0][0]
+
+
+def _print(rows: list[PlanRow], title: str, console: Console) -> None:
+    t = Table(title=title, title_justify="left")
+    for h in ("design", "Δ (pp)", "σ between tasks", "σ within (seeds)", "seeds", "tasks needed", "power now"):
+        t.add_column(h, justify="left" if h == "design" else "right")
+    for r in rows:
+        f = lambda v, d=3: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
+        t.add_row(r.design, f"{100 * r.delta:+.1f}", f(r.sd_between), f(r.sd_within), str(r.seeds),
+                  "–" if r.n_tasks is None else str(r.n_tasks), "–" if r.power_now is None else f"{r.power_now:.0%}")
+    console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def plan(delta: Annotated[Optional[float], typer.Option("--delta", help="Gap to detect, in accuracy points "
+                                                             "(pilot mode default: each design's observed gap).")] = None,
+             accuracy: Annotated[float, typer.Option("--accuracy", min=0, max=1, help="Reference accuracy (formula).")] = 0.6,
+             rho: Annotated[float, typer.Option("--rho", min=-1, max=1, help="Correlation of design and reference "
+                                                "outcomes on a cell (formula; 0 = unpaired worst case).")] = 0.0,
+             between: Annotated[float, typer.Option("--between", min=0, max=1, help="Share of the cell variance "
+                                                    "that is between tasks (formula; seeds do not reduce it).")] = 0.0,
+             seeds: Annotated[str, typer.Option("--seeds", help="Seeds per task to plan for, e.g. 1,2,4.")] = "1,2,4",
+             alpha: Annotated[float, typer.Option("--alpha", min=0.0001, max=0.5)] = 0.05,
+             power: Annotated[float, typer.Option("--power", min=0.05, max=0.999)] = 0.8,
+             designs: Annotated[int, typer.Option("--designs", min=1, help="Designs compared (formula: α/designs, "
+                                                  "Holm's first step).")] = 1,
+             store: Annotated[Optional[Path], typer.Option("--store", help="A finished pilot run's store: plan "
+                                                            "from its per-task variance.")] = None,
+             run: Annotated[Optional[str], typer.Option("--run", help="Pilot run id (default: the latest).")] = None,
+             design: Annotated[Optional[str], typer.Option("--design", help="Only this design (pilot mode).")] = None) -> None:
+        """How many tasks (and seeds) detect a Δ-point gap against CoT-SC at 80% power."""
+        console = Console()
+        s = _seeds(seeds)
+        if store is None:
+            if delta is None:
+                raise typer.BadParameter("--delta is required without --store")
+            rows = plan_formula(accuracy, delta / 100, rho, s, alpha / designs, power, between)
+            _print(rows, f"tasks to detect {delta:+.1f} pp at accuracy {accuracy:.2f}, ρ = {rho:.2f}, "
+                         f"α = {alpha / designs:.4g}, power {power:.0%} (formula, docs/metrics.md)", console)
+            return
+        with _open(store) as st:
+            rid = _run_id(st, run)
+            rows = plan_pilot(st, rid, None if delta is None else delta / 100, s, alpha, power, design=design)
+        if not rows:
+            _ERR.print(f"error: run {rid} has no paired differences (no curve, or no non-baseline designs)",
+                       style="red", markup=False)
+            raise typer.Exit(2)
+        _print(rows, f"from pilot run {rid}: tasks to detect Δ at power {power:.0%}, α = {alpha:g} split over "
+                     f"{len({r.design for r in rows})} designs", console)
+
+    @app.command()
+    def stats(store: Annotated[Path, typer.Option("--store", help="DuckDB store file.")],
+              run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None) -> None:
+        """Recompute a stored run's exact CoT-SC curve and paired tests (its recorded settings)."""
+        with _open(store) as st:
+            rid = _run_id(st, run)
+            n_curve, n_tests = recompute(st, rid)
+        Console().print(f"run {rid}: {n_curve} curve points, {n_tests} paired tests written", markup=False,
+                        highlight=False)

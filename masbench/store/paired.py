@@ -1,0 +1,101 @@
+"""Per-task paired differences as SQL views (formulas in docs/metrics.md, "Paired comparisons").
+
+- ``paired_diffs``: one row per design, group, cost unit (tokens | calls | usd) and cell
+  (task, seed): the design's correctness ``y``; the CoT-SC curve's maj@k *of that cell*
+  interpolated at the design's mean cost in the group (``curve_y``, the same weights for every
+  cell, so its mean is the group curve at that cost); ``diff = y − curve_y``; the CoT reference
+  (the ``cot`` design on the same cell if the suite ran it, else the cell's maj@1) and
+  ``diff_cot``. ``position`` says where the cost fell (within | below → compared at k = 1 |
+  beyond → compared at k_max); ``k_match`` is the matched (fractional) k.
+- ``paired_task_diffs``: the same averaged over each task's seeds (the unit the bootstrap
+  resamples).
+- ``paired_summary``: per design, group and unit: n tasks and cells, mean and SD of the
+  per-task differences against the curve and against CoT.
+- ``design_pair_diffs``: per pair of designs (a, b), group and cell: both correctness values
+  (the McNemar table and the design-vs-design bootstrap read it).
+"""
+
+from __future__ import annotations
+
+_G = "AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
+
+_GROUPED_RESULTS = """
+    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct FROM results
+    UNION ALL
+    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, correct FROM results"""
+
+PAIRED_DIFFS = f"""
+WITH units(unit) AS (VALUES ('tokens'), ('calls'), ('usd')),
+cost AS (
+    SELECT d.run_id, d.axis, d.axis_value, d.design, u.unit,
+           CASE u.unit WHEN 'tokens' THEN d.tokens WHEN 'calls' THEN d.calls ELSE d.cost_usd END AS c
+    FROM design_metrics d CROSS JOIN units u
+), seg AS (
+    SELECT c.run_id, c.axis, c.axis_value, c.k, u.unit,
+           CASE u.unit WHEN 'tokens' THEN c.tokens WHEN 'calls' THEN c.calls ELSE c.cost_usd END AS x
+    FROM cot_sc_curve c CROSS JOIN units u
+), seg2 AS (
+    SELECT *, lead(x) OVER w AS x2, max(k) OVER (PARTITION BY run_id, axis, axis_value, unit) AS k_max
+    FROM seg WINDOW w AS (PARTITION BY run_id, axis, axis_value, unit ORDER BY k)
+), pos AS (
+    SELECT c.run_id, c.axis, c.axis_value, c.design, c.unit, any_value(c.c) AS c,
+           min(s.k) FILTER (WHERE c.c >= s.x AND (c.c <= s.x2 OR (s.x2 IS NULL AND c.c = s.x))) AS k_in,
+           min(s.x) FILTER (WHERE s.k = 1) AS x1, max(s.x) AS x_max, max(s.k_max) AS k_max
+    FROM cost c JOIN seg2 s ON s.run_id = c.run_id AND s.axis = c.axis {_G.format(a='s', b='c')} AND s.unit = c.unit
+    GROUP BY ALL
+), m AS (
+    SELECT p.*,
+           CASE WHEN k_in IS NOT NULL THEN 'within' WHEN c < x1 THEN 'below' ELSE 'beyond' END AS position,
+           coalesce(k_in, CASE WHEN c < x1 THEN 1 ELSE k_max END) AS k_lo
+    FROM pos p WHERE x_max > 0  -- a unit the run recorded no cost in (e.g. USD of free models) is not matched
+), mw AS (
+    SELECT m.*, CASE WHEN m.position <> 'within' OR s.x2 IS NULL OR s.x2 = s.x THEN 0.0
+                     ELSE (m.c - s.x) / (s.x2 - s.x) END AS w
+    FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis {_G.format(a='s', b='m')}
+                      AND s.unit = m.unit AND s.k = m.k_lo
+), r AS ({_GROUPED_RESULTS})
+SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.position, mw.k_lo + mw.w AS k_match,
+       mw.k_max, CAST(coalesce(r.correct, false) AS DOUBLE) AS y,
+       (1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy) AS curve_y,
+       CAST(coalesce(r.correct, false) AS DOUBLE)
+           - ((1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy)) AS diff,
+       coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS cot_y,
+       CAST(coalesce(r.correct, false) AS DOUBLE)
+           - coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS diff_cot,
+       cr.design IS NOT NULL AS cot_is_design
+FROM r
+JOIN mw ON mw.run_id = r.run_id AND mw.axis = r.axis {_G.format(a='mw', b='r')} AND mw.design = r.design
+JOIN cot_sc_task_curve t1 ON t1.run_id = r.run_id AND t1.task_id = r.task_id AND t1.seed = r.seed AND t1.k = mw.k_lo
+LEFT JOIN cot_sc_task_curve t2 ON t2.run_id = r.run_id AND t2.task_id = r.task_id AND t2.seed = r.seed
+     AND t2.k = mw.k_lo + 1
+LEFT JOIN cot_sc_task_curve k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1
+LEFT JOIN results cr ON cr.run_id = r.run_id AND cr.task_id = r.task_id AND cr.seed = r.seed AND cr.design = 'cot'
+"""
+
+PAIRED_TASK_DIFFS = """
+SELECT run_id, axis, axis_value, design, unit, task_id, any_value(position) AS position,
+       any_value(k_match) AS k_match, any_value(k_max) AS k_max, count(*) AS seeds,
+       avg(y) AS y, avg(curve_y) AS curve_y, avg(diff) AS diff, avg(cot_y) AS cot_y, avg(diff_cot) AS diff_cot,
+       bool_and(cot_is_design) AS cot_is_design
+FROM paired_diffs GROUP BY run_id, axis, axis_value, design, unit, task_id
+"""
+
+PAIRED_SUMMARY = """
+SELECT run_id, axis, axis_value, design, unit, any_value(position) AS position, any_value(k_match) AS k_match,
+       any_value(k_max) AS k_max, count(*) AS n_tasks, CAST(sum(seeds) AS INTEGER) AS n_cells,
+       avg(y) AS accuracy, avg(curve_y) AS curve_accuracy,
+       avg(diff) AS mean_diff, stddev_samp(diff) AS sd_diff,
+       avg(diff_cot) AS mean_diff_cot, stddev_samp(diff_cot) AS sd_diff_cot
+FROM paired_task_diffs GROUP BY run_id, axis, axis_value, design, unit
+"""
+
+DESIGN_PAIR_DIFFS = f"""
+WITH r AS ({_GROUPED_RESULTS})
+SELECT a.run_id, a.axis, a.axis_value, a.design AS design_a, b.design AS design_b, a.task_id, a.seed,
+       CAST(coalesce(a.correct, false) AS DOUBLE) AS y_a, CAST(coalesce(b.correct, false) AS DOUBLE) AS y_b,
+       CAST(coalesce(a.correct, false) AS DOUBLE) - CAST(coalesce(b.correct, false) AS DOUBLE) AS diff
+FROM r a JOIN r b ON b.run_id = a.run_id AND b.axis = a.axis {_G.format(a='b', b='a')}
+     AND b.task_id = a.task_id AND b.seed = a.seed AND b.design <> a.design
+"""
+
+

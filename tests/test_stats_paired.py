@@ -1,0 +1,115 @@
+"""Paired statistics: bootstrap CI and p-value, exact McNemar, Holm, power, variance components."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from masbench.harness.stats.paired import holm, mcnemar_exact, paired_bootstrap
+from masbench.harness.stats.power import cell_sd, components, n_needed, power_at
+
+
+def test_mcnemar_exact_matches_the_binomial_tail():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32)
+    assert mcnemar_exact(3, 3) == 1.0
+    b, c = 4, 15
+    tail = sum(math.comb(19, i) for i in range(5)) / 2 ** 19
+    assert mcnemar_exact(b, c) == pytest.approx(2 * tail) == pytest.approx(mcnemar_exact(c, b))
+
+
+def test_holm_step_down():
+    adj, levels = holm([0.01, 0.04, 0.03], alpha=0.05)
+    assert adj == pytest.approx([0.03, 0.06, 0.06])
+    assert levels == pytest.approx([0.05 / 3, 0.05 / 1, 0.05 / 2])
+    assert holm([0.2], 0.05) == ([0.2], [0.05])
+
+
+def test_bootstrap_ci_covers_and_p_agrees_with_the_ci():
+    rng = np.random.default_rng(1)
+    cover, agree, total = 0, 0, 200
+    for i in range(total):
+        true = rng.choice([0.0, 0.05, 0.15])
+        d = rng.normal(true, 0.4, 150)
+        b = paired_bootstrap(d, 1000, seed=i)
+        lo, hi = b.ci(0.95)
+        cover += lo <= true <= hi
+        agree += (b.p_value < 0.05) == (lo > 0 or hi < 0)
+    assert 0.90 <= cover / total <= 0.99
+    assert agree / total >= 0.97  # they differ only within one resample of the boundary
+
+
+def test_bootstrap_degenerate_inputs():
+    b = paired_bootstrap(np.zeros(10), 500, pseudo=False)
+    assert b.ci() == (0.0, 0.0) and b.p_value == 1.0
+    b = paired_bootstrap(np.ones(10), 500, pseudo=False)
+    assert b.ci() == (1.0, 1.0) and b.p_value < 0.01
+    one = paired_bootstrap(np.array([0.5]), 500)
+    assert one.p_value == 1.0
+
+
+def test_pseudo_tasks_keep_tiny_degenerate_samples_inconclusive():
+    # a design wrong on all 6 tasks where the curve scores ~0.24 per task: under the null (its true
+    # accuracy is 0.24) six misses have probability 0.76^6 ≈ 0.19, so this is no evidence
+    d = -np.array([0.2, 0.25, 0.3, 0.15, 0.28, 0.24])
+    assert paired_bootstrap(d, 2000, pseudo=False).p_value < 0.01  # the plain bootstrap is fooled
+    adj = paired_bootstrap(d, 2000)
+    assert adj.p_value > 0.05 and adj.ci()[0] < 0 < adj.ci()[1]
+    assert adj.mean == pytest.approx(d.mean())  # the reported mean is the observed one
+    # resamples of identical values (se* = 0) give a bounded interval, not ±∞ or NaN
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = paired_bootstrap(np.array([0.0, -1.0, 0.0, 0.0, 0.0, 0.0]), 2000).ci(0.975)
+    assert -1.0 <= lo < 0 < hi <= 1.0
+    # at n = 300 the adjustment barely matters
+    rng = np.random.default_rng(0)
+    big = rng.normal(0.05, 0.4, 300)
+    w0 = np.subtract(*paired_bootstrap(big, 4000, seed=1, pseudo=False).ci()[::-1])
+    w1 = np.subtract(*paired_bootstrap(big, 4000, seed=1).ci()[::-1])
+    assert 1.0 <= w1 / w0 < 1.06
+
+
+def test_n_needed_is_the_normal_formula_and_reaches_the_power():
+    zs = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    assert n_needed(0.1, 0.5) == math.ceil((zs * 0.5 / 0.1) ** 2)
+    n = n_needed(0.07, 0.3, alpha=0.01, power=0.9)
+    assert power_at(n, 0.07, 0.3, 0.01) >= 0.9 > power_at(n - 3, 0.07, 0.3, 0.01)
+    assert n_needed(0.0, 0.3) is None
+    # unpaired worst case: independent binary outcomes
+    assert cell_sd(0.6, 0.1) == pytest.approx(math.sqrt(0.7 * 0.3 + 0.6 * 0.4))
+    assert cell_sd(0.6, 0.0, rho=1.0) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_power_formula_matches_simulated_power():
+    rng = np.random.default_rng(5)
+    delta, sd = 0.1, 0.45
+    n = n_needed(delta, sd)
+    hits = sum(paired_bootstrap(rng.normal(delta, sd, n), 400, seed=i).p_value < 0.05 for i in range(150))
+    assert 0.68 <= hits / 150 <= 0.92  # 80% ± sampling error of 150 trials
+
+
+def test_variance_components_recover_between_and_within():
+    rng = np.random.default_rng(2)
+    tasks, seeds = 400, 3
+    mu = rng.normal(0, 0.3, tasks)
+    d = mu[:, None] + rng.normal(0, 0.5, (tasks, seeds))
+    c = components(np.repeat(np.arange(tasks), seeds), d.ravel())
+    assert c.between == pytest.approx(0.09, abs=0.03) and c.within == pytest.approx(0.25, abs=0.03)
+    assert c.seeds == 3 and c.n_tasks == tasks
+    assert c.sd(1) > c.sd(4) > math.sqrt(c.between)
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-16])
+def test_a_design_that_loses_every_task_is_significantly_worse(noise: float) -> None:
+    """20 of 20 tasks lost outright (the curve right on each, up to float noise from its
+    interpolation): the studentized interval must exclude 0, not blow up to [−1, +1]."""
+    d = -1.0 + noise * np.arange(20)
+    b = paired_bootstrap(d, bootstrap=2000, seed=1)
+    lo, hi = b.ci(0.95)
+    assert lo == -1.0 and -0.95 < hi < -0.5
+    assert b.p_value < 0.01
