@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from masbench.budget import BudgetMeter
+from masbench.budget import BASES, BudgetMeter, spend_on
 from masbench.spec import Budget
 
 
@@ -22,7 +22,7 @@ def test_an_unlimited_meter_starts_empty_and_caps_nothing() -> None:
     assert m.reserve(10**9, 1e9) is True  # nothing is capped
     assert m.remaining() is None
     assert m.summary() == {"max_tokens": None, "max_usd": None, "max_calls": None, "tokens": 0, "usd": 0.0,
-                           "calls": 0, "exhausted": False, "refused": []}
+                           "calls": 0, "exhausted": False, "refused": [], "basis": "tokens", "spent": 0}
 
 
 @pytest.mark.parametrize("kw,limited,needs_usd", [({"per_task_tokens": 5}, True, False),
@@ -147,7 +147,7 @@ def test_summary_keeps_the_first_five_refusals() -> None:
     s = m.summary()
     assert s == {"max_tokens": 10, "max_usd": 2.0, "max_calls": 9, "tokens": 5, "usd": 0.5, "calls": 1,
                  "exhausted": True, "refused": [{"where": f"n{i}", "cap": "tokens", "spent_tokens": 5}
-                                                for i in range(5)]}
+                                                for i in range(5)], "basis": "tokens", "spent": 5}
     assert len(m.refused) == 7
 
 
@@ -175,3 +175,42 @@ def test_an_unnamed_refusal_records_an_empty_place_and_used_up_says_so() -> None
     assert m.reserve(1) is False and m.refused[0]["where"] == ""
     with pytest.raises(ValueError, match=r"^budget used up$"):
         m.remaining()
+
+
+# ----- the budget basis (issue 15): what the token cap counts --------------------------------------
+
+
+def test_spend_on_each_basis() -> None:
+    assert BASES == ("tokens", "completion", "usd")
+    assert spend_on("tokens", 3, 4, 0.5) == 7
+    assert spend_on("completion", 3, 4, 0.5) == 4
+    assert spend_on("usd", 3, 4, 0.5) == 0.5
+
+
+def test_completion_basis_counts_only_completion_tokens() -> None:
+    m = BudgetMeter(Budget(per_task_tokens=10, basis="completion"))
+    assert m.basis == "completion" and BudgetMeter().basis == "tokens"
+    assert m.worst_tokens(100, 6) == 6 and BudgetMeter().worst_tokens(100, 6) == 106
+    m.add(500, 4, 0.25)  # prompt tokens do not count
+    assert (m.tokens, m.counted) == (504, 4)
+    assert m.reserve(6) is True  # 4 spent + 6 == 10
+    m.release(6)
+    assert m.reserve(7, where="big") is False and m.refused[0]["cap"] == "tokens"
+    assert m.refused[0]["spent_tokens"] == 504  # the record keeps all tokens spent
+    assert m.summary()["basis"] == "completion" and m.summary()["spent"] == 4 and m.summary()["tokens"] == 504
+
+
+def test_remaining_counts_on_the_basis() -> None:
+    m = BudgetMeter(Budget(per_task_tokens=10, basis="completion"))
+    m.add(50, 3, 0.0)
+    assert m.remaining().per_task_tokens == 7
+    m = BudgetMeter(Budget(per_task_tokens=100))
+    m.add(50, 3, 0.0)
+    assert m.remaining().per_task_tokens == 47
+
+
+def test_usd_basis_summary_spends_dollars() -> None:
+    m = BudgetMeter(Budget(per_task_usd=1.0, basis="usd"))
+    m.add(10, 20, 0.375)
+    s = m.summary()
+    assert (s["basis"], s["spent"], s["tokens"], m.counted) == ("usd", 0.375, 30, 30)
