@@ -109,3 +109,29 @@ def test_a_comparison_sympy_cannot_do_is_not_equal(monkeypatch) -> None:
         raise TypeError("cannot compare")
     monkeypatch.setattr(math_verify, "verify", boom)
     assert math_equal("a+b", "b+a") is False
+
+
+# ----- the benchmark scorers' shared scoring (masbench.bench.scoring.benchmarks) -------------------
+
+
+def test_masbench_scorer_partial_credit_in_order() -> None:
+    t = task(["1", "2", "3"], scorer="masbench")
+    s = score(t, r"<answer>\boxed{1} \boxed{5} \boxed{3.0}</answer>")
+    assert s.positions == [True, False, True] and s.partial == pytest.approx(2 / 3) and s.correct is False
+    assert s.predicted == ["1", "5", "3"] and s.gold == ["1", "2", "3"]
+    s = score(t, r"\boxed{1} \boxed{2}")  # the boxed-count rule: two boxes for three golds
+    assert s.correct is False and s.positions == [False, False, False] and s.partial == 0.0
+    assert score(t, r"\boxed{1} \boxed{2} \boxed{3}").correct
+
+
+def test_masbench_scorer_without_gold_earns_nothing() -> None:
+    s = score(task([], scorer="masbench"), r"\boxed{1}")
+    assert s.correct is False and s.partial == 0.0
+
+
+def test_masbench_scorer_reads_published_golds_from_meta_when_they_line_up() -> None:
+    assert score(task(["7"], scorer="masbench", gold=["8"]), r"\boxed{8}").correct  # meta gold wins
+    assert not score(task(["7"], scorer="masbench", gold=["8"]), r"\boxed{7}").correct
+    assert score(task(["7"], scorer="masbench", gold=["8", "9"]), r"\boxed{7}").correct  # wrong length: answers
+    assert score(task(["7"], scorer="masbench", gold="8"), r"\boxed{7}").correct  # not a list: answers
+    assert score(task(["7", "8"], scorer="masbench", gold=[1, 2]), r"\boxed{1} \boxed{2}").correct  # as text
