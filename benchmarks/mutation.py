@@ -233,6 +233,9 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
             out.counts[status] = out.counts.get(status, 0) + 1
             if status in ("killed", "timeout"):
                 continue
+            if status == "not checked":  # the run never reached it (see the note): no diff to show
+                out.survivors.append((f"{name} [{status}]", ""))
+                continue
             diff = _mutmut(dest, "show", name, timeout=120).stdout.strip()
             eq = _equivalent(module, name, diff)
             if eq is not None and status == "survived":
@@ -259,8 +262,12 @@ def report(o: Outcome) -> None:
           f"(excluding {len(o.equivalent)} equivalent: {o.rate(True):.1%}) in {o.seconds:.0f}s  [{counts}]")
     if o.error:
         print(f"   note: {o.error}")
+    unchecked = [n for n, d in o.survivors if n.endswith("[not checked]")]
+    if unchecked:
+        print(f"   {len(unchecked)} mutants not checked (the unmutated tests did not pass in the scratch copy?)")
     for name, diff in o.survivors:
-        print(f"   SURVIVED {name}\n{_diff_body(diff)}")
+        if not name.endswith("[not checked]"):
+            print(f"   SURVIVED {name}\n{_diff_body(diff)}")
     for name, diff, why in o.equivalent:
         print(f"   equivalent {name}: {why}\n{_diff_body(diff)}")
 
