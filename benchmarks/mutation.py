@@ -127,6 +127,46 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent("masbench/text.py", 'extract_raw', 'if method == "json" and "{" not in text:',
                'if method == "JSON" and "{" not in text:',
                "a shortcut only: text without '{' holds no JSON object, and _from_json ignores non-objects"),
+    Equivalent('masbench/bench/scorers.py', 'score',
+               'extracted = [] if isinstance(prediction, str) else [str(p) for p in prediction]',
+               'extracted = [] if (isinstance(prediction, str)) and False else [str(p) for p in prediction]',
+               'when the prediction is a string it is also the reply (text), and reply scorers read the reply, never `extracted`'),
+    Equivalent('masbench/bench/scoring/mathequal.py', 'math_equal',
+               'if not p or not g:',
+               'if not p and not g:',
+               'an empty side cannot pass the next steps: it fails the string checks and parses to nothing, so the parse guard returns False'),
+    Equivalent('masbench/bench/scoring/mathequal.py', 'math_equal',
+               'if not gp or not pp:',
+               'if not gp and not pp:',
+               'verify() with one side unparsed (an empty list) is False, as the guard returns'),
+    Equivalent('masbench/bench/scoring/replies.py', 'answer_region',
+               'found = _ANSWER_TAG.findall(reply or "")',
+               'found = _ANSWER_TAG.findall(reply or "XXXX")',
+               'the placeholder holds no <answer> tag, and the fallback returns the original reply'),
+    Equivalent('masbench/bench/scoring/replies.py', 'final_span',
+               'found = extract_raw(region, n=1, how="auto")',
+               'found = extract_raw(region, how="auto")',
+               "n=1 is extract_raw's default"),
+    Equivalent('masbench/bench/scoring/replies.py', 'final_span',
+               'found = extract_raw(region, n=1, how="auto")',
+               'found = extract_raw(region, n=1, )',
+               "how='auto' is extract_raw's default"),
+    Equivalent('masbench/bench/scoring/replies.py', 'gsm8k_span',
+               'm = re.findall(r"####\\s*(-?[\\d.,]+)", reply or "")',
+               'm = re.findall(r"####\\s*(-?[\\d.,]+)", reply or "XXXX")',
+               "the placeholder holds no '####', so the final-span fallback (on the original reply) runs as before"),
+    Equivalent('masbench/bench/scoring/replies.py', 'letter_of',
+               'text = reply or ""',
+               'text = reply or "XXXX"',
+               "'XXXX' names no option letter among A-D (the default letters)"),
+    Equivalent('masbench/bench/scoring/replies.py', 'raw_vote_key',
+               'spans = boxes[-n:] if n > 1 and len(boxes) >= n else extract_raw(text, n=n, how="auto")',
+               'spans = boxes[-n:] if n > 1 and len(boxes) >= n else extract_raw(text, n=n, )',
+               "how='auto' is extract_raw's default"),
+    Equivalent('masbench/bench/scoring/benchmarks.py', '_score',
+               'ok = bool(gold) and all(positions) and len(positions) == len(gold) if correct is None else correct',
+               'ok = bool(gold) and all(positions) and len(positions) == len(gold) if (correct is None) or True else correct',
+               'the one caller passing `correct` (the boxed-count rule) also passes all-False positions, so the computed verdict is the same False'),
 ]
 
 
@@ -179,7 +219,7 @@ def _configure(dest: Path, module: str, tests: list[str]) -> None:
 
 def _mutmut(dest: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(exe), *args], cwd=dest, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(exe), *args], cwd=dest, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 _RESULT = re.compile(r"^\s*(\S+): (.+)$")
@@ -197,8 +237,16 @@ def _function(name: str) -> str:
     return tail.split("ǁ")[-1] if "ǁ" in tail else tail.removeprefix("x_")
 
 
+# modules whose string literals are SQL: a mutant that only changes the case of a query is equivalent
+SQL_MODULES = {"masbench/harness/resume.py"}
+_SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
+                                       "are case-insensitive (no quoted identifier or string literal is touched)")
+
+
 def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
     before, after = _changed_lines(diff)
+    if module in SQL_MODULES and before != after and before.lower() == after.lower() and "'" not in before:
+        return _SQL_CASE
     for e in EQUIVALENT:
         if e.module == module and e.function == _function(name) and (not e.before or e.before == before) \
                 and (not e.after or e.after == after):
@@ -223,7 +271,8 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
             out.error = f"timed out after {timeout:.0f}s (results so far are counted)"
             run = None
         if run is not None and run.returncode != 0:
-            out.error = (run.stdout + run.stderr).strip().splitlines()[-1:]
+            tail = [x for x in (run.stdout + run.stderr).splitlines() if x.startswith(("FAILED", "ERROR", "E "))]
+            out.error = " | ".join((run.stdout + run.stderr).strip().splitlines()[-1:] + tail[:6])
         res = _mutmut(dest, "results", "--all", "true", timeout=300)
         for line in res.stdout.splitlines():
             m = _RESULT.match(line)

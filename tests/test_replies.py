@@ -59,3 +59,13 @@ def test_clean_and_raw_vote_keys() -> None:
     assert raw_vote_key(one, "<answer>None</answer>") is None and raw_vote_key(one, "") is None
     assert raw_vote_key(one, "Answer: none") is None
     assert raw_vote_key(SimpleNamespace(), "Answer: 7") == "7" and raw_vote_key(None, "Answer: 7") == "7"
+
+
+def test_edges_found_by_mutation_testing() -> None:
+    assert final_span("\\boxed{6}\nAnswer: 5") == "6"  # boxes win over an answer line
+    assert letter_of("ANSWER: B. Not C") == "B"  # the patterns ignore case (the letter does not)
+    assert letter_of("B\nI considered C too") == "B"  # a line that is just a letter, not the last prose letter
+    one, two = SimpleNamespace(answers=["1"]), SimpleNamespace(answers=["1", "2"])
+    assert raw_vote_key(one, r"\boxed{1} \boxed{2}") == "2"
+    assert raw_vote_key(one, "Answer: 7\n\\boxed{1}") == "7"  # one gold: the auto extraction, not the box
+    assert raw_vote_key(two, "Answer: 7\n\\boxed{1} \\boxed{2}") == "1, 2"  # several golds: the boxes

@@ -135,3 +135,8 @@ def test_masbench_scorer_reads_published_golds_from_meta_when_they_line_up() -> 
     assert score(task(["7"], scorer="masbench", gold=["8", "9"]), r"\boxed{7}").correct  # wrong length: answers
     assert score(task(["7"], scorer="masbench", gold="8"), r"\boxed{7}").correct  # not a list: answers
     assert score(task(["7", "8"], scorer="masbench", gold=[1, 2]), r"\boxed{1} \boxed{2}").correct  # as text
+
+
+def test_math_equal_edges_found_by_mutation_testing() -> None:
+    assert math_equal(None, "None") is False  # a missing prediction is not the text "None"
+    assert math_equal("\\", "5") is False  # an unparseable side is not equal

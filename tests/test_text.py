@@ -8,9 +8,21 @@ from fractions import Fraction
 
 import pytest
 
-from masbench.text import (HOWS, boxed_spans, canonical_number, extract_answers, extract_raw, json_objects,
-                           name_set, normalize_answer, number_tokens, numeric_value, parse_choice, parse_number,
-                           split_list)
+from masbench.text import (
+    HOWS,
+    boxed_spans,
+    canonical_number,
+    extract_answers,
+    extract_raw,
+    json_objects,
+    name_set,
+    normalize_answer,
+    number_tokens,
+    numeric_value,
+    parse_choice,
+    parse_number,
+    split_list,
+)
 
 # ----- cleaning (through normalize_answer, whose first step it is) --------------------------------
 
