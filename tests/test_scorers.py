@@ -140,3 +140,5 @@ def test_masbench_scorer_reads_published_golds_from_meta_when_they_line_up() -> 
 def test_math_equal_edges_found_by_mutation_testing() -> None:
     assert math_equal(None, "None") is False  # a missing prediction is not the text "None"
     assert math_equal("\\", "5") is False  # an unparseable side is not equal
+    # equal normal forms decide before sympy, which reads "12 dollars" as a product of symbols
+    assert math_equal("12 dollars", "12") and math_equal("12", "12 dollars")
