@@ -25,17 +25,21 @@ REPLY = "Answer: 4"  # 9 chars -> 3 completion tokens
 class Recording(ScriptedGateway):
     """Keeps the keyword arguments of every complete() call."""
 
-    def __init__(self, fail: BaseException | None = None):
+    def __init__(self, fail: BaseException | None = None, missing: bool = False):
         super().__init__(lambda i: REPLY, {"default": ModelSpec(id="sim/perfect", input_usd_per_mtok=IN_USD * 1e6,
                                                                  output_usd_per_mtok=OUT_USD * 1e6)})
         self.kw: list[dict[str, Any]] = []
         self.fail = fail
+        self.missing = missing  # pretend the provider reported no usage
 
     async def complete(self, model, messages, **kw):
         self.kw.append({"model": model, "messages": messages, **kw})
         if self.fail is not None:
             raise self.fail
-        return await super().complete(model, messages, **kw)
+        res = await super().complete(model, messages, **kw)
+        if self.missing:
+            res.usage_status = "missing"
+        return res
 
 
 async def call(gw: Recording, meter: BudgetMeter, max_tokens: int = 50, **kw: Any):
@@ -102,3 +106,23 @@ async def test_defaults_no_metadata_no_place_not_search() -> None:
     assert gw.kw[0]["metadata"] is None and gw.kw[0]["temperature"] is None and m.search_calls == 0
     assert await metered_call(gw, m, "default", MSGS, max_tokens=5, temperature=None, sample_index=1, tags={}) is None
     assert m.refused[0]["where"] == "" and m.refused[0]["cap"] == "calls"
+
+
+async def test_missing_usage_is_charged_at_the_worst_case_never_zero() -> None:
+    # unlimited meter: the prompt bound + max_tokens, priced at the model's input / output prices
+    gw, m = Recording(missing=True), BudgetMeter()
+    await call(gw, m, max_tokens=50, search=True)
+    assert (m.prompt, m.completion, m.calls, m.search_calls) == (PROMPT, 50, 1, 1)
+    assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12)
+    # limited meter (USD cap, so the worst case is priced): the same worst case is settled
+    gw, m = Recording(missing=True), BudgetMeter(Budget(per_task_usd=1.0))
+    await call(gw, m, max_tokens=50)
+    assert (m.prompt, m.completion, m.calls, m.r_calls, m.search_calls) == (PROMPT, 50, 1, 0, 0)
+    assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12) and m.r_usd == pytest.approx(0.0)
+
+
+async def test_completion_basis_reserves_only_max_tokens() -> None:
+    gw, m = Recording(), BudgetMeter(Budget(per_task_tokens=50, basis="completion"))
+    assert await call(gw, m, max_tokens=50) is not None  # the prompt does not count on this basis
+    assert m.counted == 3 and m.tokens == PROMPT + 3
+    assert await call(gw, m, max_tokens=48) is None and m.refused[0]["worst_tokens"] == 48
