@@ -116,8 +116,8 @@ async def test_missing_usage_is_charged_at_the_worst_case_never_zero() -> None:
     assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12)
     # limited meter (USD cap, so the worst case is priced): the same worst case is settled
     gw, m = Recording(missing=True), BudgetMeter(Budget(per_task_usd=1.0))
-    await call(gw, m, max_tokens=50)
-    assert (m.prompt, m.completion, m.calls, m.r_calls, m.search_calls) == (PROMPT, 50, 1, 0, 0)
+    await call(gw, m, max_tokens=50, search=True)
+    assert (m.prompt, m.completion, m.calls, m.r_calls, m.search_calls) == (PROMPT, 50, 1, 0, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12) and m.r_usd == pytest.approx(0.0)
 
 
