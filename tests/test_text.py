@@ -283,3 +283,7 @@ def test_json_objects_scan_left_to_right_past_failures() -> None:
 
 def test_a_choice_one_past_the_last_candidate_is_out_of_range() -> None:
     assert parse_choice("4 is best", 3) is None
+
+
+def test_a_non_object_json_block_after_the_answer_is_skipped() -> None:
+    assert extract_raw('```json\n{"answer": 1}\n``` then ```json\n[2]\n```', how="json") == ["1"]
