@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import os
+import sys
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Forced, not defaulted: an environment with LITELLM_LOCAL_MODEL_COST_MAP=False would otherwise
+# make litellm fetch its price map from GitHub at import (tests never reach the network).
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import pytest
 
 from masbench.store import Store
+
+
+def litellm_price_map_source() -> dict | None:
+    """Where the imported litellm loaded its price map from (None: litellm not imported)."""
+    if "litellm" not in sys.modules:
+        return None
+    from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
+
+    return get_model_cost_map_source_info()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _litellm_never_fetched_its_price_map():
+    """Fail the session if litellm loaded its price map from anywhere but its bundled copy."""
+    yield
+    info = litellm_price_map_source()
+    assert info is None or (info["source"] == "local" and info["url"] is None), info
 
 
 @pytest.fixture

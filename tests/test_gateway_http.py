@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.resources
 import json
 
 import pytest
@@ -127,10 +128,27 @@ async def test_unknown_price_is_recorded_as_unpriced_with_a_warning(http_server,
     assert gw.prices("m").source == "unpriced"
 
 
+def _bundled_price_map() -> dict:
+    """litellm's bundled price map read straight from its JSON file (not through our pricing code)."""
+    return json.loads(importlib.resources.files("litellm").joinpath(
+        "model_prices_and_context_window_backup.json").read_text())
+
+
 async def test_litellm_price_map_used_when_yaml_has_none(http_server):
-    srv = http_server(prompt_tokens=1000, completion_tokens=1000)
+    # Expected prices come from the map file itself; unequal token counts, so swapping the input
+    # and output prices (or the cached-read price) changes the cost.
+    entry = _bundled_price_map()["gpt-4o-mini"]
+    p_in, p_out, p_read = (entry["input_cost_per_token"], entry["output_cost_per_token"],
+                           entry["cache_read_input_token_cost"])
+    assert p_in != p_out and p_read != p_in
+    srv = http_server(prompt_tokens=1200, completion_tokens=300)
     gw = Gateway({"m": ModelSpec(id="openai/gpt-4o-mini", api_base=srv.base_url)})
-    p = gw.prices("m")
-    assert p.source == "litellm-map" and p.input > 0
+    assert gw.prices("m").source == "litellm-map"
     r = await gw.complete("m", [{"role": "user", "content": "x"}])
-    assert r.cost_usd == pytest.approx(1000 * p.input + 1000 * p.output)
+    assert r.cost_usd == pytest.approx(1200 * p_in + 300 * p_out, rel=1e-12)
+    srv = http_server(prompt_tokens=1200, completion_tokens=300, cached_tokens=400)
+    gw = Gateway({"m": ModelSpec(id="openai/gpt-4o-mini", api_base=srv.base_url)})
+    r = await gw.complete("m", [{"role": "user", "content": "y"}])
+    assert r.cost_usd == pytest.approx(800 * p_in + 400 * p_read + 300 * p_out, rel=1e-12)
+
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -211,11 +212,14 @@ def test_cli_subprocess() -> None:
         resp = client.chat.completions.create(model="m", messages=MSGS)
         assert resp.usage.prompt_tokens == 9
         assert resp.choices[0].message.content == ServerConfig().reply
-    finally:
+        assert proc.poll() is None  # it keeps serving until told to stop
+        # SIGTERM is a clean shutdown: exit status 0 (not -SIGTERM), and the port is closed
         proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
+        assert proc.wait(20) == 0, proc.stderr.read()
+        host, port = base_url.removeprefix("http://").removesuffix("/v1").split(":")
+        with pytest.raises(OSError):
+            socket.create_connection((host, int(port)), timeout=2).close()
+    finally:
+        if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode is not None

@@ -37,6 +37,7 @@ from masbench.routing.handbook import handbook_yaml
 from masbench.routing.learn import fit_evidence, parse_taxonomy_reply, tag_matrix
 from masbench.routing.matrix import Arrays, matrix_from_store, save_matrix, to_arrays
 from masbench.routing.metrics import oracle_choice, upper_hull
+from masbench.runtime import RunContext, run_design
 from masbench.spec import KINDS, AgentSpec, RouteSpec
 from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 from masbench.spec.problems import SpecError
@@ -495,9 +496,6 @@ async def test_llm_taxonomy_proposal_and_classifier_over_http(http_server):
 
 async def test_routed_agent_in_a_design_run_logs_decisions_and_outcomes(tmp_path, store):
     """End to end: a design whose solver is `model: {route: …}` run by the graph runtime."""
-    runtime = pytest.importorskip("masbench.runtime")
-    if not hasattr(runtime, "run_design"):
-        pytest.skip("runtime not available")
     from masbench.bench import score
     from masbench.llm import Gateway
     from masbench.routing.study import study_pool, study_tasks
@@ -524,8 +522,8 @@ async def test_routed_agent_in_a_design_run_logs_decisions_and_outcomes(tmp_path
     tasks = [t for t in study_tasks(60, seed=5) if len(t.skills) == 1 and t.skills[0] in ("arith.add", "arith.mul")]
     for t in tasks:
         tags = {"run_id": "rt-run", "design": "routed-cot", "task_id": t.id, "seed": 0}
-        ctx = runtime.RunContext(gateway=gw, library=lib, tags=tags, route=hook.bind(**tags))
-        res = await runtime.run_design(design, t, ctx)
+        ctx = RunContext(gateway=gw, library=lib, tags=tags, route=hook.bind(**tags))
+        res = await run_design(design, t, ctx)
         ok = score(t, res.answers).correct
         w.add("results", {**tags, "correct": ok, "status": res.status})
     w.flush()

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
+from masbench.llm.scripted import ScriptedGateway
 from masbench.runtime import RunContext, run_design
 from masbench.spec import Budget, DesignSpec
 from masbench.spec.model import ModelSpec, SimFaults, SimProfile, TokenDist
@@ -68,22 +69,63 @@ async def test_usd_cap() -> None:
     assert abs(r.cost_usd - sum(c["cost_usd"] for c in calls)) < 1e-12
 
 
-async def test_loop_returns_best_answer_so_far() -> None:
-    # Enough for the draft and one critic call only: the loop stops, the design returns the draft.
-    ctx, calls, _ = ctx_for(Budget(per_task_tokens=800), model(acc=1.0))
-    r = await run_design("self-refine", TASK, ctx)
-    assert r.status in ("budget_exhausted", "ok")
-    assert r.tokens <= 800 and r.answers == ["42"]
-    if r.status == "budget_exhausted":
-        assert r.detail["loops"]["refine"]["stopped"] in ("budget", "until")
+def _never_approves(info: dict) -> str:
+    # the draft is wrong, the critic never approves, the reviser fixes it
+    node = info["node"]
+    if node.endswith("critic"):
+        return '{"correct": false, "feedback": "recheck the sum"}'
+    if node.endswith("revise"):
+        return "Recomputed: 12 + 30 = 42. Answer: 42"
+    return "12 + 30 = 41. Answer: 41"
+
+
+async def test_loop_stops_on_budget_with_best_answer_so_far() -> None:
+    # A critic that never approves, so only the budget can stop the loop before max_rounds (5).
+    # 3 calls: draft, round-1 critic + revise; round 2's critic is refused -> the loop stops on the
+    # budget after 2 rounds and returns round 1's revision (the best answer so far).
+    gw = ScriptedGateway(_never_approves)
+    r = await run_design("self-refine", TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_calls=3)))
+    assert r.status == "budget_exhausted" and r.calls == 3
+    assert r.detail["loops"]["refine"] == {"rounds": 2, "max_rounds": 5, "stopped": "budget"}
+    assert r.answers == ["42"]
+    assert [q["node"] for q in gw.requests] == ["draft", "refine.critic", "refine.revise"]
+
+
+async def test_loop_refused_revision_keeps_the_draft() -> None:
+    # 2 calls: the draft and round 1's critic; the revision is refused, so the draft's (wrong)
+    # answer is the best so far and the loop records one round stopped by the budget.
+    gw = ScriptedGateway(_never_approves)
+    r = await run_design("self-refine", TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_calls=2)))
+    assert r.status == "budget_exhausted" and r.calls == 2
+    assert r.detail["loops"]["refine"] == {"rounds": 1, "max_rounds": 5, "stopped": "budget"}
+    assert r.answers == ["41"]
+
+
+async def test_loop_token_budget_binds_before_max_rounds() -> None:
+    # The same never-approving critic under a token cap of half what the unbudgeted run spends:
+    # fewer calls than max_rounds allows, none over the cap, and the loop says the budget stopped it.
+    free = await run_design("self-refine", TASK, RunContext(gateway=ScriptedGateway(_never_approves), library=LIB))
+    assert free.calls == 11 and free.detail["loops"]["refine"]["stopped"] == "max_rounds"
+    cap = free.tokens // 2
+    gw = ScriptedGateway(_never_approves)
+    r = await run_design("self-refine", TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_tokens=cap)))
+    assert r.status == "budget_exhausted" and 1 < r.calls < 11 and r.tokens <= cap
+    loop = r.detail["loops"]["refine"]
+    assert loop["stopped"] == "budget" and 1 <= loop["rounds"] < 5
 
 
 async def test_output_refused_falls_back_to_upstream_answer() -> None:
     # planner-workers: plan + 2 workers fit; the synthesizer does not → answer from the workers' vote
-    ctx, calls, _ = ctx_for(Budget(per_task_calls=3), model(acc=1.0))
-    r = await run_design("planner-workers", TASK, ctx)
+    # the workers agree on 17 (not the gold), so the answer can only come from their vote
+    def script(info: dict) -> str:
+        if info["node"] == "plan":
+            return '{"subtasks": ["add 12 and 30", "check the sum"]}'
+        return "Worked it out. Answer: 17" if info["node"] == "work" else "Answer: 99"
+    gw = ScriptedGateway(script)
+    r = await run_design("planner-workers", TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_calls=3)))
     assert r.status == "budget_exhausted" and r.calls == 3
-    assert r.detail["fallback"] == "work" and r.answers == ["42"]
+    assert r.detail["fallback"] == "work" and r.answers == ["17"]
+    assert [q["node"] for q in gw.requests] == ["plan", "work", "work"]  # the synthesizer never ran
 
 
 async def test_nothing_fits() -> None:

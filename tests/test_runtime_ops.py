@@ -152,9 +152,32 @@ async def test_select_picks_the_chosen_candidate_and_falls_back_on_garbage() -> 
 
 
 async def test_select_on_sim_uses_choice_mode() -> None:
-    d = spec({"s": {"agent": "cot-solver", "repeat": 4}, "pick": {"select": "selector", "from": ["s"]}}, "pick")
-    r = await run_design(d, TASK, RunContext(gateway=sim(1.0), library=LIB))
-    assert r.answers == ["42"] and r.calls == 5
+    # Samplers right 30% of the time, a selector whose own skill sets how often it picks the gold
+    # candidate: at 1.0 it picks a gold candidate whenever there is one (not candidate 1, not the
+    # majority), at 0.0 never while a wrong one exists. Only a choice-mode request does that.
+    agents = {"solver": {"model": "default", "skills": ["solve"], "prompt": "{question}\nEnd with \"Answer: <x>\"."},
+              "chooser": {"model": "default", "skills": ["pick"], "prompt": "{question}\n{candidates}\nChoice: <n>"}}
+    d = spec({"s": {"agent": "solver", "repeat": 4}, "pick": {"select": "chooser", "from": ["s"]}}, "pick",
+             agents=agents)
+    task = TASK.model_copy(update={"skills": []})  # the accuracies are then exactly the agents' skills
+    informative = 0
+    for pick_acc in (1.0, 0.0):
+        gw = Gateway({"default": ModelSpec(id="sim/ops", sim=SimProfile(
+            accuracy={"default": 0.5, "solve": 0.3, "pick": pick_acc}, completion_tokens=TokenDist(mean=50, sd=5)))})
+        for seed in range(12):
+            rows: list[dict] = []
+            r = await run_design(d, task, RunContext(gateway=gw, library=LIB, node_sink=rows.append, seed=seed))
+            cands = [x["output"] for x in rows if x["node"] == "s"]
+            sel = r.detail["selects"]["pick"]
+            assert len(cands) == 4 and r.calls == 5 and sel["fallback"] is False
+            assert r.answers == [cands[sel["choice"] - 1]]
+            gold_in, wrong_in = "42" in cands, any(c != "42" for c in cands)
+            if pick_acc == 1.0 and gold_in:
+                assert r.answers == ["42"], (seed, cands, sel)
+                informative += cands[0] != "42" and majority_vote(cands)[0] != "42"
+            if pick_acc == 0.0 and wrong_in:
+                assert r.answers != ["42"], (seed, cands, sel)
+    assert informative >= 1  # some run where candidate 1 and the majority were both wrong
 
 
 async def test_into_channel_with_append_reducer() -> None:
@@ -275,17 +298,24 @@ async def test_route_hook_and_default() -> None:
 
 async def test_multi_answer_tasks_keep_positions() -> None:
     task = TaskInstance(id="m", source="unit", question="Q1 and Q2", answers=["3", "5"])
-    r = await run_design("cot", task, RunContext(gateway=sim(1.0), library=LIB))
-    assert r.answers == ["3", "5"]
+    # positions come from the reply, never from the gold: a reversed reply stays reversed
+    for reply, want in (("Answer: 3, 5", ["3", "5"]), ("Answer: 5, 3", ["5", "3"]),
+                        ("First \\boxed{5} then \\boxed{3}", ["5", "3"])):
+        r = await run_design("cot", task, RunContext(gateway=ScriptedGateway(lambda i, t=reply: t), library=LIB))
+        assert r.answers == want, reply
     gw = ScriptedGateway(lambda i: "I only know the first.\nAnswer: 3")
     r = await run_design("cot", task, RunContext(gateway=gw, library=LIB))
     assert r.answers == ["3", ""]
 
 
 async def test_node_rows_fit_the_store(tmp_path) -> None:
+    # The stored node rows aggregate to what the gateway's own call rows say, node by node.
     rows: list[dict] = []
+    calls: list[dict] = []
     tags = {"run_id": "run1", "design": "debate", "task_id": "t", "seed": 0, "purpose": "design"}
-    r = await run_design("debate", TASK, RunContext(gateway=sim(0.6), library=LIB, node_sink=rows.append, tags=tags))
+    gw = sim(0.6)
+    gw.sink = calls.append
+    r = await run_design("debate", TASK, RunContext(gateway=gw, library=LIB, node_sink=rows.append, tags=tags))
     st = Store(tmp_path / "s.duckdb")
     w = StoreWriter(st)
     for row in rows:
@@ -294,8 +324,14 @@ async def test_node_rows_fit_the_store(tmp_path) -> None:
     got = st.sql("SELECT node, op, count(*), sum(calls), sum(tokens) FROM nodes WHERE run_id = 'run1' "
                  "GROUP BY node, op ORDER BY node")
     st.close()
-    assert got == [("debate", "loop", 1, 0, 0), ("debate.argue", "map", 6, 6, got[1][4]), ("decide", "agent", 1, 1, got[2][4])]
-    assert got[1][4] + got[2][4] == r.tokens
+
+    def spent(node: str) -> int:
+        return sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls if c["node"] == node)
+
+    assert [c["node"] for c in calls].count("debate.argue") == 6 and spent("decide") > 0
+    assert got == [("debate", "loop", 1, 0, 0), ("debate.argue", "map", 6, 6, spent("debate.argue")),
+                   ("decide", "agent", 1, 1, spent("decide"))]
+    assert spent("debate.argue") + spent("decide") == r.tokens
 
 
 def test_compile_once_per_design_and_params() -> None:
