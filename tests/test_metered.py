@@ -52,7 +52,7 @@ async def test_unlimited_meter_calls_and_accounts() -> None:
     res = await call(gw, m)
     assert res is not None and res.text == REPLY and (res.prompt_tokens, res.completion_tokens) == (PROMPT, 3)
     assert gw.kw == [{"model": "default", "messages": MSGS, "sample_index": 7, "temperature": 0.3, "max_tokens": 50,
-                      "tags": {"node": "n1"}, "metadata": {"sim": {"gold": ["4"]}}}]
+                      "tags": {"node": "n1"}, "metadata": {"sim": {"gold": ["4"]}}, "params": None}]
     assert (m.prompt, m.completion, m.calls) == (PROMPT, 3, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 3 * OUT_USD, rel=1e-12) == res.cost_usd
     assert m.search_calls == 0
