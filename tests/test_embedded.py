@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import threading
+import time
 
 import litellm  # noqa: E402  (after masbench: offline price map)
 import pytest
@@ -97,13 +98,13 @@ async def test_same_seed_same_text() -> None:
 async def test_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     register_embedded()
     threads: list[str] = []
-    real_run = engine._ENGINE.run
+    real_serve = engine._ENGINE._serve
 
     def spy(*args, **kwargs):
         threads.append(threading.current_thread().name)
-        return real_run(*args, **kwargs)
+        return real_serve(*args, **kwargs)
 
-    monkeypatch.setattr(engine._ENGINE, "run", spy)
+    monkeypatch.setattr(engine._ENGINE, "_serve", spy)
     ticks = 0
     done = asyncio.Event()
 
@@ -118,9 +119,80 @@ async def test_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     done.set()
     await task
     assert all(r.usage.completion_tokens > 0 for r in results)
-    assert len(threads) == 2 and all(t.startswith("masbench-embedded") for t in threads)
+    assert threads and all(t == "masbench-embedded" for t in threads)
     assert threading.current_thread().name not in threads
     assert ticks >= 5  # the loop kept running while llama.cpp worked on its own thread
+
+
+def _hold_worker(seconds: float) -> threading.Thread:
+    """Keep the embedded worker busy for a while, so calls submitted meanwhile queue up together."""
+    t = threading.Thread(target=lambda: engine._ENGINE.call(lambda: time.sleep(seconds)))
+    t.start()
+    time.sleep(0.05)
+    return t
+
+
+@needs_model
+async def test_concurrent_samples_decode_together_and_match_solo_samples() -> None:
+    register_embedded()
+    seeds = range(30, 36)
+    solo = []
+    for s in seeds:  # one at a time, each from an empty cache
+        engine._ENGINE.reset_cache()
+        solo.append(await engine._ENGINE.arun(CATS, max_tokens=20, temperature=0.8, seed=s))
+    st = engine.embedded_stats()
+    calls0, decodes0 = st.calls, st.decode_calls
+    hold = _hold_worker(0.3)
+    batched = await asyncio.gather(*[engine._ENGINE.arun(CATS, max_tokens=20, temperature=0.8, seed=s) for s in seeds])
+    hold.join()
+    assert st.calls - calls0 == len(seeds)
+    assert st.peak_group >= len(seeds)
+    # one llama_decode per step for all six: as many decodes as the longest sample has tokens
+    assert st.decode_calls - decodes0 <= max(r.completion_tokens for r in batched) + 1
+    assert sum(r.completion_tokens for r in batched) > st.decode_calls - decodes0
+    # a sample is a function of (prompt, seed), not of what was decoded beside it
+    assert [r.text for r in batched] == [r.text for r in solo]
+    assert [r.completion_tokens for r in batched] == [r.completion_tokens for r in solo]
+    assert len({r.text for r in solo}) >= 2
+    # the prompt is evaluated once for the group: the others evaluate only its last token
+    assert sorted(r.prompt_tokens_evaluated for r in batched)[:-1] == [1] * (len(seeds) - 1)
+
+
+@needs_model
+async def test_a_sample_joining_mid_group_matches_its_solo_sample() -> None:
+    register_embedded()
+    engine._ENGINE.reset_cache()
+    alone = await engine._ENGINE.arun(CATS, max_tokens=24, temperature=0.8, seed=41)
+    engine._ENGINE.reset_cache()
+    first = asyncio.ensure_future(engine._ENGINE.arun(CATS, max_tokens=24, temperature=0.8, seed=40))
+    await asyncio.sleep(0.05)  # the first sample is already decoding when the second arrives
+    joined = await engine._ENGINE.arun(CATS, max_tokens=24, temperature=0.8, seed=41)
+    await first
+    assert joined.text == alone.text
+    assert joined.prompt_tokens_evaluated == 1
+
+
+@needs_model
+async def test_stop_strings_and_finish_reasons() -> None:
+    register_embedded()
+    free = await engine._ENGINE.arun(CATS, max_tokens=40, temperature=0.0)
+    cut = free.text.find(" ")
+    assert cut > 0
+    stopped = await engine._ENGINE.arun(CATS, max_tokens=40, temperature=0.0, stop=[" "])
+    assert stopped.text == free.text[:cut] and stopped.finish_reason == "stop"
+    short = await engine._ENGINE.arun(CATS, max_tokens=3, temperature=0.0)
+    assert short.completion_tokens == 3 and short.finish_reason == "length"
+    assert free.text.startswith(short.text)
+
+
+@needs_model
+async def test_prompt_longer_than_the_context_fails_that_call_only() -> None:
+    register_embedded()
+    long = [{"role": "user", "content": "cat " * 3000}]
+    bad, good = await asyncio.gather(engine._ENGINE.arun(long, max_tokens=4), engine._ENGINE.arun(CATS, max_tokens=4),
+                                     return_exceptions=True)
+    assert isinstance(bad, litellm.llms.custom_llm.CustomLLMError) and "context is 2048" in str(bad)
+    assert good.completion_tokens > 0
 
 
 @needs_model
@@ -169,4 +241,5 @@ async def test_n_choices() -> None:
     assert len(resp.choices) == 3
     single = await _call(CATS, max_tokens=6, temperature=0.8, seed=21)
     assert resp.choices[1].message.content == single.choices[0].message.content  # choice i uses seed+i
+    assert engine.embedded_stats().peak_group >= 3  # the n choices were decoded in one batch
     assert resp.usage.completion_tokens >= 3

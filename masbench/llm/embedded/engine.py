@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import random
 import threading
-import time
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from litellm.llms.custom_llm import CustomLLMError
 
 from .chatml import format_chatml
+from .decode import BatchDecoder, Decoded, SampleRequest
 from .locate import _IM_END, _INSTALL_LLAMA, _N_CTX, EmbeddedUnavailableError, find_gguf
 
 
@@ -65,38 +67,66 @@ class EmbeddedCallResult:
 
 @dataclass
 class EmbeddedStats:
-    """Process-wide counters of the embedded model (updated on the worker thread)."""
+    """Process-wide counters of the embedded model (updated on the worker thread).
+
+    Attributes:
+        calls: completions finished.
+        prompt_tokens: their prompt tokens.
+        prompt_tokens_evaluated: prompt tokens really run through the model (the rest came
+            from the prefix cache or were shared with a concurrent sample of the same prompt).
+        completion_tokens: tokens generated.
+        seconds: sum of the calls' wall times (concurrent samples overlap).
+        decode_calls: ``llama_decode`` calls (a batched step is one call for all its samples).
+        peak_group: most samples of one prompt decoded together so far.
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    decode_calls: int = 0
+    peak_group: int = 0
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A call waiting on the worker: its messages and parameters, then its decode request."""
+
+    messages: list[Mapping[str, Any]]
+    params: dict[str, Any]
+    future: Future
+    req: SampleRequest | None = None
+
+
+@dataclass(slots=True)
+class _Job:
+    """A function to run on the worker thread (inspection, benchmarks, cache reset)."""
+
+    fn: Callable[[], Any]
+    future: Future
 
 
 class _EmbeddedEngine:
-    """The loaded ``llama_cpp.Llama`` plus its single worker thread. One per process."""
+    """The loaded ``llama_cpp.Llama``, the batch decoder and the one worker thread every call runs
+    on (llama.cpp state is not thread-safe). Calls are queued; the worker decodes concurrent
+    calls of the same prompt together (see :mod:`.decode`). One per process."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._llm: Any = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._evals: list[int] = []  # token counts of each eval() during the current call
+        self._decoder: BatchDecoder | None = None
+        self._queue: queue.SimpleQueue[_Pending | _Job] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._seed_rng = random.Random(0)  # seeds for calls that carry none
         self.stats = EmbeddedStats()
         self.last: EmbeddedCallResult | None = None
 
-    @property
-    def executor(self) -> ThreadPoolExecutor:
-        """The single worker thread every llama.cpp call runs on."""
-        if self._executor is None:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="masbench-embedded")
-        return self._executor
-
+    # ------------------------------------------------------------------ loading
     def llm(self) -> Any:
-        """The ``llama_cpp.Llama`` instance, loaded on first use (thread-safe)."""
+        """The ``llama_cpp.Llama`` instance, loaded on first use (thread-safe). Its own context
+        is not used for completions (the decoder has one with several sequences); it serves the
+        tokenizer, the metadata and bare-llama comparisons."""
         if self._llm is not None:
             return self._llm
         with self._lock:
@@ -109,108 +139,169 @@ class _EmbeddedEngine:
                         f"llama-cpp-python is not installed (it compiles on install, a few minutes). "
                         f"Run: {_INSTALL_LLAMA}"
                     ) from exc
-                llm = llama_cpp.Llama(
-                    model_path=path,
-                    n_ctx=_N_CTX,
-                    n_threads=engine_threads(),
-                    n_threads_batch=engine_threads(),
-                    verbose=False,
-                )
-                # Count the tokens of every eval(): Llama.generate's first eval() of a call is
-                # the part of the prompt not covered by the cached prefix; the rest are single
-                # sampled tokens. An instance attribute shadows the method, and generate()
-                # calls self.eval(...), so this sees every evaluation.
-                original_eval = llm.eval
-                evals = self._evals
-
-                def counting_eval(tokens: Any) -> None:
-                    evals.append(len(tokens))
-                    original_eval(tokens)
-
-                llm.eval = counting_eval
-                self._llm = llm
+                self._llm = llama_cpp.Llama(model_path=path, n_ctx=_N_CTX, n_threads=engine_threads(),
+                                            n_threads_batch=engine_threads(), verbose=False)
         return self._llm
 
-    def run(
-        self,
-        messages: list[Mapping[str, Any]],
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        stop: str | list[str] | None = None,
-        seed: int | None = None,
-    ) -> EmbeddedCallResult:
-        """One completion. Must run on the worker thread (use :meth:`arun` or :meth:`run_sync`)."""
+    def decoder(self) -> BatchDecoder:
+        """The batch decoder (worker thread only): ``N_SEQ`` sequences over ``2 * _N_CTX`` cells."""
+        if self._decoder is None:
+            self._decoder = BatchDecoder(self.llm(), 2 * _N_CTX, engine_threads())
+        return self._decoder
+
+    # ------------------------------------------------------------------ the public calls
+    def submit(self, messages: list[Mapping[str, Any]], **params: Any) -> Future:
+        """Queue one completion; the future resolves to an :class:`EmbeddedCallResult`.
+
+        Parameters: ``max_tokens``, ``temperature`` (default 0.8; 0 is greedy), ``top_p``
+        (default 0.95), ``stop`` (a string or a list), ``seed`` (default: the next seed of a
+        process-wide generator seeded with 0, reproducible for a fixed call order)."""
+        if params.get("seed") is None:
+            with self._lock:
+                params["seed"] = self._seed_rng.randrange(2**31)
+        fut: Future = Future()
+        self._put(_Pending(list(messages), params, fut))
+        return fut
+
+    async def arun(self, messages: list[Mapping[str, Any]], **params: Any) -> EmbeddedCallResult:
+        """One completion on the worker thread, awaited from the event loop (never blocks it)."""
+        return await asyncio.wrap_future(self.submit(messages, **params))
+
+    def run_sync(self, messages: list[Mapping[str, Any]], **params: Any) -> EmbeddedCallResult:
+        """One completion on the worker thread, blocking the caller (queued with async calls)."""
+        return self.submit(messages, **params).result()
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn()`` on the worker thread between completions and return its result."""
+        fut: Future = Future()
+        self._put(_Job(fn, fut))
+        return fut.result()
+
+    def reset_cache(self) -> None:
+        """Forget the prefix cache: the next call evaluates its whole prompt."""
+        self.call(lambda: self.decoder().reset())
+
+    # ------------------------------------------------------------------ the worker
+    def _put(self, item: _Pending | _Job) -> None:
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._work, name="masbench-embedded", daemon=True)
+                    self._thread.start()
+        self._queue.put(item)
+
+    def _drain(self, backlog: deque) -> None:
+        while True:
+            try:
+                backlog.append(self._queue.get_nowait())
+            except queue.Empty:
+                return
+
+    def _work(self) -> None:
+        backlog: deque[_Pending | _Job] = deque()
+        while True:
+            if not backlog:
+                backlog.append(self._queue.get())
+            self._drain(backlog)
+            item = backlog.popleft()
+            if isinstance(item, _Job):
+                try:
+                    item.future.set_result(item.fn())
+                except Exception as exc:  # handed to the caller, who re-raises it
+                    item.future.set_exception(exc)
+            elif self._prepare(item):
+                self._serve(item, backlog)
+
+    def _prepare(self, p: _Pending) -> bool:
+        """Tokenize and check a call; False (and the future failed) when it cannot run."""
+        if p.req is not None:
+            return True
+        try:
+            p.req = self._request(p)
+            return True
+        except Exception as exc:  # handed to the caller (a too-long prompt, a missing model)
+            p.future.set_exception(exc)
+            return False
+
+    def _request(self, p: _Pending) -> SampleRequest:
         llm = self.llm()
-        # We render ChatML ourselves and call create_completion with the token list rather
-        # than create_chat_completion: both keep prefix reuse (identical messages render to
-        # identical tokens), but this way the prompt is a pure, tested function of the
-        # messages, it is tokenized exactly once (so its token count is known up front and
+        # We render ChatML ourselves and decode the token list: the prompt is a pure, tested
+        # function of the messages, tokenized exactly once (its count is known up front and
         # checked against the context size), and no chat-handler layer can alter it.
-        prompt = format_chatml(messages)
-        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        tokens = llm.tokenize(format_chatml(p.messages).encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= _N_CTX:
-            raise CustomLLMError(
-                status_code=400,
-                message=f"prompt is {len(tokens)} tokens; the embedded model's context is {_N_CTX}",
-            )
+            raise CustomLLMError(status_code=400,
+                                 message=f"prompt is {len(tokens)} tokens; the embedded model's context is {_N_CTX}")
         room = _N_CTX - len(tokens)
-        n_max = room if max_tokens is None or max_tokens <= 0 else min(int(max_tokens), room)
-        stops = [_IM_END]
-        if isinstance(stop, str):
-            stops.append(stop)
-        elif stop:
-            stops.extend(s for s in stop if isinstance(s, str) and s)
-        if seed is None:
-            seed = self._seed_rng.randrange(2**31)
-        self._evals.clear()
-        t0 = time.perf_counter()
-        # Never reset() here: the KV cache of the previous call is what makes prefix reuse work.
-        out = llm.create_completion(
-            prompt=tokens,
-            max_tokens=n_max,
+        max_tokens, stop = p.params.get("max_tokens"), p.params.get("stop")
+        stops = [stop] if isinstance(stop, str) and stop else [s for s in (stop or []) if isinstance(s, str) and s]
+        temperature, top_p = p.params.get("temperature"), p.params.get("top_p")
+
+        def finish(d: Decoded, fut: Future = p.future) -> None:
+            self._record(d, fut)
+
+        return SampleRequest(
+            prompt=list(tokens),
+            n_max=room if max_tokens is None or int(max_tokens) <= 0 else min(int(max_tokens), room),
+            stops=[s for s in stops if s != _IM_END],  # <|im_end|> is an end-of-generation token
             temperature=0.8 if temperature is None else float(temperature),
             top_p=0.95 if top_p is None else float(top_p),
-            stop=stops,
-            seed=int(seed) & 0xFFFFFFFF,
+            seed=int(p.params["seed"]),
+            finish=finish,
         )
-        seconds = time.perf_counter() - t0
-        usage = out["usage"]
-        choice = out["choices"][0]
-        result = EmbeddedCallResult(
-            text=choice["text"],
-            finish_reason=choice.get("finish_reason") or "stop",
-            prompt_tokens=int(usage["prompt_tokens"]),
-            completion_tokens=int(usage["completion_tokens"]),
-            prompt_tokens_evaluated=self._evals[0] if self._evals else 0,
-            seconds=seconds,
-        )
+
+    def _serve(self, first: _Pending, backlog: deque) -> None:
+        group = [first]
+
+        def poll(prompt: list[int], slots: int, cells: int) -> list[SampleRequest]:
+            self._drain(backlog)
+            out: list[SampleRequest] = []
+            for item in list(backlog):
+                if len(out) >= slots:
+                    break
+                if isinstance(item, _Job):
+                    continue
+                if not self._prepare(item):
+                    backlog.remove(item)
+                    continue
+                assert item.req is not None
+                if item.req.prompt == prompt and item.req.n_max + 1 <= cells:
+                    backlog.remove(item)
+                    group.append(item)
+                    out.append(item.req)
+                    cells -= item.req.n_max + 1
+            return out
+
+        assert first.req is not None
+        dec = self.decoder()
+        try:
+            dec.run(first.req, poll)
+        except Exception as exc:  # a llama.cpp failure fails the calls it was decoding, not the worker
+            for p in group:
+                if not p.future.done():
+                    p.future.set_exception(exc)
+
+    def _record(self, d: Decoded, fut: Future) -> None:
+        result = EmbeddedCallResult(d.text, d.finish_reason, d.prompt_tokens, d.completion_tokens,
+                                    d.prompt_tokens_evaluated, d.seconds)
         st = self.stats
         st.calls += 1
         st.prompt_tokens += result.prompt_tokens
         st.prompt_tokens_evaluated += result.prompt_tokens_evaluated
         st.completion_tokens += result.completion_tokens
-        st.seconds += seconds
+        st.seconds += result.seconds
+        if self._decoder is not None:
+            st.decode_calls, st.peak_group = self._decoder.decode_calls, self._decoder.peak_group
         self.last = result
-        return result
-
-    async def arun(self, messages: list[Mapping[str, Any]], **params: Any) -> EmbeddedCallResult:
-        """:meth:`run` on the worker thread, awaited from the event loop."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, lambda: self.run(messages, **params))
-
-    def run_sync(self, messages: list[Mapping[str, Any]], **params: Any) -> EmbeddedCallResult:
-        """:meth:`run` on the worker thread, blocking the caller (serialized with async calls)."""
-        return self.executor.submit(self.run, messages, **params).result()
+        fut.set_result(result)
 
 
 _ENGINE = _EmbeddedEngine()
 
 
 def get_embedded_llm() -> Any:
-    """The process-wide ``llama_cpp.Llama`` (loads it on first use). For inspection and tests:
-    do not call it from threads other than the embedded worker while calls are running."""
+    """The process-wide ``llama_cpp.Llama`` (loads it on first use): tokenizer and metadata.
+    Completions do not run in its context but in the batch decoder's."""
     return _ENGINE.llm()
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -68,8 +69,8 @@ class EmbeddedLLM(CustomLLM):
     """litellm handler for ``embedded/…`` models (all map to the one SmolLM2 instance).
 
     Honoured request parameters: ``temperature``, ``max_tokens`` (or
-    ``max_completion_tokens``), ``top_p``, ``stop``, ``seed``, ``n`` (choices are sampled one
-    after another with seeds ``seed, seed+1, …``). A call without ``seed`` gets one from a
+    ``max_completion_tokens``), ``top_p``, ``stop``, ``seed``, ``n`` (choices are queued together, so
+    the engine decodes them in one batch, with seeds ``seed, seed+1, …``). A call without ``seed`` gets one from a
     process-wide generator seeded with 0 (reproducible for a fixed call order). ``timeout``
     is not enforced (a call cannot be interrupted once llama.cpp runs it).
     """
@@ -96,7 +97,8 @@ class EmbeddedLLM(CustomLLM):
         """Synchronous completion (blocks until the worker thread has answered)."""
         try:
             params, n = _params(optional_params)
-            results = [_ENGINE.run_sync(messages, **_choice_params(params, i)) for i in range(n)]
+            futures = [_ENGINE.submit(messages, **_choice_params(params, i)) for i in range(n)]
+            results = [f.result() for f in futures]
         except EmbeddedUnavailableError as exc:
             raise CustomLLMError(status_code=500, message=str(exc)) from exc
         return _to_model_response(results, model_response)
@@ -123,7 +125,8 @@ class EmbeddedLLM(CustomLLM):
         """Async completion: runs on the embedded worker thread, never on the event loop."""
         try:
             params, n = _params(optional_params)
-            results = [await _ENGINE.arun(messages, **_choice_params(params, i)) for i in range(n)]
+            results = list(await asyncio.gather(*[_ENGINE.arun(messages, **_choice_params(params, i))
+                                                  for i in range(n)]))
         except EmbeddedUnavailableError as exc:
             raise CustomLLMError(status_code=500, message=str(exc)) from exc
         return _to_model_response(results, model_response)
