@@ -65,8 +65,9 @@ class RunDisplay:
             self._last = now
             rate = (st.done - self._done0) / max(now - self._t0, 1e-9)
             eta = (st.total - st.done) / rate if rate > 0 else float("nan")
+            # markup=False: "[quickstart]" is the label, not a rich style tag to swallow
             self.console.print(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
-                               f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False)
+                               f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False, markup=False)
 
     def stop(self) -> None:
         if self._progress is not None:
