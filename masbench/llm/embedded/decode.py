@@ -52,7 +52,7 @@ class SampleRequest:
         temperature: sampling temperature; 0 (or below) means greedy.
         top_p: nucleus mass kept.
         seed: seed of this request's ``dist`` sampler.
-        finish: called once on the worker thread with the :class:`Decoded` result, as soon as
+        finish: called once on the worker thread with the :class:`EmbeddedCallResult`, as soon as
             this request is finished (others of its group may still be decoding).
     """
 
@@ -65,9 +65,19 @@ class SampleRequest:
     finish: Callable[[Any], None]
 
 
-@dataclass(slots=True)
-class Decoded:
-    """What a request produced (the engine turns it into its call result)."""
+@dataclass
+class EmbeddedCallResult:
+    """What one call produced, with llama.cpp's real token counts.
+
+    Attributes:
+        text: generated text (stop sequences removed).
+        finish_reason: ``"stop"`` or ``"length"``.
+        prompt_tokens: tokens in the prompt.
+        completion_tokens: tokens generated.
+        prompt_tokens_evaluated: prompt tokens actually run through the model (the rest
+            were reused from the KV cache of the previous call).
+        seconds: wall time of the call on the worker thread.
+    """
 
     text: str
     finish_reason: str
@@ -75,6 +85,11 @@ class Decoded:
     completion_tokens: int
     prompt_tokens_evaluated: int
     seconds: float
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens reused from the KV cache."""
+        return max(0, self.prompt_tokens - self.prompt_tokens_evaluated)
 
 
 @dataclass(slots=True)
@@ -237,13 +252,13 @@ class BatchDecoder:
             self._ll.llama_sampler_free(s.sampler)
             s.sampler = None
 
-    def _finish(self, s: _Seq) -> Decoded:
+    def _finish(self, s: _Seq) -> EmbeddedCallResult:
         self._free(s)
         if not s.req.stops:
             s.text = s.raw.decode("utf-8", errors="ignore")
-        return Decoded(text=s.text, finish_reason=s.reason,
+        return EmbeddedCallResult(text=s.text, finish_reason=s.reason,
                        prompt_tokens=len(s.req.prompt), completion_tokens=len(s.tokens),
                        prompt_tokens_evaluated=s.evaluated, seconds=time.perf_counter() - s.t0)
 
 
-__all__ = ["N_SEQ", "BatchDecoder", "Decoded", "SampleRequest"]
+__all__ = ["N_SEQ", "BatchDecoder", "EmbeddedCallResult", "SampleRequest"]

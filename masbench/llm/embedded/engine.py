@@ -17,7 +17,7 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLMError
 
 from .chatml import format_chatml
-from .decode import BatchDecoder, Decoded, SampleRequest
+from .decode import BatchDecoder, EmbeddedCallResult, SampleRequest
 from .locate import _IM_END, _INSTALL_LLAMA, _N_CTX, EmbeddedUnavailableError, find_gguf
 
 
@@ -36,33 +36,6 @@ def engine_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-@dataclass
-class EmbeddedCallResult:
-    """What one call produced, with llama.cpp's real token counts.
-
-    Attributes:
-        text: generated text (stop sequences removed).
-        finish_reason: ``"stop"`` or ``"length"``.
-        prompt_tokens: tokens in the prompt.
-        completion_tokens: tokens generated.
-        prompt_tokens_evaluated: prompt tokens actually run through the model (the rest
-            were reused from the KV cache of the previous call).
-        seconds: wall time of the call on the worker thread.
-    """
-
-    text: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-    prompt_tokens_evaluated: int
-    seconds: float
-
-    @property
-    def cached_tokens(self) -> int:
-        """Prompt tokens reused from the KV cache."""
-        return max(0, self.prompt_tokens - self.prompt_tokens_evaluated)
 
 
 @dataclass
@@ -237,8 +210,8 @@ class _EmbeddedEngine:
         stops = [stop] if isinstance(stop, str) and stop else [s for s in (stop or []) if isinstance(s, str) and s]
         temperature, top_p = p.params.get("temperature"), p.params.get("top_p")
 
-        def finish(d: Decoded, fut: Future = p.future) -> None:
-            self._record(d, fut)
+        def finish(result: EmbeddedCallResult, fut: Future = p.future) -> None:
+            self._record(result, fut)
 
         return SampleRequest(
             prompt=list(tokens),
@@ -281,9 +254,7 @@ class _EmbeddedEngine:
                 if not p.future.done():
                     p.future.set_exception(exc)
 
-    def _record(self, d: Decoded, fut: Future) -> None:
-        result = EmbeddedCallResult(d.text, d.finish_reason, d.prompt_tokens, d.completion_tokens,
-                                    d.prompt_tokens_evaluated, d.seconds)
+    def _record(self, result: EmbeddedCallResult, fut: Future) -> None:
         st = self.stats
         st.calls += 1
         st.prompt_tokens += result.prompt_tokens
