@@ -159,6 +159,30 @@ async def test_concurrent_samples_decode_together_and_match_solo_samples() -> No
 
 
 @needs_model
+async def test_different_prompts_decode_together_and_match_their_solo_samples() -> None:
+    register_embedded()
+    prompts = [CATS, OTHER, [{"role": "system", "content": "You are a Math Professor."}, *CATS]]
+    jobs = [(p, s) for p in range(3) for s in (50, 51)]
+    solo = []
+    for p, s in jobs:
+        engine._ENGINE.reset_cache()
+        solo.append((await engine._ENGINE.arun(prompts[p], max_tokens=16, temperature=0.8, seed=s)).text)
+    peak0 = engine.embedded_stats().peak_group
+    hold = _hold_worker(0.3)
+    together = await asyncio.gather(*[engine._ENGINE.arun(prompts[p], max_tokens=16, temperature=0.8, seed=s)
+                                      for p, s in jobs])
+    hold.join()
+    assert max(peak0, len(jobs)) <= engine.embedded_stats().peak_group
+    assert [r.text for r in together] == solo
+    # the second sample of each prompt shares all of its prompt but the last token; the other
+    # prompts share the ChatML/system prefix with the first one and evaluate the rest
+    n = [r.prompt_tokens for r in together]
+    ev = [r.prompt_tokens_evaluated for r in together]
+    assert ev[1] == ev[3] == ev[5] == 1
+    assert all(1 < e < t for e, t in zip((ev[2], ev[4]), (n[2], n[4])))
+
+
+@needs_model
 async def test_a_sample_joining_mid_group_matches_its_solo_sample() -> None:
     register_embedded()
     engine._ENGINE.reset_cache()

@@ -62,7 +62,7 @@ class EmbeddedStats:
     peak_group: int = 0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared by identity in the backlog
 class _Pending:
     """A call waiting on the worker: its messages and parameters, then its decode request."""
 
@@ -72,7 +72,7 @@ class _Pending:
     req: SampleRequest | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Job:
     """A function to run on the worker thread (inspection, benchmarks, cache reset)."""
 
@@ -83,7 +83,7 @@ class _Job:
 class _EmbeddedEngine:
     """The loaded ``llama_cpp.Llama``, the batch decoder and the one worker thread every call runs
     on (llama.cpp state is not thread-safe). Calls are queued; the worker decodes concurrent
-    calls of the same prompt together (see :mod:`.decode`). One per process."""
+    calls together, up to ``N_SEQ`` at a time (see :mod:`.decode`). One per process."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -226,24 +226,16 @@ class _EmbeddedEngine:
     def _serve(self, first: _Pending, backlog: deque) -> None:
         group = [first]
 
-        def poll(prompt: list[int], slots: int, cells: int) -> list[SampleRequest]:
+        def poll(take: Callable[[SampleRequest], bool]) -> None:
             self._drain(backlog)
-            out: list[SampleRequest] = []
-            for item in list(backlog):
-                if len(out) >= slots:
-                    break
+            for item in list(backlog):  # arrival order; a job waits for the group to end
                 if isinstance(item, _Job):
                     continue
                 if not self._prepare(item):
                     backlog.remove(item)
-                    continue
-                assert item.req is not None
-                if item.req.prompt == prompt and item.req.n_max + 1 <= cells:
+                elif item.req is not None and take(item.req):
                     backlog.remove(item)
                     group.append(item)
-                    out.append(item.req)
-                    cells -= item.req.n_max + 1
-            return out
 
         assert first.req is not None
         dec = self.decoder()
