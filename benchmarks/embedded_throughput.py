@@ -3,7 +3,8 @@ llama.cpp) vs a bare ``llama_cpp.Llama`` on the same prompts with the same seeds
 (B) the CoT-SC pool's case, k = 8 samples of one prompt through masbench: gathered (the engine
 decodes them in ONE batch, 8 KV sequences sharing the prompt's cells, ``masbench/llm/embedded/
 decode.py``) vs awaited one after another; sample i is seeded with ``seed + i`` and must come out
-identical either way (each request has its own seeded llama.cpp sampler chain).
+identical either way (each request has its own seeded llama.cpp sampler chain); (C) the same for
+4 different prompts at once (a design's parallel nodes, e.g. a debate's debaters).
 
 Figures are ratios measured back to back in this one process, alternating rounds, because the
 machine may be shared: the absolute tokens/s depend on the load (printed with ``uptime``).
@@ -66,15 +67,16 @@ async def gateway_round(gw, llm, qs: list[str], max_tokens: int, seed: int) -> t
 
 
 # --------------------------------------------------------------------------- (B) the pool, batched vs sequential
-async def pool_round(gw, q: str, k: int, max_tokens: int, seed: int, together: bool) -> tuple[list[str], float, int]:
-    """k samples of one prompt through the gateway: awaited one by one, or gathered (the engine
-    then decodes them in one batch). Each starts from the same cache state."""
+async def pool_round(gw, qs: list[str], max_tokens: int, seed: int, together: bool) -> tuple[list[str], float, int]:
+    """One call per question through the gateway (sample i seeded seed + i): awaited one by one,
+    or gathered (the engine then decodes them in one batch). Each starts from the same cache."""
     from masbench.llm.embedded.engine import _ENGINE
 
     await asyncio.to_thread(_ENGINE.reset_cache)
+    k = len(qs)
 
     async def one(i: int):
-        res = await gw.complete("default", messages(q), temperature=0.8, max_tokens=max_tokens,
+        res = await gw.complete("default", messages(qs[i]), temperature=0.8, max_tokens=max_tokens,
                                 params={"seed": seed + i, "top_p": 0.95})
         assert res.error is None, res.error
         return res
@@ -125,8 +127,8 @@ async def main() -> None:
     speed, same, toks = [], 0, 0
     for r in range(a.rounds):
         q = QUESTIONS[r % len(QUESTIONS)]
-        seq, ts, _ = await pool_round(gw, q, a.k, a.max_tokens, 1000 + r, together=False)
-        bat, tb, n = await pool_round(gw, q, a.k, a.max_tokens, 1000 + r, together=True)
+        seq, ts, _ = await pool_round(gw, [q] * a.k, a.max_tokens, 1000 + r, together=False)
+        bat, tb, n = await pool_round(gw, [q] * a.k, a.max_tokens, 1000 + r, together=True)
         speed.append(ts / tb)
         same += sum(x == y for x, y in zip(seq, bat))
         toks += n
@@ -134,6 +136,17 @@ async def main() -> None:
           f"{statistics.median(speed):.2f}x faster than one by one (rounds: {', '.join(f'{x:.2f}' for x in speed)}); "
           f"{same}/{a.k * a.rounds} samples identical between the two (same seeds); {toks} tokens per mode; "
           f"peak group {_ENGINE.stats.peak_group}")
+
+    # (C) a design's parallel nodes: different prompts at once (the 4 questions), one by one vs gathered.
+    speed, same = [], 0
+    for r in range(a.rounds):
+        seq, ts, _ = await pool_round(gw, QUESTIONS, a.max_tokens, 2000 + r, together=False)
+        bat, tb, _ = await pool_round(gw, QUESTIONS, a.max_tokens, 2000 + r, together=True)
+        speed.append(ts / tb)
+        same += sum(x == y for x, y in zip(seq, bat))
+    print(f"(C) {len(QUESTIONS)} different prompts through masbench: gathered is {statistics.median(speed):.2f}x "
+          f"faster than one by one (rounds: {', '.join(f'{x:.2f}' for x in speed)}); "
+          f"{same}/{len(QUESTIONS) * a.rounds} identical")
     print(f"load after: {load_avg()} (2 cores, shared, noisy: read the ratios)")
 
 
