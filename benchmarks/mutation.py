@@ -44,7 +44,11 @@ MODULES: dict[str, list[str]] = {
                                      "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
     "masbench/bench/scoring/benchmarks.py": ["tests/test_scorers.py", "tests/test_replies.py", "tests/test_bench_answers.py",
                                         "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
-    "masbench/llm/pricing.py": ["tests/test_usage.py", "tests/test_costs_wire.py", "tests/test_gateway_http.py"],
+    # not tests/test_gateway_http.py: its retry test runs ~2 min (real timeouts) and every gateway test
+    # resolves prices, so each pricing mutant would cost minutes; its price tests have direct
+    # counterparts in tests/test_pricing.py
+    "masbench/llm/pricing.py": ["tests/test_pricing.py", "tests/test_usage.py", "tests/test_metered.py",
+                                "tests/test_costs_wire.py"],
     "masbench/llm/usage.py": ["tests/test_usage.py", "tests/test_costs_wire.py"],
     "masbench/harness/stats/majk.py": ["tests/test_stats_majk.py"],
     "masbench/harness/stats/paired.py": ["tests/test_stats_paired.py"],
