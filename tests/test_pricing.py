@@ -13,6 +13,7 @@ from masbench.llm import pricing
 from masbench.llm.pricing import Prices, from_litellm_map, require_prices, resolve_prices
 from masbench.spec import ModelSpec
 from masbench.spec.problems import SpecError
+from masbench.spec.yamlpos import parse_yaml
 
 # USD per token, all different, so any swapped or dropped class changes a cost
 P = Prices(input=2e-6, output=7e-6, cached_input=0.5e-6, cache_write=3e-6, reasoning=11e-6)
@@ -118,9 +119,14 @@ def test_a_model_registered_at_yaml_prices_is_not_read_back_as_a_map_price() -> 
 @pytest.mark.parametrize("model_id, provider", [("anthropic/reg-test-model-xyz", "anthropic"),
                                                 ("hosted_vllm/org/reg-test-model-xyz", "hosted_vllm"),
                                                 ("reg-test-bare-model-xyz", "openai")])
-def test_every_real_model_is_registered_with_litellm_at_our_price(model_id, provider) -> None:
+def test_every_real_model_is_registered_with_litellm_at_our_price(model_id, provider, monkeypatch) -> None:
     from masbench.llm._litellm import litellm
 
+    # registration is once per id per process: start from no registration (the test must not pass
+    # on an entry an earlier run in this process left behind)
+    monkeypatch.setattr(pricing, "_registered", set())
+    for key in (model_id, model_id.split("/", 1)[-1]):
+        monkeypatch.delitem(litellm.model_cost, key, raising=False)
     resolve_prices(ModelSpec(id=model_id, input_usd_per_mtok=2.0, output_usd_per_mtok=7.0))
     for key in (model_id, model_id.split("/", 1)[-1]):  # the id, and the id without its provider
         entry = litellm.model_cost[key]
@@ -137,7 +143,8 @@ def test_an_unknown_model_is_unpriced_never_a_silent_zero(monkeypatch, caplog) -
     assert (p.input, p.output, p.cached_input, p.cache_write, p.reasoning, p.source) == \
         (0.0, 0.0, None, None, None, "unpriced")
     warnings = [r.getMessage() for r in caplog.records if "no price known" in r.getMessage()]
-    assert len(warnings) == 1 and "openai/unknown-price-model-xyz" in warnings[0]  # once per model
+    assert warnings == ["no price known for openai/unknown-price-model-xyz: its calls are recorded as cost source "
+                        "'unpriced' (set input_usd_per_mtok/output_usd_per_mtok, or price: 0, in the model's YAML)"]
 
 
 def test_require_prices_names_every_unpriced_model() -> None:
@@ -148,9 +155,10 @@ def test_require_prices_names_every_unpriced_model() -> None:
     with pytest.raises(SpecError) as exc:
         require_prices(models, "suite.yaml")
     probs = exc.value.problems
-    assert [(p.file, p.line, p.field) for p in probs] == [("suite.yaml", 1, "models.bad"),
-                                                          ("suite.yaml", 1, "models.worse")]
-    assert "'bad' (openai/nope-model-xyz)" in probs[0].message and "price: 0" in probs[0].message
+    assert [(p.file, p.line, p.col, p.field) for p in probs] == [("suite.yaml", 1, 1, "models.bad"),
+                                                                 ("suite.yaml", 1, 1, "models.worse")]
+    assert probs[0].message == ("no price known for model 'bad' (openai/nope-model-xyz): set input_usd_per_mtok and "
+                                "output_usd_per_mtok in its YAML, or price: 0 if it is free")
     assert "'worse' (anthropic/nope-model-abc)" in probs[1].message
     ok = require_prices({k: v for k, v in models.items() if k not in ("bad", "worse")})
     assert {k: p.source for k, p in ok.items()} == {"good": "litellm-map", "free": "zero-declared",
@@ -158,3 +166,84 @@ def test_require_prices_names_every_unpriced_model() -> None:
     assert ok["mine"].output == pytest.approx(3e-6) and ok["mine"].input == 0.0
     e = _json_map()["gpt-4o-mini"]
     assert (ok["good"].input, ok["good"].output) == (e["input_cost_per_token"], e["output_cost_per_token"])
+    s = ok["sim"]
+    assert (s.input, s.output, s.cached_input, s.cache_write, s.reasoning) == (0.0, 0.0, 0.0, 0.0, 0.0)
+    with pytest.raises(SpecError) as exc:  # no file named: the problem says "suite"
+        require_prices({"bad": ModelSpec(id="openai/nope-model-xyz")})
+    assert str(exc.value).startswith("suite:1:1: models.bad: no price known for model 'bad'")
+
+
+def test_require_prices_points_at_the_model_in_the_suite_file() -> None:
+    located = parse_yaml("name: s\nmodels:\n  ok:\n    id: sim/perfect\n  bad:\n    id: openai/nope-model-xyz\n",
+                         file="suite.yaml")
+    models = {a: ModelSpec(**m) for a, m in located.data["models"].items()}
+    with pytest.raises(SpecError) as exc:
+        require_prices(models, located)
+    (prob,) = exc.value.problems
+    # the mapping under "bad:" (line 5) begins on line 6, where a located path points
+    assert (prob.file, prob.line, prob.col, prob.field) == ("suite.yaml", 6, 5, "models.bad")
+    assert "'bad' (openai/nope-model-xyz)" in prob.message
+
+
+def test_registration_is_once_per_model_and_never_for_the_simulator(monkeypatch) -> None:
+    from masbench.llm._litellm import litellm
+
+    calls = []
+    monkeypatch.setattr(pricing, "_registered", set())
+    monkeypatch.setattr(litellm, "register_model", lambda entries: calls.append(sorted(entries)))
+    resolve_prices(ModelSpec(id="openai/once-model-xyz", input_usd_per_mtok=1.0))
+    resolve_prices(ModelSpec(id="openai/once-model-xyz", input_usd_per_mtok=1.0))
+    resolve_prices(ModelSpec(id="sim/perfect"))
+    assert calls == [["once-model-xyz", "openai/once-model-xyz"]]
+
+
+def test_a_failed_registration_is_logged_and_not_fatal(monkeypatch, caplog) -> None:
+    from masbench.llm._litellm import litellm
+
+    def boom(entries):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(pricing, "_registered", set())
+    monkeypatch.setattr(litellm, "register_model", boom)
+    with caplog.at_level("DEBUG", logger="masbench.llm"):
+        p = resolve_prices(ModelSpec(id="openai/fails-to-register-xyz", input_usd_per_mtok=1.0))
+    assert p.source == "yaml" and p.input == pytest.approx(1e-6)
+    assert "litellm.register_model(openai/fails-to-register-xyz) failed: boom" in [r.getMessage() for r in caplog.records]
+
+
+def test_the_map_snapshot_is_taken_before_registration_and_is_a_copy(monkeypatch) -> None:
+    from masbench.llm._litellm import litellm
+
+    fresh = _json_map()
+    monkeypatch.setattr(litellm, "model_cost", {k: dict(v) for k, v in fresh.items() if isinstance(v, dict)})
+    monkeypatch.setattr(pricing, "_BUNDLED", None)
+    monkeypatch.setattr(pricing, "_registered", set())
+    p = resolve_prices(ModelSpec(id="openai/gpt-4o-mini", price=0))  # registers gpt-4o-mini at $0 into the map
+    assert p.source == "zero-declared" and litellm.model_cost["gpt-4o-mini"]["input_cost_per_token"] == 0.0
+    again = from_litellm_map("openai/gpt-4o-mini")  # still the bundled price, not our $0
+    assert (again.input, again.output) == (fresh["gpt-4o-mini"]["input_cost_per_token"],
+                                           fresh["gpt-4o-mini"]["output_cost_per_token"])
+    litellm.model_cost["gpt-4o-mini"]["output_cost_per_token"] = 99.0  # mutating the map later changes nothing
+    assert from_litellm_map("gpt-4o-mini").output == fresh["gpt-4o-mini"]["output_cost_per_token"]
+
+
+def test_map_entries_with_one_price_only() -> None:
+    m = _json_map()
+    out_only = next(k for k, v in m.items() if isinstance(v, dict) and v.get("output_cost_per_token")
+                    and "input_cost_per_token" not in v)
+    in_only = next(k for k, v in m.items() if isinstance(v, dict) and v.get("input_cost_per_token")
+                   and "output_cost_per_token" not in v)
+    p = from_litellm_map(out_only)
+    assert (p.input, p.output) == (0.0, m[out_only]["output_cost_per_token"])  # a missing price is 0, not skipped
+    p = from_litellm_map(in_only)
+    assert (p.input, p.output) == (m[in_only]["input_cost_per_token"], 0.0)
+
+
+def test_the_fallback_key_drops_only_the_first_provider_segment() -> None:
+    # a map key that itself holds a "/" (e.g. "azure/..."), behind one more routing prefix; its last
+    # segment alone is not a key, so only the id minus its first segment finds it
+    m = _json_map()
+    key = next(k for k, v in m.items() if isinstance(v, dict) and "/" in k and v.get("input_cost_per_token")
+               and k.split("/")[-1] not in m and f"myproxy/{k}" not in m)
+    p = from_litellm_map(f"myproxy/{key}")
+    assert p is not None and p.input == m[key]["input_cost_per_token"]
