@@ -52,7 +52,7 @@ MODULES: dict[str, list[str]] = {
     "masbench/llm/usage.py": ["tests/test_usage.py", "tests/test_costs_wire.py"],
     "masbench/harness/stats/majk.py": ["tests/test_stats_majk.py"],
     "masbench/harness/stats/paired.py": ["tests/test_stats_paired.py"],
-    "masbench/harness/curve.py": ["tests/test_stats_harness.py", "tests/test_bench_protocol.py"],
+    "masbench/harness/curve.py": ["tests/test_curve.py", "tests/test_stats_harness.py", "tests/test_bench_protocol.py"],
     "masbench/harness/resume.py": ["tests/test_resume.py"],
 }
 
