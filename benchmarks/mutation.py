@@ -56,6 +56,13 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/resume.py": ["tests/test_resume.py"],
 }
 
+# tests left out of a module's runs, with why
+DESELECT: dict[str, list[str]] = {
+    # runs benchmarks/verdict_calibration.py in a subprocess: mutmut's trampolines do not reach a child
+    # process, and in mutmut's copy it fails before any mutant (stats collection)
+    "masbench/harness/curve.py": ["tests/test_stats_harness.py::test_calibration_script_runs_end_to_end"],
+}
+
 
 @dataclass(frozen=True)
 class Equivalent:
@@ -240,9 +247,10 @@ def _toml_list(xs: list[str]) -> str:
 
 
 def _configure(dest: Path, module: str, tests: list[str]) -> None:
+    deselect = [a for t in DESELECT.get(module, []) for a in ("--deselect", t)]
     cfg = (f"\n[tool.mutmut]\nsource_paths = [\"masbench\"]\nonly_mutate = {_toml_list([module])}\n"
            f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
-           f"pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-q\", \"-x\"]\n"
+           f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider', '-q', '-x'] + deselect)}\n"
            f"also_copy = {_toml_list(LIBRARIES)}\n")
     with open(dest / "pyproject.toml", "a") as fh:
         fh.write(cfg)
