@@ -156,3 +156,66 @@ def test_groups_of_tasks_and_of_results(store) -> None:
         axis_value=3)
     ins(store, "results", run_id="x", design="cot", task_id="t9", seed=0, source="other")
     assert groups_of_results(store, "r") == {"t1": ("gsm8k", None), "t2": ("depth", 3)}
+
+
+def test_cell_curve_pads_with_the_value_at_the_pool_size() -> None:
+    # pool a, a, b (T1 above): k = 4, 5 keep maj@3 = 1, not an earlier value
+    assert cell_curve(["a", "a", "b"], [True, True, False], 5).tolist() == pytest.approx(T1 + [1.0, 1.0])
+
+
+def test_cell_curve_default_cell_key_is_seed_0_and_no_task() -> None:
+    from masbench.runtime.ties import priority
+
+    labels = [f"x{i}" for i in range(6)]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            want = float(priority(0, "", a) > priority(0, "", b))  # a 1-1 tie at k = 2
+            assert cell_curve([a, b], [True, False], 2, "random")[1] == want, (a, b)
+
+
+def test_compute_curve_skips_unknown_tasks_wherever_they_sort_and_defaults_to_the_tokens_basis(store) -> None:
+    _pool(store)
+    ins(store, "pool", run_id="r", task_id="t0", seed=0, sample_index=0, answer="z", correct=True, tokens=1,
+        cost_usd=0.0, budget_spent=0.0)  # sorts first, in no group
+    compute_curve(store, "r", CotScSpec(k_max=3, bootstrap=0), {"t1": ("depth", 2), "t2": ("depth", 3)})
+    assert store.sql("SELECT DISTINCT task_id FROM cot_sc_task_curve ORDER BY 1") == [("t1",), ("t2",)]
+    assert store.sql("SELECT DISTINCT budget_basis FROM cot_sc_curve") == [("tokens",)]
+
+
+def test_build_curve_band_on_two_cells_and_the_seed() -> None:
+    # two cells scoring 0 and 1: a resample of two cells has mean 0, 1/2 or 1 (chances 1/4, 1/2, 1/4),
+    # so the 2.5% and 97.5% points of many resamples are 0 and 1
+    pts = build_curve(np.array([[0.0], [1.0]]), np.ones(2), np.zeros(2), bootstrap=2000)
+    assert (pts[0].ci_lo, pts[0].accuracy, pts[0].ci_hi) == (0.0, 0.5, 1.0)
+    # continuous cell values: the band depends on the seed, and the default is seed 0 with 500 resamples
+    rng = np.random.default_rng(9)
+    per_cell = rng.random((30, 1))
+    bands = {s: (p.ci_lo, p.ci_hi) for s in (0, 1) for p in build_curve(per_cell, np.ones(30), np.zeros(30), seed=s)}
+    assert bands[0] != bands[1]
+    d = build_curve(per_cell, np.ones(30), np.zeros(30))[0]
+    e = build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=500, seed=0)[0]
+    assert (d.ci_lo, d.ci_hi) == (e.ci_lo, e.ci_hi) == bands[0]
+    assert (d.ci_lo, d.ci_hi) != (build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=501)[0].ci_lo,
+                                  build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=501)[0].ci_hi)
+
+
+def test_build_curve_band_from_one_resample() -> None:
+    # one resample of three cells 0, 1, 10: its mean is (a + b + c) / 3 over draws of cells, and the band
+    # collapses to that one mean (it is a band of one value, not "no band")
+    vals = np.array([[0.0], [1.0], [10.0]])
+    attainable = {(a + b + c) / 3 for a in (0, 1, 10) for b in (0, 1, 10) for c in (0, 1, 10)}
+    bands = []
+    for seed in range(5):
+        p = build_curve(vals, np.ones(3), np.zeros(3), bootstrap=1, seed=seed)[0]
+        assert p.ci_lo == p.ci_hi and min(attainable, key=lambda m: abs(m - p.ci_lo)) == pytest.approx(p.ci_lo)
+        bands.append(p.ci_lo)
+    assert any(b != pytest.approx(11 / 3) for b in bands)
+
+
+def test_build_curve_on_nothing_does_no_work() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a mean of an empty slice
+        assert build_curve(np.zeros(0), np.zeros(0), np.zeros(0)) == []
+        assert build_curve(np.zeros((0, 3)), np.zeros(0), np.zeros(0)) == []
