@@ -205,3 +205,58 @@ def test_unpaired_halfwidth_is_wilson_plus_the_band():
     wilson = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     assert unpaired_halfwidth(p, n, (0.2, 0.5)) == pytest.approx(wilson + 0.15, rel=1e-9)
     assert unpaired_halfwidth(1.0, 0, (0.4, 0.4)) == pytest.approx(z * math.sqrt(z * z / 4) / (1 + z * z))
+
+
+def test_bootstrap_t_on_a_pool_whose_resamples_are_known_by_hand():
+    # tasks 0, 0, 0, 1 (no pseudo-tasks): center 1/4, se = sd(ddof=1)/2 = 1/2 / 2 = 1/4. A resample with
+    # j ones has mean j/4 and se* = sqrt(j(4-j)/12)/2; se* = 0 (j = 0 or 4) falls back to se. So
+    # t* = -1, 0, sqrt(3)/2, 2, 3 for j = 0..4
+    want = {0: -1.0, 1: 0.0, 2: math.sqrt(3) / 2, 3: 2.0, 4: 3.0}
+    b = paired_bootstrap(np.array([0.0, 0.0, 0.0, 1.0]), 3000, seed=4, pseudo=False)
+    assert (b.center, b.se) == (pytest.approx(0.25), pytest.approx(0.25))
+    j = np.rint(b.means * 4).astype(int)
+    assert set(j.tolist()) >= {0, 1, 2, 3}  # the resamples reach the cases above
+    np.testing.assert_allclose(b.tstats, [want[x] for x in j], rtol=1e-12, atol=1e-12)
+
+
+def test_resamples_equal_to_the_center_raise_no_warning():
+    import warnings
+
+    # tasks 0, 0, 1, -1 have center 0: a resample of four 0s has m* = center and se* = 0 (0/0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = paired_bootstrap(np.array([0.0, 0.0, 1.0, -1.0]), 2000, seed=0, pseudo=False)
+        assert np.isfinite(b.tstats).all()
+        paired_bootstrap(np.array([0.3]), 50)  # one task: no sd computed, no warning
+        paired_bootstrap(np.array([]), 50)
+
+
+def test_two_tasks_are_bootstrapped():
+    b = paired_bootstrap(np.array([0.0, 1.0]), 500, seed=1, pseudo=False)
+    assert b.sd == pytest.approx(math.sqrt(0.5)) and b.n == 2
+    assert len(set(b.means.tolist())) == 3  # resample means 0, 1/2, 1
+    lo, hi = b.ci()
+    assert math.isfinite(lo) and math.isfinite(hi) and lo < hi
+
+
+def test_a_constant_sample_is_not_studentized():
+    b = paired_bootstrap(np.full(10, 0.4), 500, pseudo=False)
+    assert b.tstats is None and b.ci() == pytest.approx((0.4, 0.4))
+
+
+def test_one_resample_is_a_resample():
+    b = paired_bootstrap(np.array([0.1, -0.4, 0.3, 0.9]), 1, seed=2)
+    assert len(b.means) == 1 and b.tstats is not None and len(b.tstats) == 1
+
+
+def test_bootstrap_defaults_and_seed():
+    d = np.random.default_rng(8).normal(0.1, 0.5, 25)
+    base = paired_bootstrap(d)
+    assert np.array_equal(base.means, paired_bootstrap(d, 2000, seed=0).means)  # 2000 resamples, seed 0
+    assert np.array_equal(base.means, paired_bootstrap(d).means)  # seeded: reproducible
+    assert not np.array_equal(base.means, paired_bootstrap(d, seed=1).means)
+    assert len(base.means) == 2000
+
+
+def test_holm_default_level():
+    assert holm([0.01, 0.02])[1] == pytest.approx([0.025, 0.05])
