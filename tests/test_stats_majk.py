@@ -173,3 +173,37 @@ def test_two_gold_answers_by_hand_for_each_rule():
     assert exact_majk(["7", "8", "9"], [True, True, False], "first").tolist() == pytest.approx([2 / 3, 1.0, 1.0])
     # 9 first: k=2 {9,7} 0, {9,8} 0, {7,8} 1 -> 1/3; k=3 9 first -> 0
     assert exact_majk(["9", "7", "8"], [False, True, True], "first").tolist() == pytest.approx([2 / 3, 1 / 3, 0.0])
+
+
+def test_two_gold_answers_under_the_random_rule_add_up():
+    # pool 7, 8, 9 with 7 and 8 gold: k=1 2/3 whatever the priorities; k=3 a three-way tie, won by gold
+    # unless 9 has the top priority; k=2: {7,8} 1, {7,9} and {8,9} won by gold iff it outranks 9
+    for seed in range(6):
+        p7, p8, p9 = (priority(seed, "t", x) for x in "789")
+        want = [2 / 3, (1 + (p7 > p9) + (p8 > p9)) / 3, float(p9 < max(p7, p8))]
+        got = exact_majk(["7", "8", "9"], [True, True, False], "random", seed=seed, task_id="t")
+        assert got.tolist() == pytest.approx(want, abs=1e-12), seed
+
+
+def test_default_cell_key_is_seed_0_and_no_task():
+    labels = [f"x{i}" for i in range(6)]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            assert exact_majk([a, b], [True, False], "random")[1] == float(priority(0, "", a) > priority(0, "", b))
+
+
+def test_unknown_tie_rule_is_named():
+    with pytest.raises(ValueError, match="unknown tie rule 'coin'"):
+        exact_majk(["a"], [True], "coin")
+
+
+@pytest.mark.parametrize("tie", ["split", "random", "first"])
+def test_an_all_gold_pool_scores_one_never_more(tie):
+    # every vote is won by a gold answer, so maj@k = 1 for every k; float sums of the counts can land
+    # a hair above 1 (1 + 2e-16 on these pools), which a probability must not
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n, m = int(rng.integers(2, 20)), int(rng.integers(2, 6))
+        answers = [str(x) for x in rng.integers(0, m, n)]
+        got = exact_majk(answers, [True] * n, tie, seed=trial, task_id="t")
+        assert got.max() <= 1.0 and got == pytest.approx(np.ones(n), abs=1e-12), answers
