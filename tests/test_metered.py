@@ -132,3 +132,11 @@ async def test_completion_basis_reserves_only_max_tokens() -> None:
     assert await call(gw, m, max_tokens=50) is not None  # the prompt does not count on this basis
     assert m.counted == 3 and m.tokens == PROMPT + 3
     assert await call(gw, m, max_tokens=48) is None and m.refused[0]["worst_tokens"] == 48
+
+
+async def test_request_params_reach_the_gateway_on_both_paths() -> None:
+    stop = {"stop": ["\n\n", "Question:"]}
+    for meter in (BudgetMeter(), BudgetMeter(Budget(per_task_tokens=10_000))):  # unlimited, then limited
+        gw = Recording()
+        assert await call(gw, meter, params=stop) is not None
+        assert gw.kw[0]["params"] == {"stop": ["\n\n", "Question:"]}
