@@ -10,8 +10,14 @@ import numpy as np
 import pytest
 
 from masbench.bench.types import TaskInstance
-from masbench.harness.curve import (add_budget_spent, build_curve, cell_curve, compute_curve, groups_of_results,
-                                    groups_of_tasks)
+from masbench.harness.curve import (
+    add_budget_spent,
+    build_curve,
+    cell_curve,
+    compute_curve,
+    groups_of_results,
+    groups_of_tasks,
+)
 from masbench.spec import CotScSpec
 
 

@@ -143,8 +143,8 @@ def test_an_unknown_model_is_unpriced_never_a_silent_zero(monkeypatch, caplog) -
     assert (p.input, p.output, p.cached_input, p.cache_write, p.reasoning, p.source) == \
         (0.0, 0.0, None, None, None, "unpriced")
     warnings = [r.getMessage() for r in caplog.records if "no price known" in r.getMessage()]
-    assert warnings == ["no price known for openai/unknown-price-model-xyz: its calls are recorded as cost source "
-                        "'unpriced' (set input_usd_per_mtok/output_usd_per_mtok, or price: 0, in the model's YAML)"]
+    assert warnings == [("no price known for openai/unknown-price-model-xyz: its calls are recorded as cost source "
+                         "'unpriced' (set input_usd_per_mtok/output_usd_per_mtok, or price: 0, in the model's YAML)")]
 
 
 def test_require_prices_names_every_unpriced_model() -> None:

@@ -19,7 +19,6 @@ from functools import lru_cache
 
 from ...text import _clean, normalize_answer
 
-
 # math notation: a LaTeX command, ^ _ = *, or a one-letter variable next to a number or an operator
 _MATH = re.compile(r"\\[A-Za-z]|[\^_=*]|(?<![A-Za-z])[A-Za-z](?![A-Za-z])\s*[\d+\-/(]"
                    r"|[\d+\-/)]\s*(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
