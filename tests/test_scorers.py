@@ -155,3 +155,8 @@ def test_math_equal_does_not_reduce_an_expression_to_its_number(pred, gold) -> N
 def test_math_equal_still_reads_plain_answers_by_their_normal_form() -> None:
     assert math_equal("x+1", "1+x")  # the same expression (symbolic check)
     assert math_equal("about 12", "12") and math_equal("1,000", "1000") and math_equal(r"\$12", "12")
+
+
+def test_math_equal_cleans_markdown_around_an_expression() -> None:
+    # math-verify does not read markdown emphasis or code ticks; the cleaned spans are the same text
+    assert math_equal("**x^2**", "x^2") and math_equal("`2x`", "2x") and math_equal("**2x**", "2x")
