@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from masbench.llm import Gateway, ResponseCache
+from masbench.llm import Gateway, ResponseCache, pricing
 from masbench.spec import ModelSpec
 from masbench.store import StoreWriter
 
@@ -115,9 +115,12 @@ async def test_k_samples_are_k_cache_entries_and_rerun_hits_all(http_server, tmp
     assert srv.stats.requests == 9
 
 
-async def test_unknown_price_is_recorded_as_unpriced_with_a_warning(http_server, caplog):
+async def test_unknown_price_is_recorded_as_unpriced_with_a_warning(http_server, caplog, monkeypatch):
     # An ad-hoc gateway still answers, but the call row says its $0 is not a price (a run stops
     # before any call instead: see tests/test_costs_run.py).
+    # The warning is once per model id per process: start from an empty record of warned ids, or
+    # the test passes only the first time it runs in a process (mutmut runs the tests twice in one).
+    monkeypatch.setattr(pricing, "_warned", set())
     srv = http_server(prompt_tokens=5, completion_tokens=5)
     gw = Gateway({"m": ModelSpec(id="openai/totally-unknown-model-xyz", api_base=srv.base_url)})
     with caplog.at_level("WARNING"):

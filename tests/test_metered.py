@@ -119,6 +119,12 @@ async def test_missing_usage_is_charged_at_the_worst_case_never_zero() -> None:
     await call(gw, m, max_tokens=50, search=True)
     assert (m.prompt, m.completion, m.calls, m.r_calls, m.search_calls) == (PROMPT, 50, 1, 0, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12) and m.r_usd == pytest.approx(0.0)
+    # limited meter with only a token cap (the reservation is not priced): the settled USD is still
+    # the priced worst case, never $0
+    gw, m = Recording(missing=True), BudgetMeter(Budget(per_task_tokens=10_000))
+    await call(gw, m, max_tokens=50)
+    assert (m.prompt, m.completion, m.calls, m.r_calls, m.r_tokens) == (PROMPT, 50, 1, 0, 0)
+    assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12) and m.r_usd == 0.0
 
 
 async def test_completion_basis_reserves_only_max_tokens() -> None:
@@ -126,3 +132,11 @@ async def test_completion_basis_reserves_only_max_tokens() -> None:
     assert await call(gw, m, max_tokens=50) is not None  # the prompt does not count on this basis
     assert m.counted == 3 and m.tokens == PROMPT + 3
     assert await call(gw, m, max_tokens=48) is None and m.refused[0]["worst_tokens"] == 48
+
+
+async def test_request_params_reach_the_gateway_on_both_paths() -> None:
+    stop = {"stop": ["\n\n", "Question:"]}
+    for meter in (BudgetMeter(), BudgetMeter(Budget(per_task_tokens=10_000))):  # unlimited, then limited
+        gw = Recording()
+        assert await call(gw, meter, params=stop) is not None
+        assert gw.kw[0]["params"] == {"stop": ["\n\n", "Question:"]}

@@ -142,3 +142,21 @@ def test_math_equal_edges_found_by_mutation_testing() -> None:
     assert math_equal("\\", "5") is False  # an unparseable side is not equal
     # equal normal forms decide before sympy, which reads "12 dollars" as a product of symbols
     assert math_equal("12 dollars", "12") and math_equal("12", "12 dollars")
+
+
+@pytest.mark.parametrize("pred,gold", [("x+1", "y+1"), (r"\sqrt{2}", "2"), ("2x", "2"), (r"2\pi", "2"),
+                                       ("x^2", "2"), ("n-1", "1"), ("a/2", "2")])
+def test_math_equal_does_not_reduce_an_expression_to_its_number(pred, gold) -> None:
+    # each pair differs as mathematics (different variable, sqrt(2) ~ 1.414, 2x is not 2, ...), but
+    # normalize_answer keeps only the number of such a span: it must not decide for expressions
+    assert math_equal(pred, gold) is False and math_equal(gold, pred) is False
+
+
+def test_math_equal_still_reads_plain_answers_by_their_normal_form() -> None:
+    assert math_equal("x+1", "1+x")  # the same expression (symbolic check)
+    assert math_equal("about 12", "12") and math_equal("1,000", "1000") and math_equal(r"\$12", "12")
+
+
+def test_math_equal_cleans_markdown_around_an_expression() -> None:
+    # math-verify does not read markdown emphasis or code ticks; the cleaned spans are the same text
+    assert math_equal("**x^2**", "x^2") and math_equal("`2x`", "2x") and math_equal("**2x**", "2x")

@@ -93,7 +93,8 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
     for (task_id, seed), g in df.groupby(["task_id", "seed"], sort=True) if len(df) else []:
         if task_id not in groups_of:
             continue
-        answers = list(g["answer"].where(g["answer"].notna(), None))
+        # a NULL answer is None (no vote): pandas hands NULLs over as NaN, which would vote as one answer
+        answers = [a if isinstance(a, str) else None for a in g["answer"]]
         v = cell_curve(answers, list(g["correct"].astype(bool)), k_max, tie, seed=int(seed), task_id=str(task_id))
         i = len(vals)
         vals.append(v)

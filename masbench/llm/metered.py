@@ -37,8 +37,9 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
     except BaseException:
         meter.release(worst, worst_usd)
         raise
-    if res.usage_status == "missing":  # the provider did not say what it used: charge the worst case
-        meter.settle(worst, worst_usd, bound, max_tokens, worst_usd, search=search)
+    if res.usage_status == "missing":  # the provider did not say what it used: charge the worst case,
+        # priced even when no USD cap made the reservation price it (an unknown cost never reads $0)
+        meter.settle(worst, worst_usd, bound, max_tokens, gateway.prices(model).cost(bound, max_tokens), search=search)
     else:
         meter.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
     return res

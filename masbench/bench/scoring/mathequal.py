@@ -1,5 +1,10 @@
 """Math answer equivalence: normalized string equality, else symbolic equality by ``math-verify``.
 
+Normalized equality (:func:`~masbench.text.normalize_answer`, which keeps the one number of a span
+like ``"12 dollars"``) decides only for answers without math notation: on an
+expression it would keep a number and drop the math (``"x+1"`` and ``"\\sqrt{2}"`` both normalize
+towards a bare number), so those go to the symbolic check.
+
 ``math-verify`` (Hugging Face) parses LaTeX / plain expressions with sympy and compares them
 (``\\frac{1}{2}`` = ``0.5`` = ``1/2``; ``\\sqrt{2}/2`` = ``\\frac{\\sqrt2}{2}``). We do not write our
 own symbolic comparison. Its parse/verify timeouts use SIGALRM, which only works in the main
@@ -8,10 +13,19 @@ thread, so they are switched off elsewhere.
 
 from __future__ import annotations
 
+import re
 import threading
 from functools import lru_cache
 
 from ...text import _clean, normalize_answer
+
+# math notation: a LaTeX command, ^ _ = *, or a one-letter variable next to a number or an operator
+_MATH = re.compile(r"\\[A-Za-z]|[\^_=*]|(?<![A-Za-z])[A-Za-z](?![A-Za-z])\s*[\d+\-/(]"
+                   r"|[\d+\-/)]\s*(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
+
+
+def _has_math(text: str) -> bool:
+    return _MATH.search(text) is not None
 
 
 def _timeout() -> int | None:
@@ -35,7 +49,9 @@ def math_equal(predicted: str, gold: str) -> bool:
     p, g = str(predicted).strip(), str(gold).strip()
     if not p or not g:
         return False
-    if p == g or normalize_answer(p) == normalize_answer(g) or _clean(p) == _clean(g):
+    if p == g or _clean(p) == _clean(g):
+        return True
+    if not (_has_math(p) or _has_math(g)) and normalize_answer(p) == normalize_answer(g):
         return True
     from math_verify import verify  # see _parsed
 

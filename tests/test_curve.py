@@ -1,0 +1,227 @@
+"""The CoT-SC curve from a hand-built pool: every maj@k worked out by listing the k-subsets (in the
+comments), costs as k times the cell's mean sample cost, groups, and the bootstrap band checked
+against the normal approximation it must agree with on a large sample."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from masbench.bench.types import TaskInstance
+from masbench.harness.curve import (
+    add_budget_spent,
+    build_curve,
+    cell_curve,
+    compute_curve,
+    groups_of_results,
+    groups_of_tasks,
+)
+from masbench.spec import CotScSpec
+
+
+def ins(store, table: str, **row) -> None:
+    cols = ", ".join(row)
+    store.con.execute(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+
+
+# cell t1/0: a, a, b with a gold. k=1: 2/3. k=2: {a,a} 1, {a,b} 1/2, {a,b} 1/2 -> 2/3. k=3: a wins 2-1 -> 1.
+T1 = [2 / 3, 2 / 3, 1.0]
+# cell t2/0: b, (no answer: NULL in the store), a with a gold. k=1: 1/3. k=2: {b,-} 0, {b,a} 1/2, {-,a} 1 -> 1/2. k=3: 1-1 tie -> 1/2.
+T2 = [1 / 3, 0.5, 0.5]
+
+
+def _pool(store) -> None:
+    cells = {("t1", 0): [("a", True, 10, 0.1, 1.0), ("a", True, 20, 0.2, 2.0), ("b", False, 30, 0.3, 3.0)],
+             ("t2", 0): [("b", False, 40, 0.4, 4.0), (None, False, 40, 0.4, 4.0), ("a", True, 40, 0.4, 4.0)],
+             ("t3", 0): [("a", True, 1, 0.0, 0.0)] * 3}  # a task outside the groups: left out
+    for (task, seed), samples in cells.items():
+        for i, (ans, ok, tok, usd, spent) in enumerate(samples):
+            ins(store, "pool", run_id="r", task_id=task, seed=seed, sample_index=i, answer=ans, correct=ok,
+                tokens=tok, cost_usd=usd, budget_spent=spent)
+    ins(store, "pool", run_id="other", task_id="t1", seed=0, sample_index=0, answer="b", correct=False, tokens=5,
+        cost_usd=0.0, budget_spent=0.0)  # another run's pool is not read
+
+
+def test_compute_curve_from_a_hand_built_pool(store) -> None:
+    _pool(store)
+    groups = {"t1": ("depth", 2), "t2": ("depth", 3)}
+    n = compute_curve(store, "r", CotScSpec(k_max=3, bootstrap=0), groups, basis="completion")
+    assert n == 9  # 3 groups (all, depth 2, depth 3) x k = 1..3
+    rows = store.sql("SELECT axis, axis_value, k, n_tasks, accuracy, ci_lo, ci_hi, tokens, calls, cost_usd, "
+                     "budget_basis, budget_spent FROM cot_sc_curve WHERE run_id = 'r' ORDER BY axis, axis_value, k")
+    want = []
+    for (axis, value), acc, tok, usd, spent, n_tasks in (
+            (("all", None), [(a + b) / 2 for a, b in zip(T1, T2)], 30.0, 0.3, 3.0, 2),  # means over the two cells
+            (("depth", 2), T1, 20.0, 0.2, 2.0, 1), (("depth", 3), T2, 40.0, 0.4, 4.0, 1)):
+        for k in (1, 2, 3):
+            want.append((axis, value, k, n_tasks, acc[k - 1], acc[k - 1], acc[k - 1], k * tok, float(k), k * usd,
+                         "completion", k * spent))
+    assert len(rows) == len(want)
+    for got, exp in zip(rows, want):
+        assert got[:4] == exp[:4] and got[10] == exp[10]
+        assert got[4:10] + (got[11],) == pytest.approx(exp[4:10] + (exp[11],), abs=1e-12), got
+    cells = store.sql("SELECT task_id, seed, k, accuracy, tokens, cost_usd FROM cot_sc_task_curve "
+                      "WHERE run_id = 'r' ORDER BY ALL")
+    assert [c[:3] for c in cells] == [("t1", 0, 1), ("t1", 0, 2), ("t1", 0, 3), ("t2", 0, 1), ("t2", 0, 2), ("t2", 0, 3)]
+    want_cells = [(T1[k - 1], 20.0 * k, 0.2 * k) for k in (1, 2, 3)] + [(T2[k - 1], 40.0 * k, 0.4 * k) for k in (1, 2, 3)]
+    for got, exp in zip(cells, want_cells):
+        assert got[3:] == pytest.approx(exp, abs=1e-12), got
+    # recomputing replaces the rows (no duplicates); the other run's rows are untouched
+    ins(store, "cot_sc_curve", run_id="other", axis="all", k=1, accuracy=0.123)
+    assert compute_curve(store, "r", CotScSpec(k_max=3, bootstrap=0), groups, basis="completion") == 9
+    assert store.sql("SELECT count(*) FROM cot_sc_curve WHERE run_id = 'r'") == [(9,)]
+    assert store.sql("SELECT count(*) FROM cot_sc_task_curve WHERE run_id = 'r'") == [(6,)]
+    assert store.sql("SELECT accuracy FROM cot_sc_curve WHERE run_id = 'other'") == [(0.123,)]
+
+
+def test_compute_curve_under_each_tie_rule_passes_the_cell_key(store) -> None:
+    # one cell a, b with a gold: k=2 is a 1-1 tie; split -> 1/2, first -> 1 (a seen first), and random ->
+    # whichever of a, b has the higher priority in cell (task t1, seed 3)
+    from masbench.runtime.ties import priority
+
+    for i, (ans, ok) in enumerate([("a", True), ("b", False)]):
+        ins(store, "pool", run_id="r", task_id="t1", seed=3, sample_index=i, answer=ans, correct=ok, tokens=1,
+            cost_usd=0.0, budget_spent=1.0)
+    for tie, k2 in (("split", 0.5), ("first", 1.0),
+                    ("random", float(priority(3, "t1", "a") > priority(3, "t1", "b")))):
+        compute_curve(store, "r", CotScSpec(k_max=2, bootstrap=0, tie=tie), {"t1": ("src", None)})
+        assert store.sql("SELECT accuracy FROM cot_sc_task_curve WHERE k = 2") == [(k2,)], tie
+    # the random rule depends on the cell: some seed gives the other winner (the key is not ignored)
+    wins = {priority(s, "t1", "a") > priority(s, "t1", "b") for s in range(10)}
+    assert wins == {True, False}
+
+
+def test_compute_curve_on_an_empty_pool_writes_nothing(store) -> None:
+    assert compute_curve(store, "r", CotScSpec(k_max=3), {"t1": ("all", None)}) == 0
+    assert store.sql("SELECT count(*) FROM cot_sc_curve") == [(0,)]
+
+
+def test_budget_spent_without_spend_is_null_not_zero() -> None:
+    rows = [{"axis": "all", "axis_value": None, "k": 2}]
+    add_budget_spent(rows, None, {}, "tokens")
+    assert rows == [{"axis": "all", "axis_value": None, "k": 2, "budget_basis": "tokens", "budget_spent": None}]
+    import pandas as pd
+
+    pool = pd.DataFrame({"task_id": ["t1", "t1", "t2"], "seed": [0, 0, 0], "budget_spent": [1.0, 3.0, float("nan")]})
+    rows = [{"axis": "all", "axis_value": None, "k": 3}, {"axis": "g", "axis_value": 1, "k": 1},
+            {"axis": "g", "axis_value": 2, "k": 1}]
+    add_budget_spent(rows, pool, {"t1": ("g", 1), "t2": ("g", 2)}, "usd")
+    # t1's mean spend 2; t2 spent nothing known (NaN): left out, so its group has none
+    assert [(r["budget_basis"], r["budget_spent"]) for r in rows] == [("usd", 6.0), ("usd", 2.0), ("usd", None)]
+    rows = [{"axis": "all", "axis_value": None, "k": 1}]
+    add_budget_spent(rows, pool.drop(columns="budget_spent"), {"t1": ("g", 1)}, "tokens")
+    assert rows[0]["budget_spent"] is None
+
+
+def test_cell_curve_pads_a_short_pool_and_cuts_a_long_one() -> None:
+    assert cell_curve(["a", "b"], [True, False], 4).tolist() == [0.5, 0.5, 0.5, 0.5]  # stays at its own size
+    assert cell_curve(["a", "a", "b"], [True, True, False], 2).tolist() == pytest.approx(T1[:2])
+    assert cell_curve([], [], 3).tolist() == [0.0, 0.0, 0.0]
+    assert cell_curve(["a", "b"], [True, False], 2, "first").tolist() == [0.5, 1.0]
+
+
+def test_build_curve_means_and_costs_by_hand() -> None:
+    per_cell = np.array([[1.0, 0.0], [0.0, 0.5], [0.5, 1.0]])
+    pts = build_curve(per_cell, np.array([10.0, 20.0, 60.0]), np.array([0.1, 0.2, 0.6]), bootstrap=0)
+    assert [(p.k, p.n_tasks, p.calls) for p in pts] == [(1, 3, 1.0), (2, 3, 2.0)]
+    assert [p.accuracy for p in pts] == pytest.approx([0.5, 0.5])
+    assert [p.ci_lo for p in pts] == pytest.approx([0.5, 0.5]) and [p.ci_hi for p in pts] == pytest.approx([0.5, 0.5])
+    assert [p.tokens for p in pts] == pytest.approx([30.0, 60.0]) and [p.cost_usd for p in pts] == pytest.approx([0.3, 0.6])
+    one = build_curve(per_cell[:1], np.array([10.0]), np.array([0.1]), bootstrap=200)  # one cell: no band
+    assert [(p.accuracy, p.ci_lo, p.ci_hi) for p in one] == [(1.0, 1.0, 1.0), (0.0, 0.0, 0.0)]
+    assert build_curve(np.zeros((0, 0)), np.zeros(0), np.zeros(0)) == []
+
+
+def test_build_curve_band_is_the_95_percent_bootstrap_of_the_cell_mean() -> None:
+    # 400 cells, k=1 values 0/1 with mean 0.45: the percentile band of the mean of cells resampled
+    # must match the normal interval mean ± 1.96·sd/√n (the bootstrap distribution of a mean of
+    # 400 values is close to normal); a 90% or 99% band would miss by > 8% of the half-width
+    rng = np.random.default_rng(5)
+    n = 400
+    col = (rng.random(n) < 0.45).astype(float)
+    per_cell = np.column_stack([col, np.full(n, 0.7)])
+    pts = build_curve(per_cell, np.ones(n), np.zeros(n), bootstrap=20000, seed=1)
+    half = 1.959964 * col.std(ddof=0) / math.sqrt(n)
+    assert pts[0].ci_lo == pytest.approx(col.mean() - half, abs=0.04 * half)
+    assert pts[0].ci_hi == pytest.approx(col.mean() + half, abs=0.04 * half)
+    assert (pts[1].ci_lo, pts[1].ci_hi) == pytest.approx((0.7, 0.7))  # a constant column has no width
+    again = build_curve(per_cell, np.ones(n), np.zeros(n), bootstrap=20000, seed=1)
+    assert (again[0].ci_lo, again[0].ci_hi) == (pts[0].ci_lo, pts[0].ci_hi)  # seeded
+
+
+def test_groups_of_tasks_and_of_results(store) -> None:
+    tasks = [TaskInstance(id="t1", source="gsm8k", question="q", answers=["1"]),
+             TaskInstance(id="t2", source="masbench", question="q", answers=["1"], axis="depth", axis_value=3)]
+    assert groups_of_tasks(tasks) == {"t1": ("gsm8k", None), "t2": ("depth", 3)}
+    ins(store, "results", run_id="r", design="cot", task_id="t1", seed=0, source="gsm8k")
+    ins(store, "results", run_id="r", design="cot", task_id="t2", seed=0, source="masbench", axis="depth",
+        axis_value=3)
+    ins(store, "results", run_id="r", design="cot", task_id="t2", seed=1, source="masbench", axis="depth",
+        axis_value=3)
+    ins(store, "results", run_id="x", design="cot", task_id="t9", seed=0, source="other")
+    assert groups_of_results(store, "r") == {"t1": ("gsm8k", None), "t2": ("depth", 3)}
+
+
+def test_cell_curve_pads_with_the_value_at_the_pool_size() -> None:
+    # pool a, a, b (T1 above): k = 4, 5 keep maj@3 = 1, not an earlier value
+    assert cell_curve(["a", "a", "b"], [True, True, False], 5).tolist() == pytest.approx(T1 + [1.0, 1.0])
+
+
+def test_cell_curve_default_cell_key_is_seed_0_and_no_task() -> None:
+    from masbench.runtime.ties import priority
+
+    labels = [f"x{i}" for i in range(6)]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            want = float(priority(0, "", a) > priority(0, "", b))  # a 1-1 tie at k = 2
+            assert cell_curve([a, b], [True, False], 2, "random")[1] == want, (a, b)
+
+
+def test_compute_curve_skips_unknown_tasks_wherever_they_sort_and_defaults_to_the_tokens_basis(store) -> None:
+    _pool(store)
+    ins(store, "pool", run_id="r", task_id="t0", seed=0, sample_index=0, answer="z", correct=True, tokens=1,
+        cost_usd=0.0, budget_spent=0.0)  # sorts first, in no group
+    compute_curve(store, "r", CotScSpec(k_max=3, bootstrap=0), {"t1": ("depth", 2), "t2": ("depth", 3)})
+    assert store.sql("SELECT DISTINCT task_id FROM cot_sc_task_curve ORDER BY 1") == [("t1",), ("t2",)]
+    assert store.sql("SELECT DISTINCT budget_basis FROM cot_sc_curve") == [("tokens",)]
+
+
+def test_build_curve_band_on_two_cells_and_the_seed() -> None:
+    # two cells scoring 0 and 1: a resample of two cells has mean 0, 1/2 or 1 (chances 1/4, 1/2, 1/4),
+    # so the 2.5% and 97.5% points of many resamples are 0 and 1
+    pts = build_curve(np.array([[0.0], [1.0]]), np.ones(2), np.zeros(2), bootstrap=2000)
+    assert (pts[0].ci_lo, pts[0].accuracy, pts[0].ci_hi) == (0.0, 0.5, 1.0)
+    # continuous cell values: the band depends on the seed, and the default is seed 0 with 500 resamples
+    rng = np.random.default_rng(9)
+    per_cell = rng.random((30, 1))
+    bands = {s: (p.ci_lo, p.ci_hi) for s in (0, 1) for p in build_curve(per_cell, np.ones(30), np.zeros(30), seed=s)}
+    assert bands[0] != bands[1]
+    d = build_curve(per_cell, np.ones(30), np.zeros(30))[0]
+    e = build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=500, seed=0)[0]
+    assert (d.ci_lo, d.ci_hi) == (e.ci_lo, e.ci_hi) == bands[0]
+    assert (d.ci_lo, d.ci_hi) != (build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=501)[0].ci_lo,
+                                  build_curve(per_cell, np.ones(30), np.zeros(30), bootstrap=501)[0].ci_hi)
+
+
+def test_build_curve_band_from_one_resample() -> None:
+    # one resample of three cells 0, 1, 10: its mean is (a + b + c) / 3 over draws of cells, and the band
+    # collapses to that one mean (it is a band of one value, not "no band")
+    vals = np.array([[0.0], [1.0], [10.0]])
+    attainable = {(a + b + c) / 3 for a in (0, 1, 10) for b in (0, 1, 10) for c in (0, 1, 10)}
+    bands = []
+    for seed in range(5):
+        p = build_curve(vals, np.ones(3), np.zeros(3), bootstrap=1, seed=seed)[0]
+        assert p.ci_lo == p.ci_hi and min(attainable, key=lambda m: abs(m - p.ci_lo)) == pytest.approx(p.ci_lo)
+        bands.append(p.ci_lo)
+    assert any(b != pytest.approx(11 / 3) for b in bands)
+
+
+def test_build_curve_on_nothing_does_no_work() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a mean of an empty slice
+        assert build_curve(np.zeros(0), np.zeros(0), np.zeros(0)) == []
+        assert build_curve(np.zeros((0, 3)), np.zeros(0), np.zeros(0)) == []
