@@ -1,4 +1,4 @@
-"""Batched decoding of the embedded model: concurrent calls step together in one llama_decode.
+"""Batched decoding of the embedded model: concurrent samples of one prompt step together.
 
 A CoT-SC pool asks for k samples of the same prompt at once. Decoded one after another, each
 sample pays a full forward pass per token; in one ``llama_decode`` the k next tokens of k
@@ -14,16 +14,16 @@ request's seed; greedy at temperature 0 — llama-cpp-python's ``create_completi
 so a sample is the same function of (prompt, seed) whether it was decoded alone or next to
 others. Batched logits can differ from single-sequence ones in float rounding only.
 
-Sequence 0 is the prefix cache: after a group it holds the prompt and the first request's
-generated tokens, and the next group evaluates only the part of its prompt past the common
-prefix (always at least one token, to get fresh logits). Requests that arrive while a group
-is decoding join it at the next step when a sequence slot and KV cells are free (a sample of
-the same prompt copies the prompt's cells; another prompt copies the prefix it shares with
-sequence 0 and evaluates the rest); others wait for the next group. A finished sequence keeps its slot and cells
+Sequence 0 is the prompt cache: after a group it holds the prompt and the first request's
+generated tokens, and a next group with the same prompt evaluates only its last token (for
+fresh logits); any other prompt is evaluated into an empty cache (see :meth:`BatchDecoder._start`). Requests that arrive while a group
+is decoding join it at the next step when their prompt is the same and a sequence slot and KV
+cells are free (they copy the prompt's cells); others wait for the next group. Different
+prompts are not batched: evaluated into cells after another sequence's, a prompt's logits
+changed (see :meth:`BatchDecoder.run`). A finished sequence keeps its slot and cells
 until its group ends (freeing them mid-group changes the other sequences' logits in llama.cpp;
 see :meth:`BatchDecoder.run`). Checked: 144 of 144 samples (8 seeds, two prompts, alone, all
-at once and joining mid-way) and 48 of 48 (4 different prompts x 3 seeds, gathered in shuffled
-orders) were token-identical to the same seed decoded alone from an empty cache.
+at once and joining mid-way) were token-identical to the same seed decoded alone from an empty cache.
 """
 
 from __future__ import annotations
@@ -173,6 +173,14 @@ class BatchDecoder:
         sequences; return the number of prompt tokens evaluated for it (the last prompt token is
         evaluated in the first step)."""
         keep = self._shared(prompt)
+        if keep < len(prompt) - 1:
+            # Only a whole-prompt hit is reused. A prompt evaluated after a partial prefix went
+            # into whichever cells llama.cpp picked, and its logits then differed from the
+            # same prompt evaluated into an empty cache (up to ~1 on logits of scale 30), so a
+            # sample depended on the calls before it. From an empty cache every prompt sits in
+            # cells 0..n-2, the layout all samples are checked against.
+            self.reset()
+            keep = 0
         self._ll.llama_memory_seq_rm(self._mem, 0, keep, -1)
         del self._kv0[keep:]
         for s in range(1, N_SEQ):
@@ -204,31 +212,30 @@ class BatchDecoder:
         """Decode ``first`` together with the requests that join it. Before the first step and
         after each one, ``poll(take)`` offers waiting requests (in arrival order) to ``take``,
         which returns True when one joined: a free sequence slot and enough KV cells for its
-        unshared prompt part and ``n_max + 1`` tokens. A joiner copies the cells of the longest
-        prefix it shares with a sequence of the group (all but its last token for another sample
-        of a prompt already there) and evaluates only the rest. Each request's ``finish`` is called as soon as it is done;
+        unshared prompt part and ``n_max + 1`` tokens — and the same prompt as ``first``. A joiner
+        copies the cells of all but the prompt's last token from sequence 0. Each request's ``finish`` is called as soon as it is done;
         on a llama.cpp failure this raises (the cache is reset; the caller fails the requests
         that were not finished)."""
         cells = self.n_ctx - (len(first.prompt) - 1) - (first.n_max + 1)  # cells left for joiners
         live: list[_Seq] = []
         free = list(range(1, N_SEQ))
 
-        held: dict[int, list[int]] = {}  # seq -> the prompt tokens its cells hold (seq 0: _kv0)
-
         def take(r: SampleRequest) -> bool:
             nonlocal cells
+            # Only samples of the same prompt join: a different prompt evaluated into cells
+            # after another sequence's came out with different logits (up to 1.0 on logits of
+            # scale 30, llama-cpp-python 0.3.36; its samples then depended on what ran beside
+            # it), so it waits for its own group.
+            if r.prompt != first.prompt:
+                return False
             src, shared = 0, self._shared(r.prompt)
-            for seq, toks in held.items():  # another sequence may share more (a 2nd sample of its prompt)
-                if (c := self._common(toks, r.prompt)) > shared:
-                    src, shared = seq, c
             need = len(r.prompt) - 1 - shared + r.n_max + 1
             if not free or need > cells:
                 return False
             seq = free.pop(0)
             cells -= need
             self._ll.llama_memory_seq_cp(self._mem, src, seq, 0, shared)
-            self._eval_prompt(r.prompt, shared, seq)
-            held[seq] = r.prompt[:-1]
+            self._eval_prompt(r.prompt, shared, seq)  # nothing: all but the last token is shared
             live.append(_Seq(r, seq, self._sampler(r), r.prompt[-1], len(r.prompt) - 1, len(r.prompt) - shared))
             return True
 
