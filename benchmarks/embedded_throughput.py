@@ -3,8 +3,9 @@ llama.cpp) vs a bare ``llama_cpp.Llama`` on the same prompts with the same seeds
 (B) the CoT-SC pool's case, k = 8 samples of one prompt through masbench: gathered (the engine
 decodes them in ONE batch, 8 KV sequences sharing the prompt's cells, ``masbench/llm/embedded/
 decode.py``) vs awaited one after another; sample i is seeded with ``seed + i`` and must come out
-identical either way (each request has its own seeded llama.cpp sampler chain); (C) the same for
-4 different prompts at once (a design's parallel nodes, e.g. a debate's debaters).
+identical either way (each request has its own seeded llama.cpp sampler chain); (C) 4 different
+prompts at once (a design's parallel nodes): these are NOT batched (a prompt evaluated beside
+another got different logits from llama.cpp), so expect ~1.0x and identical samples.
 
 Figures are ratios measured back to back in this one process, alternating rounds, because the
 machine may be shared: the absolute tokens/s depend on the load (printed with ``uptime``).
@@ -137,7 +138,8 @@ async def main() -> None:
           f"{same}/{a.k * a.rounds} samples identical between the two (same seeds); {toks} tokens per mode; "
           f"peak group {_ENGINE.stats.peak_group}")
 
-    # (C) a design's parallel nodes: different prompts at once (the 4 questions), one by one vs gathered.
+    # (C) a design's parallel nodes: different prompts at once (the 4 questions), one by one vs gathered
+    # (not batched by design: the check is that they come out identical).
     speed, same = [], 0
     for r in range(a.rounds):
         seq, ts, _ = await pool_round(gw, QUESTIONS, a.max_tokens, 2000 + r, together=False)
