@@ -79,11 +79,11 @@ async def test_quickstart_fits_its_budget_when_every_call_hits_its_cap(tmp_path)
         assert r["exhausted"] == 0 and 0 < r["worst"] <= budget, r
     assert worst["cot"]["calls"] == 1 and worst["expression-calculator"]["calls"] == 1
     assert worst["debate-tiny"]["calls"] == 3  # 2 debaters x 1 round + the decider
-    # Caps really bind: a CoT sample is its prompt plus 96 completion tokens, the expression 16.
+    # Caps really bind: a CoT sample is its prompt plus 64 completion tokens, the expression 16.
     calls = _rows(s.store, "SELECT agent, max(completion_tokens) AS c FROM calls WHERE run_id = ? GROUP BY agent",
                   [s.run_id])
     cap = {r["agent"]: r["c"] for r in calls}
-    assert cap["tiny-cot-solver"] == 96 and cap["tiny-debater"] == 96 and cap["expression-writer"] == 16 and cap["tiny-decider"] == 32
+    assert cap["tiny-cot-solver"] == 64 and cap["tiny-debater"] == 64 and cap["expression-writer"] == 16 and cap["tiny-decider"] == 32
     pool = _rows(s.store, "SELECT task_id, sum(prompt_tokens + completion_tokens) AS t FROM calls "
                  "WHERE run_id = ? AND purpose = 'pool' GROUP BY task_id", [s.run_id])
     assert pool and max(r["t"] for r in pool) <= budget
