@@ -177,3 +177,22 @@ async def test_provider_reported_cost_wins_and_says_so(http_server, store):
     srv = http_server(usage=usage, reply="Answer: 4")
     row = await _call(store, _openai(srv, input_usd_per_mtok=1.0, output_usd_per_mtok=1.0))
     assert row["cost_usd"] == pytest.approx(0.0123) and row["cost_source"] == "provider-reported"
+
+
+async def test_streamed_cost_is_ours_not_litellms_stamp_from_another_registration(http_server, store):
+    # litellm stamps its own bill onto a streamed usage as `usage.cost`, priced from whichever
+    # registration of the model id came first in the process — here a free alias of the same id.
+    # That is not a provider-reported cost: the call must be priced by our own table.
+    usage = {"prompt_tokens": 600, "completion_tokens": 20, "total_tokens": 620,
+             "prompt_tokens_details": {"cached_tokens": 512}, "completion_tokens_details": {"reasoning_tokens": 0}}
+    srv = http_server(usage=usage, reply="Answer: 4")
+    writer = StoreWriter(store)
+    gw = Gateway({"free": _openai(srv, price=0), "m": _openai(srv)},
+                 sink=writer.sink("calls", {"run_id": "w", "purpose": "smoke"}), retry_base_s=0.001)
+    res = await gw.complete("m", [{"role": "user", "content": "What is 2 + 2?"}], max_tokens=64,
+                            params={"stream": True, "stream_options": {"include_usage": True}})
+    writer.flush()
+    row = store.df("SELECT * FROM calls WHERE call_id = ?", [res.call_id]).iloc[0].to_dict()
+    assert row["cost_source"] == "litellm-map"
+    # 88 × $0.15/M + 512 × $0.075/M + 20 × $0.60/M = 0.0000636 (as in the test above)
+    assert row["cost_usd"] == pytest.approx(0.0000636)

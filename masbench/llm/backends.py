@@ -105,6 +105,10 @@ class LitellmBackend:
         resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
         if kwargs.get("stream"):
             text, finish, usage = await _drain(resp)
+            # litellm stamps its own bill onto a streamed usage as `cost`, priced from the first
+            # registration of the model id in the process (another alias's prices, say): that is
+            # not the provider's figure, so the call is priced by our own table instead.
+            usage = {k: v for k, v in (as_dict(usage) or {}).items() if k != "cost"} or None
         else:
             usage = getattr(resp, "usage", None)
             choice = resp.choices[0]
