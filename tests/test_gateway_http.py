@@ -9,6 +9,7 @@ import json
 import pytest
 
 from masbench.llm import Gateway, ResponseCache, pricing
+from masbench.llm.health import BreakerConfig
 from masbench.spec import ModelSpec
 from masbench.store import StoreWriter
 
@@ -49,8 +50,11 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
     srv = http_server(fail_rate=0.3, fail_kinds=("429", "500", "timeout"), timeout_sleep_s=3.0, seed=7,
                       prompt_tokens=10, completion_tokens=5)
     writer = StoreWriter(store)
+    # The breaker (5 consecutive failures open it for 5 s, doubling) is tested on its own; here its
+    # pauses are shortened so the test measures retries, not 2 minutes of cool-downs.
     gw = Gateway({"m": _model(srv, timeout_s=0.5, max_attempts=10, concurrency=32)},
-                 sink=writer.sink("calls", {"run_id": "r2"}), retry_base_s=0.01, retry_max_s=0.05)
+                 sink=writer.sink("calls", {"run_id": "r2"}), retry_base_s=0.01, retry_max_s=0.05,
+                 breaker=BreakerConfig(cooldown_s=0.05, max_cooldown_s=0.2))
     n = 60
     results = await asyncio.gather(*[
         gw.complete("m", [{"role": "user", "content": f"question {i}"}], sample_index=i, max_tokens=8)
