@@ -172,8 +172,8 @@ class BatchDecoder:
         """Leave ``prompt[:-1]`` in sequence 0, reusing the cached prefix, and empty the other
         sequences; return the number of prompt tokens evaluated for it (the last prompt token is
         evaluated in the first step)."""
-        keep = self._shared(prompt)
-        if keep < len(prompt) - 1:
+        keep = len(prompt) - 1
+        if self._kv0[:keep] != prompt[:keep]:
             # Only a whole-prompt hit is reused. A prompt evaluated after a partial prefix went
             # into whichever cells llama.cpp picked, and its logits then differed from the
             # same prompt evaluated into an empty cache (up to ~1 on logits of scale 30), so a
@@ -194,28 +194,14 @@ class BatchDecoder:
         for i in range(start, n - 1, 512):
             self._decode([(t, i + j, seq, False) for j, t in enumerate(prompt[i:min(i + 512, n - 1)])])
 
-    @staticmethod
-    def _common(held: list[int], prompt: list[int]) -> int:
-        """How many leading tokens of ``prompt[:-1]`` the token list ``held`` starts with."""
-        c = 0
-        for a, b in zip(held, prompt[: len(prompt) - 1]):
-            if a != b:
-                break
-            c += 1
-        return c
-
-    def _shared(self, prompt: list[int]) -> int:
-        """How many leading tokens of ``prompt[:-1]`` sequence 0 already holds."""
-        return self._common(self._kv0, prompt)
-
     def run(self, first: SampleRequest, poll: Callable[[Callable[[SampleRequest], bool]], None]) -> None:
         """Decode ``first`` together with the requests that join it. Before the first step and
         after each one, ``poll(take)`` offers waiting requests (in arrival order) to ``take``,
-        which returns True when one joined: a free sequence slot and enough KV cells for its
-        unshared prompt part and ``n_max + 1`` tokens — and the same prompt as ``first``. A joiner
-        copies the cells of all but the prompt's last token from sequence 0. Each request's ``finish`` is called as soon as it is done;
-        on a llama.cpp failure this raises (the cache is reset; the caller fails the requests
-        that were not finished)."""
+        which returns True when one joined: the same prompt as ``first``, a free sequence slot and
+        KV cells for ``n_max + 1`` tokens. A joiner copies the cells of all but the prompt's last
+        token from sequence 0. Each request's ``finish`` is called as soon as it is done; on a
+        llama.cpp failure this raises (the cache is reset; the caller fails the requests that
+        were not finished)."""
         cells = self.n_ctx - (len(first.prompt) - 1) - (first.n_max + 1)  # cells left for joiners
         live: list[_Seq] = []
         free = list(range(1, N_SEQ))
@@ -228,15 +214,13 @@ class BatchDecoder:
             # it), so it waits for its own group.
             if r.prompt != first.prompt:
                 return False
-            src, shared = 0, self._shared(r.prompt)
-            need = len(r.prompt) - 1 - shared + r.n_max + 1
-            if not free or need > cells:
+            if not free or r.n_max + 1 > cells:
                 return False
             seq = free.pop(0)
-            cells -= need
-            self._ll.llama_memory_seq_cp(self._mem, src, seq, 0, shared)
-            self._eval_prompt(r.prompt, shared, seq)  # nothing: all but the last token is shared
-            live.append(_Seq(r, seq, self._sampler(r), r.prompt[-1], len(r.prompt) - 1, len(r.prompt) - shared))
+            cells -= r.n_max + 1
+            n = len(r.prompt)
+            self._ll.llama_memory_seq_cp(self._mem, 0, seq, 0, n - 1)  # all but the last prompt token
+            live.append(_Seq(r, seq, self._sampler(r), r.prompt[-1], n - 1, 1))
             return True
 
         try:
