@@ -4,6 +4,7 @@ not thread-safe), with the real per-call token counts and process-wide stats."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import queue
 import random
@@ -209,10 +210,6 @@ class _EmbeddedEngine:
         max_tokens, stop = p.params.get("max_tokens"), p.params.get("stop")
         stops = [stop] if isinstance(stop, str) and stop else [s for s in (stop or []) if isinstance(s, str) and s]
         temperature, top_p = p.params.get("temperature"), p.params.get("top_p")
-
-        def finish(result: EmbeddedCallResult, fut: Future = p.future) -> None:
-            self._record(result, fut)
-
         return SampleRequest(
             prompt=list(tokens),
             n_max=room if max_tokens is None or int(max_tokens) <= 0 else min(int(max_tokens), room),
@@ -220,7 +217,7 @@ class _EmbeddedEngine:
             temperature=0.8 if temperature is None else float(temperature),
             top_p=0.95 if top_p is None else float(top_p),
             seed=int(p.params["seed"]),
-            finish=finish,
+            finish=functools.partial(self._record, fut=p.future),
         )
 
     def _serve(self, first: _Pending, backlog: deque) -> None:
