@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from .db import Store
+from .rows import Row
 
 
 class StoreWriter:
@@ -32,8 +33,13 @@ class StoreWriter:
         self._cols: dict[str, list[str]] = {}
         self.written: dict[str, int] = {}
 
+    def put(self, rec: Row) -> None:
+        """Buffer one record (its table is the record's ``TABLE``)."""
+        self.add(rec.TABLE, rec.as_dict())
+
     def add(self, table: str, row: dict[str, Any]) -> None:
-        """Buffer one row (flushes synchronously if the batch is full)."""
+        """Buffer one row (flushes synchronously if the batch is full). Prefer :meth:`put` with a
+        record of :mod:`.rows`: a dict's wrong key only fails at the flush."""
         with self._lock:
             self._buf.setdefault(table, []).append(row)
             self._pending += 1

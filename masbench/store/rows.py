@@ -1,0 +1,214 @@
+"""One record type per table the run writes row by row: what a row of ``calls``, ``nodes``,
+``results``, ``pool``, ``routing_decisions`` or ``designs`` holds, checked where it is built.
+
+The store sits low in the layer map (just above ``spec``) so that ``llm/`` (call rows),
+``runtime/`` (node rows), ``routing/`` (decisions), ``design/`` (generated designs) and
+``harness/`` (results, pool samples) all build these records instead of dicts: a misspelt
+column is a ``TypeError`` where the row is made, not a ``KeyError`` at the next flush in
+another task. ``tests/store/test_rows.py`` checks every record against the migrated schema
+(same columns, nothing missing), so a migration that adds a column fails there until the
+record has it.
+
+A record is a slotted keyword-only dataclass; :meth:`Row.as_dict` is what the writer inserts
+(every column, ``None`` as SQL NULL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(kw_only=True, slots=True)
+class Row:
+    """Base of the records: ``TABLE`` names the table a record is a row of."""
+
+    TABLE: ClassVar[str] = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Column → value, every column of the record (the writer's input)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """The record's columns, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@dataclass(kw_only=True, slots=True)
+class CallRow(Row):
+    """One logical model call (after retries). Token columns are NULL when usage is missing."""
+
+    TABLE: ClassVar[str] = "calls"
+    call_id: str
+    run_id: str | None = None
+    purpose: str | None = None
+    """design | pool | search | routing | smoke"""
+    design: str | None = None
+    task_id: str | None = None
+    seed: int | None = None
+    node: str | None = None
+    agent: str | None = None
+    model_alias: str | None = None
+    model: str | None = None
+    sample_index: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool | None = None
+    attempts: int | None = None
+    error: str | None = None
+    attempt_errors: str | None = None
+    """JSON list: one description per failed attempt."""
+    simulated: bool | None = None
+    finish_reason: str | None = None
+    ts: float | None = None
+    prompt_fresh_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    completion_visible_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    usage_status: str | None = None
+    """reported | estimated | missing"""
+    usage_raw: str | None = None
+    """The usage object as received (JSON text)."""
+    cost_source: str | None = None
+    status: str | None = None
+    """ok | error | usage_missing | truncated | empty"""
+
+
+@dataclass(kw_only=True, slots=True)
+class NodeRow(Row):
+    """One node (or loop round / branch) of one design run on one task."""
+
+    TABLE: ClassVar[str] = "nodes"
+    run_id: str | None = None
+    design: str | None = None
+    task_id: str | None = None
+    seed: int | None = None
+    node: str | None = None
+    op: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    calls: int | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    status: str | None = None
+    error: str | None = None
+    output: str | None = None
+    ts: float | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class ResultRow(Row):
+    """One design cell's outcome: (design, task, seed) scored, with its cost."""
+
+    TABLE: ClassVar[str] = "results"
+    run_id: str
+    design: str
+    task_id: str
+    seed: int
+    source: str | None = None
+    axis: str | None = None
+    axis_value: int | None = None
+    answer: str | None = None
+    gold: str | None = None
+    correct: bool | None = None
+    partial: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    calls: int | None = None
+    wall_s: float | None = None
+    status: str | None = None
+    """ok | degraded | budget_exhausted | failed"""
+    error: str | None = None
+    detail: str | None = None
+    """JSON text."""
+    simulated: bool | None = None
+    ts: float | None = None
+    design_name: str | None = None
+    budget_basis: str | None = None
+    budget_spent: float | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class PoolRow(Row):
+    """One CoT-SC pool sample of one (task, seed) cell."""
+
+    TABLE: ClassVar[str] = "pool"
+    run_id: str
+    task_id: str
+    seed: int
+    sample_index: int
+    answer: str | None = None
+    correct: bool | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    error: str | None = None
+    ts: float | None = None
+    budget_spent: float | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class RoutingDecisionRow(Row):
+    """One routed call: the candidates a router weighed and the model it chose."""
+
+    TABLE: ClassVar[str] = "routing_decisions"
+    decision_id: str
+    run_id: str | None = None
+    design: str | None = None
+    task_id: str | None = None
+    seed: int | None = None
+    node: str | None = None
+    agent: str | None = None
+    handbook: str | None = None
+    strategy: str | None = None
+    lambda_: float | None = None
+    skills: str | None = None
+    """JSON text: inferred skill demand."""
+    candidates: str | None = None
+    """JSON text: [{model, utility, p_mean, p_lo, cost}]."""
+    chosen: str | None = None
+    outcome: bool | None = None
+    ts: float | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class DesignRow(Row):
+    """One generated (or manual) design, valid or rejected, with what generating it cost."""
+
+    TABLE: ClassVar[str] = "designs"
+    design_id: str
+    run_id: str | None = None
+    name: str | None = None
+    designer: str | None = None
+    task_id: str | None = None
+    parent: str | None = None
+    round: int | None = None
+    prompt_hash: str | None = None
+    prompt: str | None = None
+    raw_output: str | None = None
+    spec: str | None = None
+    """JSON text: the validated design, if any."""
+    valid: bool | None = None
+    rejection: str | None = None
+    repairs: str | None = None
+    """JSON text."""
+    tokens: int | None = None
+    calls: int | None = None
+    cost_usd: float | None = None
+    ts: float | None = None
+
+
+ROWS: dict[str, type[Row]] = {r.TABLE: r for r in (CallRow, NodeRow, ResultRow, PoolRow, RoutingDecisionRow,
+                                                    DesignRow)}
+"""Table name → its record type."""
+
+__all__ = ["ROWS", "CallRow", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row"]
