@@ -38,9 +38,23 @@ def _internal_imports(path: Path):
             yield node, id(node) not in top
 
 
-def test_no_module_over_400_lines() -> None:
-    big = {str(p.relative_to(PKG)): n for p in _modules() if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert big == {}, f"split these by concept: {big}"
+def test_long_modules_are_a_printed_review_signal(tmp_path: Path) -> None:
+    """Over 400 lines is a signal to look, not a rule to split by size: ``scripts/review_signals.py``
+    lists such modules (``make test`` prints it) and never fails."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (pkg / "sub" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (pkg / "longer.py").write_text("x = 1\n" * (MAX_LINES + 50))
+    script = PKG.parent / "scripts" / "review_signals.py"
+    proc = subprocess.run([sys.executable, str(script), str(pkg)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [ln.split()[2] for ln in lines] == ["longer.py", str(Path("sub") / "long.py")]
+    assert "450 lines" in lines[0] and "401 lines" in lines[1]
+    proc = subprocess.run([sys.executable, str(script), str(pkg), "--max-lines", "500"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "no module over 500 lines" in proc.stdout
 
 
 def test_import_linter_contracts_hold() -> None:
