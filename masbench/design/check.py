@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..runtime import RESERVED, node_reads, sinks, template_refs, validate_design
+from ..runtime import RESERVED, node_reads, op_of, sinks, template_refs, validate_design
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem, problems_from_validation
 from ..spec.yamlpos import Located
@@ -266,7 +266,7 @@ def _answerless_output(spec: DesignSpec, library: Any) -> str | None:
     """Why the output node can never give an answer (an agent whose structured output has no
     answer field), or None."""
     node = spec.nodes.get(spec.output)
-    if node is None or node.kind != "agent":
+    if node is None or not op_of(node.kind).extracts:  # only an op whose answer comes from its agent
         return None
     agent = node.agent
     if isinstance(agent, str):

@@ -3,7 +3,11 @@ sequential depth, widest fan-out, ops, agents) and whether it *collapses* to som
 — a single call (the MaAS failure mode), one library block, or "the same agent k times, then a
 vote" (CoT-SC, the AFlow failure mode), also when wrapped in a sub-design, behind pass-through
 nodes, or followed by a single restating call. Read-only diagnostics over a run's store build on
-these (:mod:`masbench.analysis`)."""
+these (:mod:`masbench.analysis`).
+
+What a node contributes is its op's (:class:`masbench.runtime.Op`): how many sequential calls it
+makes (``calls``), whether it is one model call (``signature``), a sub-design (``sub_design``), a
+vote or selector (``aggregates``) or a pass-through (``passthrough``)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..runtime.ops import op_of
 from ..spec.design import DesignSpec, NodeSpec
 from ..spec.problems import SpecError
 from .check import node_reads, spec_data
@@ -52,28 +57,36 @@ def top_graph(spec: DesignSpec) -> nx.DiGraph:
     return g
 
 
-def _stage_weight(node: NodeSpec, library: Any, params: dict, seen: tuple[str, ...]) -> int:
-    k = node.kind
-    if k in ("agent", "select"):
-        return 1
-    if k == "design":
-        if node.design in seen:
+class _Weigh:
+    """What an op's ``calls`` may ask (:class:`masbench.runtime.ops.Weigher`): params, sub-designs
+    (through the library) and sub-graphs."""
+
+    def __init__(self, library: Any, params: dict, seen: tuple[str, ...]):
+        self.library = library
+        self.params = params
+        self.seen = seen
+
+    def param(self, value: Any) -> Any:
+        return resolve_param(value, self.params)
+
+    def design(self, name: str, params: dict[str, Any]) -> int:
+        if name in self.seen:
             return 1
         try:
-            sub = library.design(node.design)
+            sub = self.library.design(name)
         except SpecError:
             return 1
-        return structure(sub, library, {**sub.params, **node.params}, seen + (node.design,))["sequential_depth"]
-    if k == "loop":
-        lp = node.loop
-        rounds = resolve_param(lp.max_rounds, params)
-        rounds = rounds if isinstance(rounds, int) else 1
-        body = DesignSpec(name="body", nodes=lp.nodes, output=lp.output)
-        g = top_graph(body)
-        w = {n: _stage_weight(b, library, params, seen) for n, b in lp.nodes.items()}
-        best = _heaviest(g, w) if nx.is_directed_acyclic_graph(g) else sum(w.values())
-        return rounds * max(best, 1)
-    return 0  # majority / python: no model call
+        return structure(sub, self.library, {**sub.params, **params}, self.seen + (name,))["sequential_depth"]
+
+    def body(self, nodes: dict[str, NodeSpec], output: str) -> int:
+        g = top_graph(DesignSpec(name="body", nodes=nodes, output=output))
+        w = {n: _stage_weight(b, self.library, self.params, self.seen) for n, b in nodes.items()}
+        return _heaviest(g, w) if nx.is_directed_acyclic_graph(g) else sum(w.values())
+
+
+def _stage_weight(node: NodeSpec, library: Any, params: dict, seen: tuple[str, ...]) -> int:
+    """Sequential model calls of one node (its op's ``calls``)."""
+    return op_of(node.kind).calls(node, _Weigh(library, params, seen))
 
 
 def _heaviest(g: nx.DiGraph, w: dict[str, int]) -> int:
@@ -115,7 +128,7 @@ def structure(spec: DesignSpec, library: Any, params: dict | None = None, _seen:
 
 
 def _passthrough(n: NodeSpec) -> bool:
-    return n.kind == "python" and n.python == "identity" and len([x for x in n.inputs if x != "question"]) == 1
+    return op_of(n.kind).passthrough(n)
 
 
 def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Any) -> tuple[Any, int] | None:
@@ -127,18 +140,21 @@ def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Any) -> tuple[An
         return None
     k = resolve_param(n.repeat, {**spec.params}) if n.repeat is not None else 1
     k = k if isinstance(k, int) else 1
-    if n.kind == "agent":
-        return (("agent", str(n.agent), n.prompt, n.system), k)
-    if n.kind == "design":
+    op = op_of(n.kind)
+    sig = op.signature(n)
+    if sig is not None:
+        return (sig, k)
+    name = op.sub_design(n)
+    if name is not None:
         try:
-            sub = library.design(n.design)
+            sub = library.design(name)
         except SpecError:
             return None
         c = collapse(sub, library, {**sub.params, **n.params})
         if c == SINGLE_CALL:
-            return (("design", n.design, json.dumps(n.params, sort_keys=True, default=str)), k)
+            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), k)
         if c and c.startswith("cot-sc(k=") and k == 1:
-            return (("design", n.design, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
+            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
     return None
 
 
@@ -162,23 +178,26 @@ def collapse(spec: DesignSpec, library: Any, params: dict | None = None) -> str 
     sub = sub.model_copy(update={"nodes": nodes})
     if len(nodes) == 1:
         n = nodes[out]
-        if n.kind == "agent" and n.map is None:
+        op = op_of(n.kind)
+        name = op.sub_design(n)
+        if op.signature(n) is not None and n.map is None:
             k = resolve_param(n.repeat, spec.params) if n.repeat is not None else 1
             if not node_reads(spec_data(sub)["nodes"][out]) - {"question"} - set(spec.params):
                 return SINGLE_CALL if k == 1 else f"cot-sc(k={k})"
             return None
-        if n.kind == "design":
+        if name is not None:
             s = _sampler(out, n, sub, library)
             if s is not None:
                 return SINGLE_CALL if s[1] == 1 else f"cot-sc(k={s[1]})"
             try:
-                inner = collapse(library.design(n.design), library, n.params or None)
+                inner = collapse(library.design(name), library, n.params or None)
             except SpecError:
                 inner = None
-            return inner or f"block:{n.design}"
+            return inner or f"block:{name}"
         return None
     o = nodes[out]
-    if o.kind in ("majority", "select") or (o.kind == "python" and o.python == "majority"):
+    oop = op_of(o.kind)
+    if oop.aggregates(o):
         srcs = [x for x in o.inputs if x != "question"]
         if srcs and set(nodes) == set(srcs) | {out}:
             sigs = [_sampler(s, nodes[s], sub, library) for s in srcs]
@@ -187,7 +206,7 @@ def collapse(spec: DesignSpec, library: Any, params: dict | None = None) -> str 
                 if k >= 2:
                     return f"cot-sc(k={k})"
     # a single restating call after a collapsed core
-    if o.kind == "agent" and o.map is None and o.repeat is None:
+    if oop.signature(o) is not None and o.map is None and o.repeat is None:
         ins = [x for x in (node_reads(spec_data(sub)["nodes"][out], spec_data(sub).get("agents") or {}))
                if x in nodes and x != out]
         if len(ins) == 1:

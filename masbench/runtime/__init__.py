@@ -12,13 +12,13 @@ Public API::
 
 Node ops: agent (one call), ``repeat: k`` / ``map`` (parallel ``Send`` fan-outs), ``op: majority``,
 ``select``, ``loop`` (bounded rounds with a stop condition), ``python`` (a registered function —
-see :data:`PYTHON_FUNCS` / :func:`python_func`), ``design`` (a sub-design).
+see :data:`PYTHON_FUNCS` / :func:`python_func`), ``design`` (a sub-design) — each an :class:`Op`
+registered by kind in :data:`OPS`; ``OPS.add("mine", MyOp())`` adds one (a node ``kind: mine``).
 
-Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.loop_check`,
-:mod:`.links`, :mod:`.refs`; :mod:`.reads` is the name reader the design package shares) checks a
-design; :mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` +
-:mod:`.steps` wire them into langgraph; :mod:`.node` runs one node through its op body in
-:mod:`.ops`; :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
+and each op's check; :mod:`.reads` is the name reader the design package shares) checks a design;
+:mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` + :mod:`.steps` wire
+them into langgraph; :mod:`.node` runs one node through its op (:mod:`.ops`, one module per op); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
 :mod:`.compiled` and :mod:`.cache` tie it together.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 from ..budget import BudgetMeter
 from ..spec.design import DesignSpec
 from .check import check_design, validate_design
+from .ops import OPS, Op, op_of
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .reads import RESERVED, node_reads, sinks, template_refs
 from .types import DesignResult, RunContext
@@ -74,7 +75,7 @@ async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
 
 
 __all__ = [
-    "CalculatorError", "CompiledDesign", "DesignResult", "PYTHON_FUNCS", "RESERVED", "RunContext", "Tracker",
-    "calculate", "check_design", "clear_cache", "compile_design", "majority_vote", "node_reads", "python_func",
-    "run_design", "sinks", "template_refs", "validate_design",
+    "CalculatorError", "CompiledDesign", "DesignResult", "OPS", "Op", "PYTHON_FUNCS", "RESERVED", "RunContext",
+    "Tracker", "calculate", "check_design", "clear_cache", "compile_design", "majority_vote", "node_reads",
+    "op_of", "python_func", "run_design", "sinks", "template_refs", "validate_design",
 ]

@@ -6,9 +6,10 @@ cycles other than declared loops; nodes whose value never reaches the output; a 
 ambiguous output; parallel writes into a channel with no reducer; bad repeat / map / loop
 settings. The planner builds its plans from the same analysis, so what validates is what runs.
 
-The pass is split by concern: per-node settings (:mod:`.node_check`), loops
-(:mod:`.loop_check`), agents and sub-designs (:mod:`.links`), references between nodes
-(:mod:`.refs`); this module holds the state, the graph and the output checks.
+The pass is split by concern: per-node settings (:mod:`.node_check`, which runs each node's op
+check, :mod:`.ops`), sub-graphs such as loop bodies (the op's ``body``), agents and sub-designs
+(:mod:`.links`), references between nodes (:mod:`.refs`); this module holds the state, the graph
+and the output checks.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from typing import Any
 
 import networkx as nx
 
-from ..spec.design import DesignSpec
+from ..spec.design import DesignSpec, NodeSpec
 from ..spec.problems import Problem, field_name
 from ..spec.yamlpos import Located
 from . import refs
 from .info import LoopInfo, NodeInfo
-from .loop_check import check_loop
 from .node_check import check_node
 from .reads import RESERVED
 
@@ -71,6 +71,10 @@ class Analysis:
         names the exact key (``nodes.s.agent``); in memory, the node."""
         self.problem(info.base + sub, info.base + sub if self.located is not None else info.base, msg)
 
+    def node(self, name: str, spec: NodeSpec, path: tuple, loop: str | None, order: int) -> NodeInfo:
+        """Check one node (a top-level node, or a body node for its op's sub-graph)."""
+        return check_node(self, name, spec, path, loop, order)
+
     # ----- the pass ------------------------------------------------------------------------------
     def _run(self) -> None:
         d = self.design
@@ -80,10 +84,11 @@ class Analysis:
             elif p in d.nodes:
                 self.problem(("params", p), ("params", p), f"ambiguous reference: {p!r} is both a param and a node")
         for i, (name, spec) in enumerate(d.nodes.items()):
-            self.top[name] = check_node(self, name, spec, ("nodes", name), None, i)
+            self.top[name] = self.node(name, spec, ("nodes", name), None, i)
         for info in self.top.values():
-            if info.spec.loop is not None:
-                self.loops[info.name] = check_loop(self, info)
+            body = info.op.body(self, info)
+            if body is not None:
+                self.loops[info.name] = body
         self._channels()
         for info in self.top.values():
             refs.resolve(self, info)

@@ -1,24 +1,23 @@
 """Bind each plan's getters at compile time: how its inputs, template references, fan-out items
-and loop value are read from langgraph state and the run's scope (no name lookups at run time)."""
+and loop value are read from langgraph state and the run's scope (no name lookups at run time).
+What differs by op (which templates, which inputs are shown, a function, a sub-design, a loop's
+value) is the op's own bind step (:class:`~masbench.runtime.ops.base.Op`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from .analysis import Analysis
 from .info import LoopInfo, NodeInfo
+from .ops.base import SubRunner
 from .plan import Plan
 from .prompts import render_inputs
 from .scope import EMPTY, SKIP, Env, Scope
-from .template import compile_template, param_text, substitute_params
+from .template import Template, compile_template, param_text, substitute_params
 from .values import OK, Val, fmt_data, pyfield, pyval, read, vtext
 
 MAP_LIMIT = 64
 """Most items a ``map`` node fans out over (the rest are dropped, and that is recorded)."""
-
-SubRunner = Callable[[str, dict[str, Any]], Any]
-"""Compiles a sub-design (name, params) and returns its ``run_scope``."""
 
 
 class Binder:
@@ -102,34 +101,24 @@ class Binder:
             return lambda e: vtext(vg(e))
         return lambda e: vtext(vg(e), field)
 
+    def compile(self, p: Plan, text: str) -> Template:
+        """``text`` compiled as a template of ``p``'s node."""
+        info = p.info
+        return compile_template(text, self.an.params, lambda n, f: self.str_getter(n, f, info, p))
+
+    def node_params(self, p: Plan) -> dict[str, Any]:
+        """The node's ``params`` with ``{param}`` references to design params filled in."""
+        params = self.an.params
+        return {k: substitute_params(v, params) if isinstance(v, str) else v for k, v in p.info.spec.params.items()}
+
     # ----- plans ---------------------------------------------------------------------------------
     def prepare(self, p: Plan, sub_runner: SubRunner) -> None:
-        """Bind one plan: inputs, templates, python kwargs, sub-design, loop, fan-out items."""
-        info = p.info
-        spec = info.spec
-        params = self.an.params
+        """Bind one plan: inputs, templates, the op's own bindings, fan-out items."""
         self._inputs(p)
-        referenced = self._templates(p)
+        referenced = p.op.compile_templates(self, p)
         if "inputs" not in referenced:
-            p.extra_inputs = [(lbl, g) for (lbl, g), entry in zip(p.input_texts, spec.inputs)
-                              if entry.strip().partition(".")[0] not in referenced
-                              and (p.kind != "select" or entry.strip() == "question")]  # select: from = candidates
-            if p.kind == "select" and "candidates" not in referenced:
-                p.extra_inputs.append(("Candidates", self.str_getter("candidates", None, info, p)))
-        if p.kind in ("python", "design"):
-            kw = {k: substitute_params(v, params) if isinstance(v, str) else v for k, v in spec.params.items()}
-            if p.kind == "python":
-                p.pykw = kw
-            else:
-                p.run_sub = sub_runner(spec.design, kw)  # type: ignore[arg-type]
-        if p.kind == "loop":
-            lp = self.an.loops[p.name]
-            p.loop_cur = self.loop_cur(lp)
-            if lp.until is not None and lp.until.node is not None:
-                up = self.plans[lp.body[lp.until.node].key]
-                up.until = lp.until
-                if lp.until.word:
-                    up.until_rx = re.compile(rf"(?<!\w){re.escape(lp.until.word.strip())}(?!\w)", re.I)
+            p.extra_inputs = p.op.extra_inputs(self, p, referenced)
+        p.op.bind(self, p, sub_runner)
         if p.fan is not None:
             self._items(p)
 
@@ -157,31 +146,6 @@ class Binder:
             p.py_args.append((lambda e, vg=vg: pyval(vg(e))) if fld is None else
                              (lambda e, vg=vg, f=fld: pyfield(vg(e), f)))
             p.input_texts.append((label, self.str_getter(name, fld, info, p)))
-
-    def _templates(self, p: Plan) -> set[str]:
-        info = p.info
-        spec = info.spec
-        a = p.agent
-        params = self.an.params
-
-        def resolve(n: str, f: str | None) -> Callable[[Env], str]:
-            return self.str_getter(n, f, info, p)
-
-        referenced: set[str] = set()
-        if p.kind in ("agent", "select"):
-            text = spec.prompt if spec.prompt is not None else a.prompt  # type: ignore[union-attr]
-            p.prompt = compile_template(text, params, resolve)
-            referenced |= p.prompt.names
-            system = spec.system if spec.system is not None else (a.system if a is not None else None)
-            if system:
-                p.system = compile_template(system, params, resolve)
-                referenced |= p.system.names
-            if p.schema is not None and "json" not in text.lower():
-                p.json_hint = f"\n\nReply with only a JSON object with these fields: {p.fields_desc}."
-        elif p.kind == "design" and spec.prompt is not None:
-            p.prompt = compile_template(spec.prompt, params, resolve)
-            referenced |= p.prompt.names
-        return referenced
 
     def _items(self, p: Plan) -> None:
         info = p.info

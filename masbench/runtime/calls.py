@@ -51,4 +51,20 @@ def sample_index(plan: Plan, sc: Scope, i: int) -> int:
     return sc.seed_base + i
 
 
-__all__ = ["BudgetRefused", "call_model", "sample_index"]
+class ModelCalls:
+    """What an op's run body is given to reach its model (:class:`masbench.runtime.ops.base.Calls`)."""
+
+    async def model(self, plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
+                    st: Stats) -> CallResult:
+        """:func:`call_model`."""
+        return await call_model(plan, sc, messages, meta, idx, st)
+
+    def index(self, plan: Plan, sc: Scope, i: int) -> int:
+        """:func:`sample_index`."""
+        return sample_index(plan, sc, i)
+
+
+CALLS = ModelCalls()
+"""The one :class:`ModelCalls` (:func:`masbench.runtime.node.run_node` hands it to every op)."""
+
+__all__ = ["BudgetRefused", "CALLS", "ModelCalls", "call_model", "sample_index"]

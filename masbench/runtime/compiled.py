@@ -61,7 +61,7 @@ class CompiledDesign:
         # nothing else (same body, same rows, same result).
         only = next(iter(self.plans.values())) if len(self.plans) == 1 else None
         self._direct = only if (only is not None and not an.loops and only.fan is None and only.loop is None
-                                and only.op == "agent" and only.info.spec.into is None) else None
+                                and only.op.direct and only.info.spec.into is None) else None
 
     async def run(self, task: Any, ctx: RunContext) -> DesignResult:
         """Run on one task (see :func:`masbench.runtime.run_design`)."""

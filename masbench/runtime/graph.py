@@ -63,8 +63,8 @@ class GraphBuilder:
     def build(self):
         an, g = self.an, self.g
         for key, p in self.plans.items():
-            if p.kind == "loop":
-                lp = an.loops[p.name]
+            if key in an.loops:  # a node with a sub-graph: its round controller, body and exit
+                lp = an.loops[key]
                 until_plan = self.plans[lp.body[lp.until.node].key] if lp.until is not None and lp.until.node else None
                 g.add_node(key, exit_step(p, lp))
                 g.add_node(f"{key}#round", round_step(p, lp, until_plan))
@@ -75,7 +75,7 @@ class GraphBuilder:
         for name in an.order:
             p = self.plans[name]
             srcs = sorted(d for d in an.top[name].deps if d in an.top)
-            if p.kind == "loop":
+            if name in an.loops:
                 self._edges(srcs, f"{name}#round")
                 self._wire_loop(an.loops[name])
             elif p.fan:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..spec.agent import AgentSpec
 from ..spec.design import DesignSpec, NodeSpec
+
+if TYPE_CHECKING:  # pragma: no cover - the op classes take these records as arguments
+    from .ops.base import Op
+
+VAL_FIELDS = frozenset({"answer", "text"})
+"""Fields every value has (besides its structured-output fields)."""
 
 
 @dataclass(slots=True)
@@ -27,6 +33,9 @@ class NodeInfo:
     name: str
     spec: NodeSpec
     path: tuple
+    op: Op
+    """The node's op, from the registry by its kind (a do-nothing stand-in when the kind is unknown:
+    the check reports it)."""
     loop: str | None = None
     order: int = 0
     agent: AgentSpec | None = None
@@ -71,7 +80,7 @@ class LoopInfo:
 
 
 class Checking(Protocol):
-    """What the parts of the check (:mod:`.node_check`, :mod:`.loop_check`, :mod:`.links`,
+    """What the parts of the check (:mod:`.node_check`, the ops' checks, :mod:`.links`,
     :mod:`.refs`) see of the analysis in progress (:class:`~masbench.runtime.analysis.Analysis`)."""
 
     design: DesignSpec
@@ -87,5 +96,9 @@ class Checking(Protocol):
 
     def ref_at(self, info: NodeInfo, sub: tuple, msg: str) -> None: ...
 
+    def node(self, name: str, spec: NodeSpec, path: tuple, loop: str | None, order: int) -> NodeInfo:
+        """Check one node (a loop's body node, say) and return it resolved."""
+        ...
 
-__all__ = ["Checking", "LoopInfo", "NodeInfo", "Until"]
+
+__all__ = ["VAL_FIELDS", "Checking", "LoopInfo", "NodeInfo", "Until"]

@@ -1,18 +1,14 @@
-"""One node execution: dispatch to the op body, turn any failure into a recorded status (so one
-failed branch never loses its siblings' work), keep the loop history, and emit the node row."""
+"""One node execution: run the node's op (``plan.op.run``), turn any failure into a recorded
+status (so one failed branch never loses its siblings' work), keep the loop history, and emit the
+node row."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
-from .calls import BudgetRefused, sample_index
-from .ops.agent import agent_body
-from .ops.design import design_body
-from .ops.python import python_body
-from .ops.select import select_body
+from .calls import CALLS, BudgetRefused
 from .ops.until import check_until
-from .ops.vote import vote_body
 from .plan import Plan
 from .scope import Env, Scope, Stats
 from .values import OK, Val, fmt_data
@@ -22,20 +18,8 @@ async def run_node(plan: Plan, sc: Scope, env: Env, i: int | None) -> Val:
     """Run one node execution (branch ``i`` of a fan-out). Never raises, except cancellation."""
     t0 = time.perf_counter()
     st = Stats()
-    kind = plan.kind
     try:
-        if kind == "agent":
-            val = await agent_body(plan, sc, env, sample_index(plan, sc, i or 0), st)
-        elif kind == "majority":
-            val = vote_body(plan, sc, env)
-        elif kind == "select":
-            val = await select_body(plan, sc, env, sample_index(plan, sc, 0), st)
-        elif kind == "python":
-            val = await python_body(plan, sc, env)
-        elif kind == "design":
-            val = await design_body(plan, sc, env, i or 0, st)
-        else:  # pragma: no cover - loops are built from controller/exit nodes
-            raise RuntimeError(f"unknown node kind {kind}")
+        val = await plan.op.run(plan, sc, env, i, st, CALLS)
     except asyncio.CancelledError:
         raise
     except BudgetRefused:
@@ -50,7 +34,7 @@ async def run_node(plan: Plan, sc: Scope, env: Env, i: int | None) -> Val:
         if plan.until is not None and not plan.fan:
             check_until(plan, sc, val)
     sc.record(plan.key, val, i if plan.fan else None)
-    sc.emit(plan.key, plan.op, plan.agent_name, plan.model, st, val, t0)
+    sc.emit(plan.key, plan.row_op, plan.agent_name, plan.model, st, val, t0)
     return val
 
 

@@ -1,14 +1,15 @@
-"""One node's own settings: its op, its agent / function / sub-design, structured output and
-fan-out (``repeat`` / ``map``) — everything that can be checked without looking at other nodes."""
+"""One node's own settings — everything that can be checked without looking at other nodes: its
+kind (an op registered in :data:`~masbench.runtime.ops.OPS`), the op keys it sets, the op's own
+check (its agent, function or sub-design), structured output and fan-out (``repeat`` / ``map``)."""
 
 from __future__ import annotations
 
 import re
 
-from ..spec.design import NodeSpec
-from . import links
+from ..registry import RegistryError
+from ..spec.design import OP_KEYS, NodeSpec
 from .info import Checking, NodeInfo
-from .pyfuncs import PYTHON_FUNCS
+from .ops import OPS, STAND_IN, kinds_where
 from .reads import RESERVED
 from .template import substitute_params
 
@@ -17,38 +18,38 @@ _SOURCE = re.compile(r"([A-Za-z_][\w\-]*)(?:\.([A-Za-z_][\w\-]*))?")
 
 
 def check_node(an: Checking, name: str, spec: NodeSpec, path: tuple, loop: str | None, order: int) -> NodeInfo:
-    """Resolve one node (its agent, schema, fan-out), reporting what is wrong with it."""
-    info = NodeInfo(name, spec, path, loop, order)
+    """Resolve one node (its op, agent, schema, fan-out), reporting what is wrong with it."""
+    kind = spec.kind
+    try:
+        op = OPS[kind]
+    except RegistryError as exc:
+        op = STAND_IN
+        info = NodeInfo(name, spec, path, op, loop, order)
+        an.at(info, ("kind",), f"{exc} — register it with masbench.runtime.OPS.add")
+        return info
+    info = NodeInfo(name, spec, path, op, loop, order)
     if name in RESERVED:
         an.at(info, (), f"node name {name!r} is reserved in templates (question, inputs, item, index, "
                         "candidates, round, history)")
-    kind = spec.kind
-    if kind == "agent":
-        info.agent = links.resolve_agent(an, info, spec.agent, ("agent",))
-    elif kind == "select":
-        info.agent = links.resolve_agent(an, info, spec.select, ("select",))
-        if not spec.inputs:
-            an.at(info, (), "select needs candidates: give `from: [nodes...]`")
-    elif kind == "majority":
-        if not [x for x in spec.inputs if x != "question"]:
-            an.at(info, (), "a majority vote needs `from:` naming the nodes whose answers it counts")
-    elif kind == "python":
-        if spec.python not in PYTHON_FUNCS:
-            an.at(info, ("python",), f"unregistered python function {spec.python!r} (registered: "
-                                     f"{', '.join(sorted(PYTHON_FUNCS))})")
-    elif kind == "design":
-        links.check_subdesign(an, info)
-    elif kind == "loop" and loop is not None:
-        an.at(info, ("loop",), "loops cannot be nested")
-    if spec.system is not None and kind not in ("agent", "select"):
-        an.at(info, ("system",), "a system message applies to agent and select nodes only")
-    if spec.output is not None and kind not in ("agent", "select"):
-        an.at(info, ("output",), "structured output applies to agent and select nodes only")
+    for key in OP_KEYS:
+        if getattr(spec, key) is not None and key not in op.keys:
+            an.at(info, (key,), f"`{key}:` does not apply to a {kind} node")
+    op.check(an, info)
+    if spec.system is not None and not op.prompted:
+        an.at(info, ("system",), f"a system message applies to {kinds_where(lambda o: o.prompted, 'and')} "
+                                 "nodes only")
+    if spec.output is not None and not op.prompted:
+        an.at(info, ("output",), f"structured output applies to {kinds_where(lambda o: o.prompted, 'and')} "
+                                 "nodes only")
     out = spec.output or (info.agent.output if info.agent is not None else None)
-    if out is not None and kind in ("agent", "select"):
+    if out is not None and op.prompted:
         info.schema = dict(out.json_)
     if spec.into is not None and loop is not None:
         an.at(info, ("into",), "`into` is not supported inside a loop body")
+    for fan in ("repeat", "map"):
+        if getattr(spec, fan) is not None and fan not in op.fans:
+            an.at(info, (fan,), f"{fan} applies to {kinds_where(lambda o, f=fan: f in o.fans)} nodes only")
+            return info
     if spec.repeat is not None:
         _repeat(an, info)
     elif spec.map is not None:

@@ -8,12 +8,8 @@ from collections.abc import Awaitable
 from typing import Any, Callable
 
 from .info import NodeInfo
-from .pyfuncs import PYTHON_FUNCS
 from .template import Template
 from .types import DesignResult
-
-_OPS = {"agent": "agent", "majority": "majority", "select": "select", "python": "python", "design": "design",
-        "loop": "loop"}
 
 Getter = Callable[[Any], Any]
 """Reads something from an :class:`~masbench.runtime.scope.Env` (a value, a text, a python argument)."""
@@ -29,12 +25,15 @@ class Plan:
         self.name = info.name
         self.key = info.key
         self.kind = info.kind
+        self.op = info.op
+        """The node's op (:class:`~masbench.runtime.ops.base.Op`): its run body and bind step."""
         self.fan = info.fan
         self.loop = info.loop
         self.order = info.order
-        self.op = info.fan if info.fan else _OPS[info.kind]
+        self.row_op = info.fan or info.kind
+        """What the node row's ``op`` column says: the fan-out (``repeat``/``map``), else the kind."""
         self.agent = a
-        self.agent_name = a.name if a is not None else (spec.python if spec.python else spec.design)
+        self.agent_name = info.op.actor(info)
         self.model: str | None = a.model if a is not None and isinstance(a.model, str) else None
         """The model alias (None: a routed agent)."""
         self.max_tokens = spec.max_tokens or (a.max_tokens if a is not None else 0)
@@ -51,7 +50,7 @@ class Plan:
         self.how: str | None = None
         """How the answer is extracted (None: this node has no answer of its own)."""
         self.field: str | None = None
-        if a is not None and self.kind == "agent":
+        if a is not None and info.op.extracts:
             ans = a.answer
             if self.schema is not None:
                 fld = ans.field or next((f for f in ("answer", "final", "result") if f in self.schema), None)
@@ -66,8 +65,11 @@ class Plan:
         self.input_texts: list[tuple[str, Getter]] = []
         self.input_vals: list[tuple[str, Getter]] = []
         self.py_args: list[Getter] = []
-        self.pyfn = PYTHON_FUNCS[spec.python] if spec.python and spec.python in PYTHON_FUNCS else None
-        self.pykw: dict[str, Any] = {}
+        self.pyfn: Callable[..., Any] | None = None
+        """A ``python:`` node's function (bound by its op)."""
+        self.kwargs: dict[str, Any] = {}
+        """The node's ``params`` with design params filled in, for ops that take them (a python
+        function's keyword arguments, a sub-design's params, a registered op's settings)."""
         self.run_sub: Callable[[Any], Awaitable[DesignResult]] | None = None
         """A ``design:`` node's sub-design runner (``CompiledDesign.run_scope`` of the sub-design)."""
         self.until = None

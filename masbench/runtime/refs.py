@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .info import Checking, LoopInfo, NodeInfo
-from .loop_check import VAL_FIELDS
+from .info import VAL_FIELDS, Checking, LoopInfo, NodeInfo
+from .ops import kinds_where
 from .reads import RESERVED
 from .template import refs as template_parts
 
@@ -16,19 +16,8 @@ _NOT_FROM = RESERVED - {"question"}
 
 
 def templates(info: NodeInfo) -> list[tuple[tuple, str | None]]:
-    """(yaml sub-path, template text) of every template the node renders."""
-    out: list[tuple[tuple, str | None]] = []
-    a = info.agent
-    own = a is not None and info.kind in ("agent", "select")
-    if info.spec.prompt is not None:
-        out.append((("prompt",), info.spec.prompt))
-    elif own:
-        out.append(((info.kind if info.kind == "select" else "agent",), a.prompt))  # type: ignore[union-attr]
-    if info.spec.system is not None:
-        out.append((("system",), info.spec.system))
-    elif own:
-        out.append(((info.kind if info.kind == "select" else "agent",), a.system))  # type: ignore[union-attr]
-    return out
+    """(yaml sub-path, template text) of every template the node renders (its op says which)."""
+    return info.op.templates(info)
 
 
 def _loop_of(an: Checking, info: NodeInfo) -> LoopInfo | None:
@@ -43,15 +32,9 @@ def fields_of(an: Checking, name: str, ctx: NodeInfo) -> set[str] | None:
         target = lp.body[name]
     elif name in an.top:
         target = an.top[name]
-    if name in an.loops:
-        return set(VAL_FIELDS) | {"history"}
     if target is None:
         return None if name in an.channels else set(VAL_FIELDS)
-    if target.kind == "python":
-        return None
-    if target.schema is not None:
-        return set(VAL_FIELDS) | set(target.schema)
-    return set(VAL_FIELDS)
+    return target.op.ref_fields(target)
 
 
 def check_ref(an: Checking, info: NodeInfo, name: str, fld: str | None, sub: tuple, what: str) -> bool:
@@ -65,8 +48,9 @@ def check_ref(an: Checking, info: NodeInfo, name: str, fld: str | None, sub: tup
             return False
         ok = fld is None or name == "item"
     elif name == "candidates":
-        if info.kind != "select":
-            an.at(info, sub, f"{what} uses {{candidates}}, which only exists in select nodes")
+        if name not in info.op.names:
+            an.at(info, sub, f"{what} uses {{candidates}}, which only exists in "
+                             f"{kinds_where(lambda o: 'candidates' in o.names)} nodes")
             return False
         ok = fld is None
     elif name in ("round", "history"):
@@ -158,7 +142,7 @@ def _check_map(an: Checking, info: NodeInfo, name: str, fld: str | None) -> None
     if target is None:
         return
     if fld is None:
-        if target.fan is None and target.kind not in ("python", "loop", "design") and name not in an.channels:
+        if target.fan is None and not target.op.may_be_list and name not in an.channels:
             an.at(info, ("map",), f"map over {name!r}: not a list (map a list field such as {name}.items, "
                                   "or a repeat/map node)")
     elif target.schema is not None and fld in target.schema and not target.schema[fld].startswith("list"):

@@ -1,4 +1,5 @@
-"""Render a design as Mermaid text and as a PNG (networkx layout + matplotlib)."""
+"""Render a design as Mermaid text and as a PNG (networkx layout + matplotlib). What a node looks
+like is its op's (``label``, ``color``, ``shape``); fan-outs and loops' sub-graphs are drawn here."""
 
 from __future__ import annotations
 
@@ -11,29 +12,23 @@ import networkx as nx
 from ..spec.design import DesignSpec
 from .analysis import Analysis, NodeInfo
 
-_COLORS = {"agent": "#cfe2ff", "repeat": "#9ec5fe", "map": "#9ec5fe", "majority": "#ffe69c", "select": "#f8d7da",
-           "python": "#d1e7dd", "design": "#e2d9f3", "loop": "#eeeeee", "io": "#ffffff"}
+FAN_COLOR = "#9ec5fe"
+"""Fill of a fan-out node (``repeat`` / ``map``), whatever its op."""
+IO_COLOR = "#ffffff"
+"""Fill of the ``question`` and ``answer`` nodes."""
 
 
 def _id(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
+def _color(info: NodeInfo) -> str:
+    return FAN_COLOR if info.fan else info.op.color
+
+
 def _label(info: NodeInfo) -> str:
     s = info.spec
-    k = info.kind
-    if k == "agent":
-        what = f"agent: {info.agent.name if info.agent else s.agent}"
-    elif k == "select":
-        what = f"select: {s.select}"
-    elif k == "python":
-        what = f"python: {s.python}"
-    elif k == "design":
-        what = f"design: {s.design}"
-    elif k == "majority":
-        what = "majority vote"
-    else:
-        what = k
+    what = info.op.label(info)
     if info.fan == "repeat":
         what += f" ×{info.k}"
     elif info.fan == "map":
@@ -45,18 +40,10 @@ def _label(info: NodeInfo) -> str:
 
 def _shape(info: NodeInfo, text: str) -> str:
     t = text.replace('"', "'")
-    k = info.kind
     if info.fan:
         return f'[["{t}"]]'
-    if k == "majority":
-        return '{{"' + t + '"}}'
-    if k == "select":
-        return '{"' + t + '"}'
-    if k == "python":
-        return f'[/"{t}"/]'
-    if k == "design":
-        return f'(["{t}"])'
-    return f'["{t}"]'
+    left, right = info.op.shape
+    return f"{left}{t}{right}"
 
 
 def analyze(design: DesignSpec, library: Any, params: dict | None = None) -> Analysis:
@@ -70,8 +57,8 @@ def mermaid(design: DesignSpec, library: Any, params: dict | None = None) -> str
     out_node = design.output
     for name in an.order:
         info = an.top[name]
-        if info.kind == "loop":
-            lp = an.loops[name]
+        lp = an.loops.get(name)
+        if lp is not None:  # a node with a sub-graph (a loop's body)
             cond = f", until {info.spec.loop.until}" if info.spec.loop and info.spec.loop.until else ""
             lines.append(f'  subgraph {_id(name)} ["loop {name}: ≤{lp.max_rounds} rounds{cond}"]')
             for b in lp.body.values():
@@ -99,10 +86,8 @@ def mermaid(design: DesignSpec, library: Any, params: dict | None = None) -> str
     target = out_node if out_node in an.top else (an.channels.get(out_node) or [out_node])[0]
     lines.append(f"  {_id(target)} --> answer")
     for name in an.order:
-        info = an.top[name]
-        color = _COLORS.get(info.fan or info.kind)
-        if color and info.kind != "loop":
-            lines.append(f"  style {_id(name)} fill:{color}")
+        if name not in an.loops:
+            lines.append(f"  style {_id(name)} fill:{_color(an.top[name])}")
     return "\n".join(lines) + "\n"
 
 
@@ -111,13 +96,14 @@ def graph(design: DesignSpec, library: Any, params: dict | None = None) -> nx.Di
     ``question`` and ``answer``; loop back edges are marked ``back=True``."""
     an = analyze(design, library, params)
     g = nx.DiGraph()
-    g.add_node("question", kind="io", label="question")
+    g.add_node("question", kind="io", label="question", color=IO_COLOR)
     for name in an.order:
         info = an.top[name]
-        if info.kind == "loop":
-            lp = an.loops[name]
+        lp = an.loops.get(name)
+        if lp is not None:
             for b in lp.body.values():
-                g.add_node(b.key, kind=b.fan or b.kind, label=_label(b).replace("<br/>", "\n"), loop=name)
+                g.add_node(b.key, kind=b.fan or b.kind, label=_label(b).replace("<br/>", "\n"), loop=name,
+                           color=_color(b))
             for b in lp.body.values():
                 for d in b.deps:
                     g.add_edge(lp.body[d].key, b.key)
@@ -130,7 +116,8 @@ def graph(design: DesignSpec, library: Any, params: dict | None = None) -> nx.Di
                         g.add_edge(s, r, back=True)
             g.graph.setdefault("loops", {})[name] = {"entry": roots, "exit": sinks, "rounds": lp.max_rounds}
         else:
-            g.add_node(name, kind=info.fan or info.kind, label=_label(info).replace("<br/>", "\n"))
+            g.add_node(name, kind=info.fan or info.kind, label=_label(info).replace("<br/>", "\n"),
+                       color=_color(info))
     loops = g.graph.get("loops", {})
 
     def entry(n: str) -> list[str]:
@@ -148,7 +135,7 @@ def graph(design: DesignSpec, library: Any, params: dict | None = None) -> nx.Di
             for d in deps:
                 for src in exit_(d):
                     g.add_edge(src, tgt)
-    g.add_node("answer", kind="io", label="answer")
+    g.add_node("answer", kind="io", label="answer", color=IO_COLOR)
     out = design.output if design.output in an.top else (an.channels.get(design.output) or [design.output])[0]
     for src in exit_(out):
         g.add_edge(src, "answer")
@@ -183,7 +170,7 @@ def png(design: DesignSpec, library: Any, path: str | Path, params: dict | None 
     for n, d in g.nodes(data=True):
         x, y = pos[n]
         ax.text(x, y, d.get("label", n), ha="center", va="center", fontsize=8,
-                bbox={"boxstyle": "round,pad=0.4", "fc": _COLORS.get(d.get("kind", "agent"), "#ffffff"),
+                bbox={"boxstyle": "round,pad=0.4", "fc": d.get("color", IO_COLOR),
                       "ec": "#444444", "ls": "--" if d.get("loop") else "-"})
     ax.set_title(f"{design.name}" + (f" ({design.kind})" if design.kind else ""), fontsize=11)
     ax.axis("off")

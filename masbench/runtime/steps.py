@@ -57,7 +57,7 @@ def branch_step(p: Plan) -> Step:
         if it is EMPTY:
             val = Val(status="empty", error="nothing to map over (the upstream list is empty or missing)")
             sc.record(key, val, 0)
-            sc.emit(key, p.op, p.agent_name, p.model, Stats(), val, time.perf_counter())
+            sc.emit(key, p.row_op, p.agent_name, p.model, Stats(), val, time.perf_counter())
         else:
             val = await run_node(p, sc, Env(br.state, sc, br), br.i)
         if into is not None:
@@ -127,7 +127,7 @@ def exit_step(p: Plan, lp: LoopInfo) -> Step:
         sc.loops[sc.prefix + L] = {"rounds": sc.rounds.get(L, 0), "max_rounds": lp.max_rounds,
                                    "stopped": sc.stop.get(L)}
         sc.record(L, v)
-        sc.emit(L, "loop", None, None, Stats(), v, t0)
+        sc.emit(L, p.row_op, None, None, Stats(), v, t0)
         return {L: v}
     exit_.__name__ = L
     return exit_

@@ -1,12 +1,18 @@
 """Designs: a MAS (or a baseline) as data — named nodes, each one op, and one output.
 
-Ops (exactly one per node):
+A node's op is its ``kind``: given explicitly (``kind: toy``, for an op registered in
+:data:`masbench.runtime.OPS`, its settings in ``params``), or — the usual form — named by the one
+built-in op key the node has (:data:`OP_KEYS`):
 - ``agent``: one call (``repeat: k`` → k parallel calls; ``map: node.field`` → one call per item)
 - ``op: majority``: vote over the extracted answers of ``from``
 - ``select``: an agent picks one candidate among ``from`` (verifier / ScEnsemble)
 - ``loop``: a bounded sub-graph repeated until a condition holds
 - ``python``: a registered Python function, called by name (never model-written code)
 - ``design``: another design, called as a sub-agent
+
+This layer only knows those keys; which keys and fan-outs an op accepts is the op's own check,
+run with the design's check (:func:`masbench.runtime.check_design`), so an op registered later
+needs no change here.
 
 Templates (agent ``system``/``prompt``, node ``prompt``) may reference:
 ``{question}``; ``{node}`` (its text; a fan-out renders as a numbered list); ``{node.field}`` (a
@@ -33,6 +39,10 @@ from .base import Spec
 
 NAME = r"^[A-Za-z_][A-Za-z0-9_\-]*$"
 
+OP_KEYS: tuple[str, ...] = ("agent", "op", "select", "loop", "python", "design")
+"""The node keys that name a built-in op. A node without ``kind:`` has exactly one of them (a
+``select`` node may also name an ``agent``)."""
+
 
 class LoopSpec(Spec):
     """A bounded loop: run ``nodes`` up to ``max_rounds`` times, stopping early when ``until`` holds."""
@@ -56,6 +66,12 @@ class LoopSpec(Spec):
 class NodeSpec(Spec):
     """One node of a design."""
 
+    kind_: str | None = Field(default=None, alias="kind")
+    """The node's op, by its name in the op registry (:data:`masbench.runtime.OPS`): a built-in
+    (``agent``, ``majority``, ``select``, ``loop``, ``python``, ``design``) or an op registered by
+    code (its settings in ``params``). Optional: without it the op is named by the one op key the
+    node has (``agent:``, ``op: majority``, ``select:``, ``loop:``, ``python:``, ``design:``). The op
+    checks the node's other keys when the design is checked."""
     agent: str | AgentSpec | None = None
     """Agent name (library or this design's ``agents``), or an inline agent."""
     op: Literal["majority"] | None = None
@@ -94,7 +110,10 @@ class NodeSpec(Spec):
 
     @property
     def kind(self) -> str:
-        """The node's op: ``agent``, ``majority``, ``select``, ``loop``, ``python`` or ``design``."""
+        """The node's op: its ``kind:``, else the op its op key names (``agent``, ``majority``,
+        ``select``, ``loop``, ``python`` or ``design``)."""
+        if self.kind_ is not None:
+            return self.kind_
         for k in ("loop", "python", "design", "select"):
             if getattr(self, k) is not None:
                 return k
@@ -111,19 +130,16 @@ class NodeSpec(Spec):
 
     @model_validator(mode="after")
     def _one_op(self) -> "NodeSpec":
-        ops = [k for k in ("agent", "op", "select", "loop", "python", "design") if getattr(self, k) is not None]
-        if self.select is not None and self.agent is not None:
-            ops.remove("agent")
-        if len(ops) != 1:
-            raise ValueError(
-                "a node needs exactly one of agent, op, select, loop, python, design"
-                + (f" (got {', '.join(ops)})" if ops else ""))
+        if self.kind_ is None:
+            ops = [k for k in OP_KEYS if getattr(self, k) is not None]
+            if self.select is not None and self.agent is not None:
+                ops.remove("agent")
+            if len(ops) != 1:
+                raise ValueError(
+                    f"a node needs exactly one of {', '.join(OP_KEYS)}"
+                    + (f" (got {', '.join(ops)})" if ops else "") + " (or a `kind:`)")
         if self.repeat is not None and self.map is not None:
             raise ValueError("use repeat or map, not both")
-        if self.repeat is not None and self.kind not in ("agent", "design"):
-            raise ValueError("repeat applies to agent or design nodes only")
-        if self.map is not None and self.kind not in ("agent", "design", "python"):
-            raise ValueError("map applies to agent, design or python nodes only")
         return self
 
 

@@ -1,10 +1,60 @@
-"""Node op bodies, one module per op: :mod:`.agent` (one model call, structured-output retries),
-:mod:`.select` (a selector picks a candidate), :mod:`.vote` (majority), :mod:`.python` (a
-registered function), :mod:`.design` (a sub-design) and :mod:`.until` (a loop's stop condition).
-:func:`~masbench.runtime.node.run_node` dispatches to them.
+"""Node ops, one class per module behind :class:`~.base.Op` (:mod:`.base`), registered by kind
+in :data:`OPS`: :mod:`.agent` (one model call, structured-output retries), :mod:`.select` (a
+selector picks a candidate), :mod:`.vote` (``majority``), :mod:`.loop` (a bounded sub-graph,
+with :mod:`.until` its stop condition), :mod:`.python` (a registered function) and
+:mod:`.design` (a sub-design).
 
-A body returns the node's :class:`~masbench.runtime.values.Val`; it may raise (the dispatcher
-records the error), and adds its model usage to the given :class:`~masbench.runtime.scope.Stats`.
-To add an op: a body here, a ``kind`` in :class:`~masbench.spec.design.NodeSpec`, a check in
-:mod:`masbench.runtime.node_check`, a branch in :func:`~masbench.runtime.node.run_node`.
+Each op carries everything about itself: its spec fields' check, its template and reference
+rules, its input binding, its run body, its weight for the topology and its label and colour for
+rendering. The check, the binder, :func:`~masbench.runtime.node.run_node`, the renderer and
+:mod:`masbench.design.topology` call ``info.op`` / ``plan.op`` and never switch on the kind.
+
+To add an op: one module here with an :class:`~.base.Op` subclass, and one entry in :data:`OPS`
+(or, from outside the package, ``OPS.add("mine", MyOp())`` before the design is loaded). A node
+uses it with ``kind: mine`` (its settings in ``params``); the built-ins are also named by their
+own key (``agent:``, ``op: majority``, ``select:``, ``loop:``, ``python:``, ``design:``).
+
+The built-ins are lazy ``"module:attr"`` entries: the agent and select ops import the gateway
+when they run, and the loop op checks body nodes through the analysis, so nothing here is
+imported until a design needs it.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...registry import Registry, RegistryError
+from .base import Binding, Calls, Op, SubRunner, Weigher
+
+OPS: Registry[Op] = Registry("op", {
+    "agent": "masbench.runtime.ops.agent:OP",
+    "majority": "masbench.runtime.ops.vote:OP",
+    "select": "masbench.runtime.ops.select:OP",
+    "loop": "masbench.runtime.ops.loop:OP",
+    "python": "masbench.runtime.ops.python:OP",
+    "design": "masbench.runtime.ops.design:OP",
+})
+"""Node kind → :class:`~.base.Op` instance."""
+
+STAND_IN = Op()
+"""The op of a node whose kind is unknown (the check reports the kind; nothing else about the
+node is checked, and such a design never compiles)."""
+
+
+def op_of(kind: str) -> Op:
+    """The registered op of ``kind``, else :data:`STAND_IN` (the check names the unknown kind)."""
+    try:
+        return OPS[kind]
+    except RegistryError:
+        return STAND_IN
+
+
+def kinds_where(test: Callable[[Op], bool], last: str = "or") -> str:
+    """The registered kinds whose op passes ``test``, for a message: ``agent, design or python``."""
+    names = sorted(k for k in OPS.names() if test(OPS[k]))
+    if len(names) <= 1:
+        return "".join(names) or "no"
+    return f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+__all__ = ["Binding", "Calls", "OPS", "Op", "STAND_IN", "SubRunner", "Weigher", "kinds_where", "op_of"]

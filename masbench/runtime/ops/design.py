@@ -3,12 +3,59 @@
 
 from __future__ import annotations
 
+from ...spec.design import NodeSpec
+from .. import links
+from ..info import Checking, NodeInfo
 from ..plan import Plan
 from ..prompts import render_inputs
 from ..scope import EMPTY, Env, Scope, Stats
 from ..values import OK, Val, fmt_data, vtext
+from .base import Binding, Calls, Op, SubRunner, Weigher
 
 _STATUS = {"ok": OK, "degraded": "degraded", "budget_exhausted": "budget_exhausted"}
+
+
+class DesignOp(Op):
+    """Another design, named by ``design:``, run as a sub-agent (``params`` are its params)."""
+
+    keys = ("design",)
+    fans = frozenset({"repeat", "map"})
+    may_be_list = True
+    data_fields = True
+    color = "#e2d9f3"
+    shape = ('(["', '"])')
+
+    def check(self, an: Checking, info: NodeInfo) -> None:
+        if info.spec.design is None:
+            an.at(info, (), "a design node needs `design:` naming the sub-design")
+        else:
+            links.check_subdesign(an, info)
+
+    def compile_templates(self, b: Binding, p: Plan) -> set[str]:
+        prompt = p.info.spec.prompt
+        if prompt is None:
+            return set()
+        p.prompt = b.compile(p, prompt)
+        return set(p.prompt.names)
+
+    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
+        p.kwargs = b.node_params(p)
+        p.run_sub = sub_runner(p.info.spec.design, p.kwargs)  # type: ignore[arg-type]
+
+    def actor(self, info: NodeInfo) -> str | None:
+        return info.agent.name if info.agent is not None else info.spec.design
+
+    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        return await design_body(plan, sc, env, i or 0, st)
+
+    def calls(self, node: NodeSpec, w: Weigher) -> int:
+        return w.design(node.design, node.params) if node.design else 1
+
+    def sub_design(self, node: NodeSpec) -> str | None:
+        return node.design
+
+    def label(self, info: NodeInfo) -> str:
+        return f"design: {info.spec.design}"
 
 
 def sub_question(plan: Plan, sc: Scope, env: Env) -> str:
@@ -37,3 +84,9 @@ async def design_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> V
         "status": res.status, "answers": res.answers, "error": res.error}
     answers = tuple(a for a in res.answers if a) or None
     return Val(text=res.text, answers=answers, status=_STATUS.get(res.status, "error"), error=res.error)
+
+
+OP = DesignOp()
+"""The registered instance (:data:`masbench.runtime.ops.OPS` ``["design"]``)."""
+
+__all__ = ["OP", "DesignOp", "design_body", "sub_question"]

@@ -3,16 +3,54 @@ gives no usable choice, the majority over the candidates stands in (and the node
 
 from __future__ import annotations
 
+from ...spec.design import NodeSpec
 from ...text import parse_choice
-from ..calls import call_model
-from ..plan import Plan
+from ..info import Checking, NodeInfo
+from ..plan import Getter, Plan
 from ..prompts import build_messages, sim_task
 from ..pyfuncs import majority_vote
 from ..scope import Env, Scope, Stats
 from ..values import OK, Val
+from .base import Binding, Calls, Weigher, head
+from .prompted import PromptedOp
 
 
-async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> Val:
+class SelectOp(PromptedOp):
+    """The selector agent named by ``select:`` picks one of the ``from`` candidates."""
+
+    agent_key = "select"
+    keys = ("select", "agent")
+    names = frozenset({"candidates"})
+    color = "#f8d7da"
+    shape = ('{"', '"}')
+
+    def check(self, an: Checking, info: NodeInfo) -> None:
+        super().check(an, info)
+        if not info.spec.inputs:
+            an.at(info, (), "select needs candidates: give `from: [nodes...]`")
+
+    def extra_inputs(self, b: Binding, p: Plan, referenced: set[str]) -> list[tuple[str, Getter]]:
+        # `from` is the candidates: only a `question` entry is shown as an input of its own
+        out = [(lbl, g) for (lbl, g), entry in zip(p.input_texts, p.info.spec.inputs)
+               if head(entry) not in referenced and entry.strip() == "question"]
+        if "candidates" not in referenced:
+            out.append(("Candidates", b.str_getter("candidates", None, p.info, p)))
+        return out
+
+    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        return await select_body(plan, sc, env, calls.index(plan, sc, 0), st, calls)
+
+    def calls(self, node: NodeSpec, w: Weigher) -> int:
+        return 1
+
+    def aggregates(self, node: NodeSpec) -> bool:
+        return True
+
+    def label(self, info: NodeInfo) -> str:
+        return f"select: {info.spec.select}"
+
+
+async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls) -> Val:
     """Ask the selector; record the choice (or the fallback) under ``detail["selects"]``."""
     cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
              for m in v.members() if m.present and m.status == OK]
@@ -23,7 +61,7 @@ async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> V
     meta = {"sim": {"gold": sc.gold, "skills": sc.skills + plan.skills, "mode": "choice",
                     "task": sim_task(sc), "agent": plan.agent_name,
                     "candidates": [",".join(c.answers) if c.answers else c.text for c in cands]}}
-    res = await call_model(plan, sc, messages, meta, idx, st)
+    res = await calls.model(plan, sc, messages, meta, idx, st)
     choice = parse_choice(res.text, len(cands)) if res.error is None else None
     sc.selects[sc.prefix + plan.key] = {"n": len(cands), "choice": None if choice is None else choice + 1,
                                         "fallback": choice is None}
@@ -34,3 +72,9 @@ async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> V
         return Val(text=pick.text, answers=pick.answers, data=pick.data, status="degraded", error=err)
     pick = cands[choice]
     return Val(text=pick.text, answers=pick.answers, data=pick.data)
+
+
+OP = SelectOp()
+"""The registered instance (:data:`masbench.runtime.ops.OPS` ``["select"]``)."""
+
+__all__ = ["OP", "SelectOp", "select_body"]

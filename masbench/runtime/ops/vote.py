@@ -3,11 +3,35 @@ tie rule, :mod:`masbench.runtime.ties`; the tally and any tie are recorded under
 
 from __future__ import annotations
 
+from ...spec.design import NodeSpec
+from ..info import Checking, NodeInfo
 from ..plan import Plan
-from ..scope import Env, Scope
+from ..scope import Env, Scope, Stats
 from ..values import Val
+from .base import Calls, Op
 
 _TIE_LABEL = {"first": "first-seen", "split": "split (seeded uniform draw)", "random": "random priority"}
+
+
+class VoteOp(Op):
+    """A vote over the answers of the ``from`` nodes (no model call)."""
+
+    keys = ("op",)
+    color = "#ffe69c"
+    shape = ('{{"', '"}}')
+
+    def check(self, an: Checking, info: NodeInfo) -> None:
+        if not [x for x in info.spec.inputs if x != "question"]:
+            an.at(info, (), "a majority vote needs `from:` naming the nodes whose answers it counts")
+
+    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        return vote_body(plan, sc, env)
+
+    def aggregates(self, node: NodeSpec) -> bool:
+        return True
+
+    def label(self, info: NodeInfo) -> str:
+        return "majority vote"
 
 
 def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
@@ -24,3 +48,9 @@ def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
         return Val(status="empty", error="no answers to vote on")
     pick = next(c for c in cands if c.answers == winner)
     return Val(text=pick.text, answers=winner, data=rec)
+
+
+OP = VoteOp()
+"""The registered instance (:data:`masbench.runtime.ops.OPS` ``["majority"]``)."""
+
+__all__ = ["OP", "VoteOp", "vote_body"]
