@@ -18,8 +18,9 @@ from .sources.legacy import jsonl_lines, parquet_table_rows
 from .types import TaskInstance
 
 
-def _legacy(rows_of: Callable[[Path, int | None], list[Row]], path: Path, n: int | None, fields: dict[str, str] | None, name: str | None,
-            params: dict[str, Any] | None, filetype: str) -> list[TaskInstance]:
+def _legacy(rows_of: Callable[[Path, int | None], list[Row]], path: Path, n: int | None,
+            fields: dict[str, str] | None, name: str | None, params: dict[str, Any] | None,
+            filetype: str) -> list[TaskInstance]:
     path = Path(path)
     group = RowGroup(rows_of(path, n), str(path), "test", files=[path], filetype=filetype)
     return guessed_group(group, dict(fields or {}), dict(params or {}), name)

@@ -12,6 +12,8 @@ from .model import ModelSpec
 from .stats import StatsSpec
 
 SUGAR: dict[str, tuple[str, str | None]] = {
+    "jsonl": ("legacy-jsonl", "guess"),
+    "parquet": ("legacy-parquet", "guess"),
     "masbench": ("masbench-dir", "masbench"),
     "smfr": ("file", "smfr"),
     "gsm8k": ("file", "gsm8k"),
@@ -20,15 +22,13 @@ SUGAR: dict[str, tuple[str, str | None]] = {
     "choice": ("file", "choice"),
     "table": ("file", "table"),
     "hf": ("hf", None),
-    "jsonl": ("legacy-jsonl", "guess"),
-    "parquet": ("legacy-parquet", "guess"),
 }
 """The short source keys, each sugar for a (reader, format) pair of the general form: ``{gsm8k: F}``
 is ``{reader: file, path: F, format: gsm8k}``. ``hf:`` takes its format from ``format:`` (default
 ``table``). Names only: the readers and formats are registered in ``masbench.bench.sources``. A new
 format needs no key here — it is used through ``path:`` + ``format:``."""
 
-SOURCE_KEYS = ("generator", "path", *SUGAR)
+SOURCE_KEYS = ("generator", *SUGAR, "path")
 """The keys that name a task source; a ``tasks:`` entry sets exactly one of them."""
 
 _NAME = r"^[A-Za-z0-9_.\-]+$"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ...text import boxed_spans, normalize_answer
 from ...spec.suite import TaskSource
+from ...text import boxed_spans, normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
 from .base import RowGroup

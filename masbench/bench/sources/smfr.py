@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ...text import normalize_answer
 from ...spec.suite import TaskSource
+from ...text import normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
 from .base import RowGroup
