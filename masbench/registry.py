@@ -132,6 +132,7 @@ DESIGNERS: Registry = Registry("designer", {
 CHECKS: Registry = Registry("check", {
     "design": "masbench.runtime.check:check_design",
     "suite": "masbench.library:check_suite",
+    "suite.sources": "masbench.bench.sources:check_sources",
     "handbook": "masbench.spec.handbook:check_handbook",
 })
 """Semantic checks run by the library after schema validation: ``kind`` or ``kind.name`` →

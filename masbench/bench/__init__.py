@@ -5,6 +5,7 @@ benchmark-true scorers. See docs/benchmarks.md.
 Never calls a model. Public API::
 
     load_tasks(source, base_dir)          # one TaskSource → [TaskInstance] (TaskDataError on bad data)
+    READERS / FORMATS                     # task-source registries: path → rows, rows → tasks (RowGroup)
     load_suite_tasks(suite, base_dir)     # a SuiteSpec → [TaskInstance]
     extract_answers(text, n, how, field)  # reply → normalized answers
     normalize_answer(s)                   # canonical answer string (voting equality)
@@ -31,10 +32,11 @@ from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
 from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
 from .scorers import score
 from .scoring import math_equal, raw_vote_key
+from .sources import FORMATS, READERS, RowGroup
 from .types import Score, TaskInstance
 
 __all__ = [
-    "GENERATORS", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "FORMATS", "GENERATORS", "READERS", "RowGroup", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
     "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
     "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "score", "scorer",
 ]

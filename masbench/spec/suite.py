@@ -2,21 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from .base import Spec
 from .budget import Budget
 from .model import ModelSpec
 from .stats import StatsSpec
 
-SOURCE_KEYS = ("generator", "jsonl", "parquet", "masbench", "smfr", "gsm8k", "math", "aime", "choice", "table", "hf")
+SUGAR: dict[str, tuple[str, str | None]] = {
+    "jsonl": ("legacy-jsonl", "guess"),
+    "parquet": ("legacy-parquet", "guess"),
+    "masbench": ("masbench-dir", "masbench"),
+    "smfr": ("file", "smfr"),
+    "gsm8k": ("file", "gsm8k"),
+    "math": ("file", "math"),
+    "aime": ("file", "aime"),
+    "choice": ("file", "choice"),
+    "table": ("file", "table"),
+    "hf": ("hf", None),
+}
+"""The short source keys, each sugar for a (reader, format) pair of the general form: ``{gsm8k: F}``
+is ``{reader: file, path: F, format: gsm8k}``. ``hf:`` takes its format from ``format:`` (default
+``table``). Names only: the readers and formats are registered in ``masbench.bench.sources``. A new
+format needs no key here — it is used through ``path:`` + ``format:``."""
+
+SOURCE_KEYS = ("generator", *SUGAR, "path")
 """The keys that name a task source; a ``tasks:`` entry sets exactly one of them."""
+
+_NAME = r"^[A-Za-z0-9_.\-]+$"
+
+
+class SourceRoute(NamedTuple):
+    """A data source in its general form: which reader reads ``path`` into rows, which format turns
+    the rows into tasks, and the default task label."""
+
+    reader: str
+    path: str
+    format: str
+    label: str
 
 
 class TaskSource(Spec):
-    """Where a suite's tasks come from: exactly one of the :data:`SOURCE_KEYS` (docs/benchmarks.md)."""
+    """Where a suite's tasks come from: exactly one of the :data:`SOURCE_KEYS` (docs/benchmarks.md).
+
+    The general form of a data source is ``{path: P, reader: R, format: F}``; the short keys
+    (``masbench: DIR``, ``smfr: FILE``, ``gsm8k: FILE``, …, :data:`SUGAR`) stay as sugar over it.
+    Reader and format names are checked against their registries when the suite is checked or its
+    tasks are loaded, so code may register new ones (``masbench.bench.FORMATS``/``READERS``)."""
 
     generator: str | None = None
     """Registered generator name, e.g. ``masbench.depth`` or ``smfr``."""
@@ -29,7 +63,14 @@ class TaskSource(Spec):
     split: str = Field(default="test", pattern=r"^[A-Za-z0-9_.\-]+$")
     """Generators: template split (``train``/``test``, disjoint templates). Published data: the split read."""
     params: dict[str, Any] = Field(default_factory=dict)
-    """Extra generator parameters."""
+    """Extra generator parameters, or the format's parameters (``table``: ``scorer``, ``skills``, …)."""
+    path: str | None = None
+    """General form: what ``reader`` reads — a file, folder or glob (relative to the suite file), a
+    hub dataset id, … Goes with ``format:`` (required) and ``reader:`` (default ``file``)."""
+    reader: str | None = Field(default=None, pattern=_NAME)
+    """General form: the registered reader that turns ``path`` into rows: ``file`` (by suffix),
+    ``jsonl``, ``json``, ``csv``, ``parquet``, ``hf`` (``datasets``), ``masbench-dir`` (a local copy of
+    ``Salesforce/MASBench``) or one registered by code. Default ``file``."""
     jsonl: str | None = None
     """Path to a GSM8K-style JSONL file (relative to the suite file)."""
     parquet: str | None = None
@@ -50,8 +91,10 @@ class TaskSource(Spec):
     """Any jsonl/csv/parquet file, read through ``fields`` (dotted paths) and ``gold_sep``."""
     hf: str | None = None
     """A Hugging Face dataset (hub id or local dataset folder) read with ``datasets`` (extra ``hf``)."""
-    format: Literal["masbench", "smfr", "gsm8k", "math", "aime", "choice", "table"] | None = None
-    """How the rows of an ``hf`` source are read (default ``table``)."""
+    format: str | None = Field(default=None, pattern=_NAME)
+    """The registered format that turns rows into tasks: ``masbench``, ``smfr``, ``gsm8k``, ``math``,
+    ``aime``, ``choice``, ``table``, ``guess`` or one registered by code. Required with ``path:``;
+    with ``hf:`` it defaults to ``table``; the other short keys name their own format."""
     configs: list[str] | None = None
     """MASBench configs to read (default: all of the split), or the ``hf`` dataset configs."""
     gold_sep: str | None = None
@@ -59,7 +102,7 @@ class TaskSource(Spec):
     fields: dict[str, str] = Field(default_factory=dict)
     """Field names or dotted paths into JSON columns, e.g. ``{question: prompt.0.content}``."""
     name: str | None = None
-    """Label for this task group in reports (default: generator or file stem)."""
+    """Label for this task group in reports (default: generator, format or file stem)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "TaskSource":
@@ -67,7 +110,37 @@ class TaskSource(Spec):
         if len(given) != 1:
             raise ValueError(f"a task source needs exactly one of {', '.join(SOURCE_KEYS)}"
                              + (f" (got {', '.join(given)})" if given else ""))
+        if self.reader is not None and self.path is None:
+            raise ValueError("reader: goes with path: (the general form {path, reader, format})")
+        if self.path is not None and self.format is None:
+            raise ValueError("a path: source needs format: (a registered task format, e.g. gsm8k or table)")
+        key = given[0]
+        own = SUGAR[key][1] if key in SUGAR else None  # the format a short key already names
+        if self.format is not None and key not in ("path", "hf") and self.format != own:
+            raise ValueError(f"format: goes with path: or hf: ({key}: already says how its rows are read)")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the general form's keys are left out when unset, so a suite written with the short keys
+        # dumps (and hashes into its run's configuration identity) exactly as before they existed
+        data = handler(self)
+        for key in ("path", "reader"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+    def route(self) -> SourceRoute | None:
+        """This data source in its general form (None for a generator)."""
+        if self.generator:
+            return None
+        if self.path is not None:
+            assert self.format is not None  # checked by the validator
+            return SourceRoute(self.reader or "file", self.path, self.format, self.name or self.format)
+        key = next(k for k in SUGAR if getattr(self, k))
+        reader, fmt = SUGAR[key]
+        default = (self.format or "hf") if key == "hf" else key
+        return SourceRoute(reader, getattr(self, key), fmt or self.format or "table", self.name or default)
 
 
 class DesignRef(Spec):

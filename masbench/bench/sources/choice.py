@@ -19,8 +19,10 @@ import random
 import string
 from typing import Any, Iterable
 
+from ...spec.suite import TaskSource
 from ..errors import TaskDataError
 from ..types import TaskInstance
+from .base import RowGroup
 from .fields import first_present, get_path
 
 INSTRUCTION = 'Answer with the letter of the correct option, as "Answer: <letter>".'
@@ -85,3 +87,8 @@ def choice_tasks(rows: Iterable[tuple[object, int, dict[str, Any]]], label: str,
             meta={"gold": [gold], "options": options, "permutation": order, "letters": letters,
                   "shuffle_seed": seed, "file": str(file), "row": i}))
     return out
+
+
+def choice_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``choice``: GPQA / MMLU-style rows, options shuffled by the source's ``seed``."""
+    return choice_tasks(group.rows, group.label(label), dict(source.fields), source.seed)

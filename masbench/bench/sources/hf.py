@@ -4,7 +4,7 @@
 ``datasets.load_dataset("Salesforce/MASBench", "depth", split="test")``. A local folder laid out
 like a dataset repository (its README's ``configs:`` block naming the data files) goes through the
 very same call — which is how the tests exercise this path with no network. The rows then go to
-the same readers as local files (``format:`` says which).
+the format ``format:`` names, one group per config (``configs:``, default the dataset's default).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
+from ...spec.suite import TaskSource
 from ..errors import TaskDataError
+from .base import RowGroup
 
 
 def hf_rows(name: str, config: str | None, split: str, n: int | None,
@@ -38,3 +40,12 @@ def hf_rows(name: str, config: str | None, split: str, n: int | None,
         if n is not None and i > n:
             return
         yield where, i, dict(row)
+
+
+def read_hf(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
+    """Reader ``hf``: one group per config of ``source.configs`` (tasks labelled ``<label>-<config>``),
+    or the dataset's default config."""
+    for config in source.configs or [None]:
+        rows = list(hf_rows(path, config, source.split, source.n, base_dir))
+        yield RowGroup(rows, f"hf:{path}[{config or 'default'}:{source.split}]", source.split, config=config,
+                       label_suffix=config if source.configs else None)

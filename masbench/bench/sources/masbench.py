@@ -7,19 +7,20 @@ Every column is a string: ``prompt_json`` (chat messages; the question is the us
 joined by ``<<horizon>>``), ``extra_info_json`` (holds ``index``), ``axis``, ``value`` (kept as
 published; parsed to an integer only where it is one) and ``data`` (a dataset tag).
 
-Ids are ``<name>-<config>-<split>-<extra_info.index>``, unique across configs and splits.
+Ids are ``<name>-<config>-<split>-<extra_info.index>``, unique across configs and splits. This is the
+format; the reader of a local copy of the repository is :mod:`.masbench_dir`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterable
 
+from ...spec.suite import TaskSource
 from ...text import normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
+from .base import RowGroup
 from .fields import parse_json_cell
-from .readers import iter_rows
 
 CONFIGS = ("breadth", "depth", "horizon", "parallel", "robustness", "combine")
 """The published configs."""
@@ -79,35 +80,7 @@ def masbench_tasks(rows: Iterable[tuple[object, int, dict[str, Any]]], config: s
     return [masbench_task(r, f, i, config, split, label) for f, i, r in rows]
 
 
-def config_files(root: Path, config: str, split: str) -> list[Path]:
-    """The parquet files of one config and split in a local copy of the dataset repository."""
-    folder = root / config
-    if not folder.is_dir():
-        present = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-        raise TaskDataError(folder, f"config {config!r} not found in the MASBench directory "
-                                    f"(configs present: {', '.join(present) or 'none'})", field="configs")
-    files = sorted(folder.glob(f"{split}-*.parquet"))
-    if not files:
-        raise TaskDataError(folder, f"no {split}-*.parquet file for config {config!r}", field="split")
-    return files
-
-
-def load_masbench_dir(root: Path, configs: list[str] | None, split: str, n: int | None,
-                      label: str) -> list[TaskInstance]:
-    """Tasks from a local MASBench directory: the first ``n`` rows of each chosen config."""
-    if not root.is_dir():
-        raise TaskDataError(root, "not a directory (expected a copy of the Salesforce/MASBench repository)")
-    chosen = list(configs) if configs else [c for c in CONFIGS if c != "combine" or split == "train"]
-    unknown = [c for c in chosen if c not in CONFIGS]
-    if unknown:
-        raise TaskDataError(root, f"unknown config(s) {unknown} (published: {', '.join(CONFIGS)})", field="configs")
-    tasks: list[TaskInstance] = []
-    for config in chosen:
-        rows = []
-        for f in config_files(root, config, split):
-            for r in iter_rows(f):
-                if n is not None and len(rows) >= n:
-                    break
-                rows.append(r)
-        tasks += masbench_tasks(rows, config, split, label)
-    return tasks
+def masbench_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``masbench``: published MASBench rows; ids carry the group's config (``default`` when
+    the reader has none) and split, so the group's ``label_suffix`` is not used."""
+    return masbench_tasks(group.rows, group.config or "default", group.split, label)

@@ -1,4 +1,9 @@
-"""Rows from local files as they are published: JSONL, CSV and parquet (row numbers kept for errors).
+"""The local-file readers: rows from JSONL, JSON, CSV and parquet files as published.
+
+``path`` is a file, a folder (every data file under it, sorted) or a glob pattern (sorted). The
+``file`` reader reads each file by its suffix; ``jsonl``, ``json``, ``csv`` and ``parquet`` read every
+file as that type (a folder: the files with that suffix). The rows of all files are one
+:class:`~masbench.bench.sources.base.RowGroup`, at most the source's ``n``.
 
 A row is ``(file, row_no, dict)``; ``row_no`` is the 1-based line of a JSONL file, the 1-based data
 row of a CSV file (the header is not counted) and the 1-based row of a parquet file.
@@ -10,11 +15,12 @@ import csv
 import glob
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+from ...spec.suite import TaskSource
 from ..errors import TaskDataError
+from .base import Row, RowGroup
 
-Row = tuple[Path, int, dict[str, Any]]
 SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
 
@@ -26,8 +32,9 @@ def resolve(rel: str, base_dir: Path | None) -> Path:
     return path
 
 
-def expand(rel: str, base_dir: Path | None) -> list[Path]:
-    """A file, every data file of a folder (sorted), or the files a glob pattern matches (sorted)."""
+def expand(rel: str, base_dir: Path | None, suffixes: tuple[str, ...] = SUFFIXES) -> list[Path]:
+    """A file, every data file of a folder (sorted; those with one of ``suffixes``), or the files a
+    glob pattern matches (sorted)."""
     path = resolve(rel, base_dir)
     if any(ch in rel for ch in "*?["):
         files = sorted(Path(p) for p in glob.glob(str(path)))
@@ -35,9 +42,9 @@ def expand(rel: str, base_dir: Path | None) -> list[Path]:
             raise TaskDataError(path, "the pattern matches no file")
         return files
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        files = sorted(p for p in path.rglob("*") if p.suffix in suffixes and p.is_file())
         if not files:
-            raise TaskDataError(path, f"the folder holds no {'/'.join(SUFFIXES)} file")
+            raise TaskDataError(path, f"the folder holds no {'/'.join(suffixes)} file")
         return files
     if not path.exists():
         raise TaskDataError(path, "file not found")
@@ -92,21 +99,51 @@ def _parquet(path: Path) -> Iterator[Row]:
         yield path, i, row
 
 
-def iter_rows(path: Path) -> Iterator[Row]:
-    """The rows of one file, by its suffix."""
-    readers = {".jsonl": jsonl_rows, ".json": _json_array, ".csv": _csv, ".parquet": _parquet}
-    reader = readers.get(path.suffix.lower())
+_BY_SUFFIX: dict[str, Callable[[Path], Iterator[Row]]] = {
+    ".jsonl": jsonl_rows, ".json": _json_array, ".csv": _csv, ".parquet": _parquet}
+
+
+def iter_rows(path: Path, suffix: str | None = None) -> Iterator[Row]:
+    """The rows of one file, read as ``suffix`` (default: by its own suffix)."""
+    reader = _BY_SUFFIX.get((suffix or path.suffix).lower())
     if reader is None:
-        raise TaskDataError(path, f"unknown file type {path.suffix!r} (expected one of {', '.join(readers)})")
+        raise TaskDataError(path, f"unknown file type {path.suffix!r} (expected one of {', '.join(_BY_SUFFIX)})")
     return reader(path)
 
 
-def read_rows(files: list[Path], n: int | None = None) -> list[Row]:
-    """At most ``n`` rows over ``files``, in order."""
+def read_rows(files: list[Path], n: int | None = None, suffix: str | None = None) -> list[Row]:
+    """At most ``n`` rows over ``files``, in order (each read as ``suffix``, default its own)."""
     out: list[Row] = []
     for f in files:
-        for r in iter_rows(f):
+        for r in iter_rows(f, suffix):
             if n is not None and len(out) >= n:
                 return out
             out.append(r)
     return out
+
+
+class FileReader:
+    """Rows of local files: ``path`` is a file, folder or glob; each file is read as ``suffix``
+    (``None``: by its own suffix). All the rows are one group, at most the source's ``n``."""
+
+    def __init__(self, suffix: str | None = None):
+        self.suffix = suffix
+        """The file type every file is read as (``.jsonl``, …), or None to go by each file's suffix."""
+
+    def __call__(self, path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
+        files = expand(path, base_dir, (self.suffix,) if self.suffix else SUFFIXES)
+        kinds = {(self.suffix or f.suffix).lower().lstrip(".") for f in files}
+        yield RowGroup(read_rows(files, source.n, self.suffix), str(resolve(path, base_dir)), source.split,
+                       files=files, filetype=kinds.pop() if len(kinds) == 1 else None)
+
+
+read_files = FileReader()
+"""Reader ``file``: each file by its suffix (``.jsonl``, ``.json``, ``.csv``, ``.parquet``)."""
+read_jsonl = FileReader(".jsonl")
+"""Reader ``jsonl``: every file as JSON lines."""
+read_json = FileReader(".json")
+"""Reader ``json``: every file as a JSON list of objects (or ``{"data": [...]}``)."""
+read_csv = FileReader(".csv")
+"""Reader ``csv``: every file as CSV with a header row."""
+read_parquet = FileReader(".parquet")
+"""Reader ``parquet``: every file as parquet."""

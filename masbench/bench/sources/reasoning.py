@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ...spec.suite import TaskSource
 from ...text import boxed_spans, normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
+from .base import RowGroup
 from .fields import first_present, get_path
 
 Rows = Iterable[tuple[object, int, dict[str, Any]]]
@@ -106,3 +108,18 @@ def aime_tasks(rows: Rows, label: str, fields: dict[str, str]) -> list[TaskInsta
                                 answers=[gold], skills=["math.competition"], scorer="aime",
                                 meta={"gold": [gold], "file": str(file), "row": i}))
     return out
+
+
+def gsm8k_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``gsm8k``: ``question`` and an ``answer`` ending ``#### <gold>``."""
+    return gsm8k_tasks(group.rows, group.label(label), dict(source.fields))
+
+
+def math_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``math``: ``problem`` and a ``solution`` whose last ``\\boxed{}`` is the gold."""
+    return math_tasks(group.rows, group.label(label), dict(source.fields))
+
+
+def aime_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``aime``: ``problem`` and an integer ``answer`` 0-999."""
+    return aime_tasks(group.rows, group.label(label), dict(source.fields))

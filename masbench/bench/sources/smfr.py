@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ...spec.suite import TaskSource
 from ...text import normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
+from .base import RowGroup
 from .fields import parse_json_cell
 
 
@@ -68,3 +70,8 @@ def smfr_tasks(rows: Iterable[tuple[object, int, dict[str, Any]]], label: str, s
             ident = f"n{n_inv}-{row_no:04d}" if n_inv is not None else f"{row_no:04d}"
         out.append(smfr_task(row, file, row_no, ident, label))
     return out
+
+
+def smfr_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``smfr``: the Illusion paper's rows (ids by file when the group spans several files)."""
+    return smfr_tasks(group.rows, group.label(label), len(group.files) > 1)

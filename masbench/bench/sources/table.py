@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ...spec.suite import TaskSource
 from ...text import normalize_answer
 from ..errors import TaskDataError
 from ..types import TaskInstance
+from .base import RowGroup
 from .fields import get_path
 
 PARAMS = {"scorer", "extract", "field", "skills", "axis"}
@@ -64,3 +66,9 @@ def table_tasks(rows: Iterable[tuple[object, int, dict[str, Any]]], label: str, 
             axis_value=int(text_value) if text_value.lstrip("-").isdigit() else None,
             skills=list(params.get("skills", ["reasoning"])), scorer=params.get("scorer", "numeric"), meta=meta))
     return out
+
+
+def table_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskInstance]:
+    """Format ``table``: ``fields`` (dotted paths), ``gold_sep`` and ``params`` as above."""
+    return table_tasks(group.rows, group.label(label), dict(source.fields), source.gold_sep,
+                       dict(source.params), group.where)
