@@ -13,11 +13,12 @@ store's (:mod:`masbench.store.cells`).
 from __future__ import annotations
 
 from ..llm.errors import misconfig_hint
-from ..store import failure_reasons, supersede_failed
+from ..store import RunFailed, failure_reasons, supersede_failed
 
 
-class RunAborted(Exception):
-    """A systemic error (a misconfigured model): the run stops at its first occurrence."""
+class RunAborted(RunFailed):
+    """A systemic error (a misconfigured model): the run stops at its first occurrence, marked failed
+    with this message as the reason."""
 
 
 def aborted_message(gateway) -> str:

@@ -6,6 +6,7 @@ from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, Ce
 from .db import Store, merge_into
 from .export import export_parquet
 from .lock import StoreBusy, WriterLock
+from .outcomes import fill_outcomes
 from .rows import ROWS, CallRow, DesignRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row
 from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
                    run_progress, set_run_plan, start_run, suite_config)
@@ -18,6 +19,6 @@ __all__ = ["CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "
            "CellRows", "CellTable", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
            "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock",
            "clean_unfinished", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",
-           "failure_reasons", "finish_run", "has_run", "latest_run", "list_runs", "merge_into", "new_run_id",
+           "failure_reasons", "fill_outcomes", "finish_run", "has_run", "latest_run", "list_runs", "merge_into", "new_run_id",
            "recent_runs", "register_view", "run_config", "run_progress", "set_run_plan", "start_run",
            "supersede_failed", "suite_config"]
