@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..store import RunSession, Store, ensure_views, new_run_id, run_config
+from ..store import RunSession, Store, designer_summary, ensure_views, new_run_id, run_config
 from .cellrunner import CellRunner, Progress, run_cells
 from .cells import Cell, DesignEntry
 from .prepare import Prepared
@@ -44,13 +44,7 @@ async def _run(prep: Prepared, session: RunSession, designer: str, params: dict 
     runner = CellRunner(prep, store, run_id, None, session.writer, gateway=gateway, entries=[entry])
     await run_cells(runner, cells, concurrency, Progress(total=len(cells)))
     session.writer.flush()
-    agg = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(tokens), avg(calls) FROM results "
-                    "WHERE run_id = ? AND design = ?", [run_id, label])[0]
-    val = store.sql("SELECT count(*), count(*) FILTER (WHERE valid) FROM designs WHERE run_id = ? AND task_id IS NOT NULL",
-                    [run_id])[0]
     return {"run_id": run_id, "design": label, "ran": len(cells), "skipped": len(prep.tasks) - len(cells),
-            "tasks": agg[0], "accuracy": agg[1], "tokens_per_task": agg[2], "calls_per_task": agg[3],
-            "designs": val[0], "valid_designs": val[1], "valid_rate": (val[1] / val[0]) if val[0] else None}
-
+            **designer_summary(store, run_id, label)}
 
 __all__ = ["run_designer_suite"]

@@ -4,6 +4,7 @@ views, the per-cell table list (resume and supersede), the run session, Parquet 
 from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
                     failure_reasons, supersede_failed)
 from .db import Store, merge_into
+from .design_views import designer_summary
 from .export import export_parquet
 from .lock import StoreBusy, WriterLock
 from .outcomes import fill_outcomes
@@ -18,7 +19,7 @@ from .writer import StoreWriter
 __all__ = ["CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "POOL_KEY", "ROWS", "CallRow",
            "CellRows", "CellTable", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
            "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock",
-           "clean_unfinished", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",
+           "clean_unfinished", "designer_summary", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",
            "failure_reasons", "fill_outcomes", "finish_run", "has_run", "latest_run", "list_runs", "merge_into", "new_run_id",
            "recent_runs", "register_view", "run_config", "run_progress", "set_run_plan", "start_run",
            "supersede_failed", "suite_config"]
