@@ -17,7 +17,7 @@ from .resume import done_cells
 
 
 async def run_designer_suite(prep: Prepared, store: Store | RunSession | str | Path, designer: str = "meta-designer",
-                             params: dict | None = None, *, run_id: str | None = None, label: str | None = None,
+                             params: dict[str, Any] | None = None, *, run_id: str | None = None, label: str | None = None,
                              seed: int = 0, concurrency: int = 4, gateway: Any = None) -> dict[str, Any]:
     """Run ``designer`` (with ``params``) on every task of ``prep``; returns the run's summary for it.
     ``store``: an open session (its writer gets the rows), or a store (file or open) to open one on."""
@@ -27,7 +27,7 @@ async def run_designer_suite(prep: Prepared, store: Store | RunSession | str | P
         return await _run(prep, session, designer, params, run_id, label, seed, concurrency, gateway)
 
 
-async def _run(prep: Prepared, session: RunSession, designer: str, params: dict | None, run_id: str | None,
+async def _run(prep: Prepared, session: RunSession, designer: str, params: dict[str, Any] | None, run_id: str | None,
                label: str | None, seed: int, concurrency: int, gateway: Any) -> dict[str, Any]:
     store = session.store
     label = label or designer

@@ -29,7 +29,7 @@ CellKind = Literal["design", "pool"]
 DESIGN_KEY = ("design", "task_id", "seed")
 POOL_KEY = ("task_id", "seed")
 
-_DONE = {
+_DONE: dict[CellKind, str] = {
     "design": "SELECT design, task_id, seed FROM results WHERE run_id = $run",
     "pool": "SELECT task_id, seed FROM pool WHERE run_id = $run GROUP BY ALL HAVING count(*) >= $k_max",
 }
@@ -45,7 +45,7 @@ CELL_FAILURES = """
 """The ``cell_failures`` view: one row per failed cell of every run, with its reason (a pool
 cell's: the first of its samples' errors in sort order)."""
 
-_FAILED = {"design": "SELECT design, task_id, seed FROM cell_failures WHERE run_id = $run AND kind = 'design'",
+_FAILED: dict[CellKind, str] = {"design": "SELECT design, task_id, seed FROM cell_failures WHERE run_id = $run AND kind = 'design'",
            "pool": "SELECT task_id, seed FROM cell_failures WHERE run_id = $run AND kind = 'pool'"}
 
 
@@ -57,8 +57,8 @@ class CellRows:
     """Which cells: ``design`` or ``pool``."""
     key: tuple[str, ...]
     """The table's columns naming the cell: the kind's whole key (:data:`DESIGN_KEY`,
-    :data:`POOL_KEY`) or a prefix-free part of it (``("task_id",)`` for a table that only knows
-    the task: its rows go when no done cell of the task is left)."""
+    :data:`POOL_KEY`) or a part of it (``("task_id",)`` for a table that only knows the task:
+    resume removes its rows once no done cell of the task is left)."""
     where: str = "true"
     """Which rows of the table are this kind's (SQL over the table's columns)."""
 
@@ -140,7 +140,7 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
         con = store.con
         con.execute("BEGIN TRANSACTION")
         try:
-            n = {k: int(con.execute(*_bind(f"SELECT count(*) FROM ({q})", run_id)).fetchone()[0])
+            n = {k: int(con.execute(*_bind(f"SELECT count(*) FROM ({q})", run_id)).fetchall()[0][0])
                  for k, q in _FAILED.items()}
             for ct in CELL_TABLES:  # the done-marking tables last: the failed cells are read from them
                 if not ct.supersede:
@@ -159,9 +159,9 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
     return n
 
 
-def done_keys(store: Store, run_id: str, k_max: int) -> dict[CellKind, list[tuple]]:
+def done_keys(store: Store, run_id: str, k_max: int) -> dict[CellKind, list[tuple[str | int, ...]]]:
     """The done cells of a run by kind, as key tuples (:data:`DESIGN_KEY` / :data:`POOL_KEY`)."""
-    return {k: store.sql(*_bind(q, run_id, k_max)) for k, q in _DONE.items()}  # type: ignore[misc]
+    return {k: store.sql(*_bind(q, run_id, k_max)) for k, q in _DONE.items()}
 
 
 def failure_reasons(store: Store, run_id: str, top: int = 3) -> tuple[int, list[tuple[str, int]]]:
