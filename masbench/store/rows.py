@@ -36,6 +36,10 @@ class Row:
             raise KeyError(f"{self.TABLE}: no column {column!r}")
         return getattr(self, column)
 
+    def __contains__(self, column: object) -> bool:
+        """The record has this column (``"node" in row``)."""
+        return column in self.columns()
+
     @classmethod
     def columns(cls) -> tuple[str, ...]:
         """The record's columns, in declaration order."""
