@@ -319,7 +319,7 @@ async def test_node_rows_fit_the_store(tmp_path) -> None:
     st = Store(tmp_path / "s.duckdb")
     w = StoreWriter(st)
     for row in rows:
-        w.add("nodes", row)
+        w.put(row)
     w.flush()
     got = st.sql("SELECT node, op, count(*), sum(calls), sum(tokens) FROM nodes WHERE run_id = 'run1' "
                  "GROUP BY node, op ORDER BY node")

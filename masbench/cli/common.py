@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterator, NoReturn, Optional
 
 import typer
 from rich.console import Console
 
 from ..library import Library
+from ..store import RunSession, StoreBusy
 
 console = Console()
 err = Console(stderr=True)
@@ -18,6 +20,30 @@ LibOpt = Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra libra
 StoreOpt = Annotated[Path, typer.Option("--store", help="DuckDB store file.")]
 RunOpt = Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest run in the store).")]
 DEFAULT_STORE = Path("runs/masbench.duckdb")
+
+
+def refuse_busy(exc: StoreBusy, console: Console | None = None) -> NoReturn:
+    """A second writer: the one line naming the store and its holder (nothing touched), exit 2 —
+    the same for every command that writes a store."""
+    (console or err).print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def writing(store: Path, what: str | None = None) -> Iterator[RunSession]:
+    """``with writing(path) as session:`` — a :class:`~masbench.store.RunSession` for a command
+    that writes the store; a second writer gets :func:`refuse_busy`'s line and exit 2."""
+    session = RunSession(store, what=what)
+    try:
+        session.open()
+    except StoreBusy as exc:
+        refuse_busy(exc)
+    try:
+        yield session
+    except BaseException as exc:
+        session.close(exc)
+        raise
+    session.close()
 
 
 def library(lib: list[Path] | None) -> Library:

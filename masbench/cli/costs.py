@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from ..analysis.reprice import RepriceError, map_table, own_table, put_table, reprice
-from ..store import Store, latest_run
-from .common import DEFAULT_STORE, RunOpt, StoreOpt, console, err
+from ..store import has_run, latest_run
+from .common import DEFAULT_STORE, RunOpt, StoreOpt, console, err, writing
 
 
 def reprice_cmd(store: StoreOpt = DEFAULT_STORE, run: RunOpt = None,
@@ -21,9 +21,10 @@ def reprice_cmd(store: StoreOpt = DEFAULT_STORE, run: RunOpt = None,
     if not store.exists():
         err.print(f"no store at {store}", markup=False)
         raise typer.Exit(2)
-    with Store(store) as st:
+    with writing(store) as session:  # writes price tables into the store: the one writer
+        st = session.store
         run_id = run or latest_run(st)
-        if run_id is None or not st.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]):
+        if run_id is None or not has_run(st, run_id):
             err.print(f"{store}: no run {run or '(none in the store)'}", markup=False)
             raise typer.Exit(2)
         try:

@@ -25,8 +25,9 @@ from ..design.session import holistic_session
 from ..harness import RunOptions, prepare, run_designer_suite
 from ..library import Library
 from ..spec.problems import SpecError
-from ..store import Store, StoreWriter, ensure_views
+from ..store import Store, ensure_views
 from .common import parse_model_overrides  # one parser for --model ALIAS=ID
+from .common import writing
 
 err = Console(stderr=True)
 
@@ -106,15 +107,9 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
     """Write N whole designs for a suite's tasks with one model call each; store, check, export."""
     prep = _prepare(suite, model, lib)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
-    st = _open(store or prep.store_path, must_exist=False)
-
-    calls = StoreWriter(st)
-    gw = _scripted(script, prep, calls.sink("calls"))
-    try:
-        res = asyncio.run(holistic_session(prep, st, cfg, export=export, suite_out=suite_out, gateway=gw))
-        calls.flush()
-    finally:
-        st.close()
+    with writing(store or prep.store_path, "masbench design holistic") as session:  # the one writer
+        gw = _scripted(script, prep, session.writer.sink("calls"))
+        res = asyncio.run(holistic_session(prep, session, cfg, export=export, suite_out=suite_out, gateway=gw))
     t = Table(title=f"holistic designer: {len(res.records)} candidate(s), run {res.run_id}")
     for c in ("#", "name", "valid", "rejection / repairs", "tokens"):
         t.add_column(c)
@@ -151,19 +146,18 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
     params: dict[str, Any] = {"max_rounds": max_rounds, "max_subtasks": max_subtasks}
     if budget_tokens:
         params["budget_tokens"] = budget_tokens
-    st = _open(store or prep.store_path, must_exist=run is not None)
-
-    calls = StoreWriter(st)
-    gw = _scripted(script, prep, calls.sink("calls"))
+    path = store or prep.store_path
+    if run is not None and not path.exists():
+        err.print(f"no store at {path}")
+        raise typer.Exit(2)
     try:
-        out = asyncio.run(run_designer_suite(prep, st, "meta-designer", params, run_id=run, label=label,
-                                             concurrency=concurrency, gateway=gw))
-        calls.flush()
+        with writing(path, "masbench design meta") as session:  # the one writer
+            gw = _scripted(script, prep, session.writer.sink("calls"))
+            out = asyncio.run(run_designer_suite(prep, session, "meta-designer", params, run_id=run, label=label,
+                                                 concurrency=concurrency, gateway=gw))
     except ValueError as exc:
         err.print(str(exc))
         raise typer.Exit(2)
-    finally:
-        st.close()
     sim = " (SIMULATED)" if prep.simulated else ""
     console.print(f"meta-designer on {out['tasks']} task(s) in run {out['run_id']}: accuracy "
                   f"{_fmt(out['accuracy'])}, {_fmt(out['tokens_per_task'], 0)} tokens/task, "

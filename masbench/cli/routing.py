@@ -19,10 +19,10 @@ from ..routing.evaluation import LAMBDAS, evaluate, format_sweep, format_table, 
 from ..routing.handbook import compile_handbook, load_handbook, save_handbook
 from ..routing.learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
 from ..routing.matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
-from ..routing.router import fill_outcomes
 from ..routing.study import sim_matrix, study_pool, study_tasks
 from ..spec.model import ModelSpec
-from ..store import Store
+from ..store import Store, fill_outcomes
+from .common import writing
 from .tasks import suite_tasks
 
 console = Console()
@@ -212,8 +212,10 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
 def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store.")],
              run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None) -> None:
     """Fill routing_decisions.outcome from the scored results."""
-    with Store(store) as st:
-        n = fill_outcomes(st, run)
+    with writing(store) as session:  # updates decisions in the store: the one writer
+        if run is not None:
+            session.attach(run)
+        n = fill_outcomes(session.store, run)
     console.print(f"{n} routing decision(s) updated")
 
 

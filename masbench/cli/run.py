@@ -18,7 +18,7 @@ from ..harness.progress import RunDisplay
 from ..harness.runner import RunOptions, run_suite
 from ..spec.problems import SpecError
 from ..store import StoreBusy
-from .common import parse_model_overrides
+from .common import parse_model_overrides, refuse_busy
 
 
 def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
@@ -54,8 +54,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except StoreBusy as exc:  # a second writer: one line naming the store and its holder; nothing touched
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        refuse_busy(exc, console)
     except RunAborted as exc:  # a misconfigured model: one line, run marked failed with the reason
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(3)

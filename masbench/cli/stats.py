@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..harness.plan import PlanRow, plan_formula, plan_pilot, recompute
-from ..store import Store
+from ..store import Store, has_run, latest_run
+from .common import writing
 
 _ERR = Console(stderr=True)
 
@@ -33,12 +34,11 @@ def _open(store: Path) -> Store:
 
 
 def _run_id(st: Store, run: str | None) -> str:
-    row = st.sql("SELECT run_id FROM runs WHERE run_id = ?", [run]) if run else \
-        st.sql("SELECT run_id FROM runs ORDER BY created_at DESC NULLS LAST, run_id DESC LIMIT 1")
-    if not row:
+    rid = (run if has_run(st, run) else None) if run else latest_run(st)
+    if rid is None:
         _ERR.print(f"error: {'no run ' + repr(run) if run else 'no runs'} in {st.path}", style="red", markup=False)
         raise typer.Exit(2)
-    return row[0][0]
+    return rid
 
 
 def _print(rows: list[PlanRow], title: str, console: Console) -> None:
@@ -94,8 +94,12 @@ def register(app: typer.Typer) -> None:
     def stats(store: Annotated[Path, typer.Option("--store", help="DuckDB store file.")],
               run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the latest).")] = None) -> None:
         """Recompute a stored run's exact CoT-SC curve and paired tests (its recorded settings)."""
-        with _open(store) as st:
-            rid = _run_id(st, run)
-            n_curve, n_tests = recompute(st, rid)
+        if not store.exists():
+            _ERR.print(f"error: no store at {store}", style="red", markup=False)
+            raise typer.Exit(2)
+        with writing(store) as session:  # rewrites the run's curve and tests: the one writer
+            rid = _run_id(session.store, run)
+            session.attach(rid)
+            n_curve, n_tests = recompute(session.store, rid)
         Console().print(f"run {rid}: {n_curve} curve points, {n_tests} paired tests written", markup=False,
                         highlight=False)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..store import Store, latest_run, run_progress
+from ..store import Store, failure_reasons, latest_run, run_progress
 from .common import DEFAULT_STORE, StoreOpt, console, err
 
 
@@ -20,9 +20,7 @@ def status(run: Annotated[Optional[str], typer.Argument(help="Run id (default: t
     with Store(store, read_only=True) as st:
         run_id = run or latest_run(st)
         p = run_progress(st, run_id) if run_id else None
-        reasons = st.sql("""
-            SELECT left(coalesce(error, 'unknown'), 160) AS reason, count(*) AS n FROM results
-            WHERE run_id = ? AND status = 'failed' GROUP BY 1 ORDER BY n DESC, reason LIMIT 3""", [run_id]) if p else []
+        reasons = failure_reasons(st, run_id)[1] if p else []  # the closing summary's reasons, pool cells too
     if p is None:
         err.print(f"no run {run_id!r} in {store}" if run_id else f"no runs in {store}", markup=False)
         raise typer.Exit(2)

@@ -41,7 +41,10 @@ def export(out: Annotated[Path, typer.Option("--out", help="Folder for the Parqu
            store: StoreOpt = DEFAULT_STORE,
            run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None) -> None:
     """Export the store's tables to Parquet."""
-    with Store(store) as st:
+    if not store.exists():
+        err.print(f"no store at {store}")
+        raise typer.Exit(2)
+    with Store(store, read_only=True) as st:  # reads only (Parquet files out): works while a run writes
         files = export_parquet(st, out, run)
     for t, p in files.items():
         console.print(f"{t}: {p}")

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from ..runtime import DesignResult, RunContext
 from ..spec.budget import Budget
+from ..store import NodeRow
 from .check import DesignLimits
 
 TOO_HARD = re.compile(r"too[\s_\-]*hard", re.I)
@@ -28,12 +29,12 @@ def n_answers(task: Any) -> int:
     return max(1, len(getattr(task, "answers", None) or []))
 
 
-def collecting_sink(sink: Callable[[dict], None] | None, prefix: str, rows: list[dict]) -> Callable[[dict], None]:
+def collecting_sink(sink: Callable[[NodeRow], None] | None, prefix: str,
+                    rows: list[NodeRow]) -> Callable[[NodeRow], None]:
     """A node sink that prefixes node names (``seed:cot/solve``) and keeps a copy of each row."""
 
-    def add(row: dict) -> None:
-        row = dict(row)
-        row["node"] = prefix + str(row.get("node", ""))
+    def add(row: NodeRow) -> None:
+        row = dataclasses.replace(row, node=prefix + (row.node or ""))
         rows.append(row)
         if sink is not None:
             sink(row)
@@ -41,7 +42,7 @@ def collecting_sink(sink: Callable[[dict], None] | None, prefix: str, rows: list
     return add
 
 
-def sub_context(ctx: RunContext, budget: Any, sink: Callable[[dict], None]) -> RunContext:
+def sub_context(ctx: RunContext, budget: Any, sink: Callable[[NodeRow], None]) -> RunContext:
     return dataclasses.replace(ctx, budget=budget, node_sink=sink)
 
 

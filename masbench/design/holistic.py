@@ -22,6 +22,7 @@ from ..budget import BudgetMeter
 from ..llm import Gateway, metered_call
 from ..runtime import DesignResult, RunContext, run_design
 from ..spec.budget import Budget
+from ..store import NodeRow
 from .check import DesignCheck, DesignLimits, check_text
 from .common import collecting_sink, config_from_params, n_answers, result, sub_context, tighter
 from .prompts import holistic_messages, sim_design_hints
@@ -134,7 +135,7 @@ async def run_holistic_designer(task: Any, ctx: RunContext, config: HolisticConf
         design = cfg.fallback
         detail["holistic"]["fallback"] = cfg.fallback
     res = None
-    rows: list[dict] = []
+    rows: list[NodeRow] = []
     if design is not None:
         try:
             sub_budget = ledger.remaining()

@@ -33,6 +33,7 @@ from ..budget import BudgetMeter
 from ..llm import metered_call
 from ..runtime import DesignResult, RunContext, majority_vote, run_design
 from ..spec import DesignRef
+from ..store import NodeRow
 from ..text import parse_choice
 from .check import DesignCheck, Rejected, check_data
 from .common import TOO_HARD, collecting_sink, n_answers, result, short, sim_gold, sub_context, tag, tighter
@@ -84,7 +85,7 @@ class MetaDesigner:
         """design_id → the parsed decomposition behind that round's design."""
 
     async def _sub_run(self, design: Any, task: Any, params: dict | None, prefix: str
-                       ) -> tuple[DesignResult | None, list[dict]]:
+                       ) -> tuple[DesignResult | None, list[NodeRow]]:
         if self.ledger.exhausted:
             return None, []
         try:
@@ -92,7 +93,7 @@ class MetaDesigner:
         except ValueError:
             self.ledger.refuse(prefix, "used up")
             return None, []
-        rows: list[dict] = []
+        rows: list[NodeRow] = []
         sub = sub_context(self.ctx, b, collecting_sink(self.ctx.node_sink, prefix, rows))
         res = await run_design(design, task, sub, params)
         self.ledger.absorb(res)
@@ -219,15 +220,15 @@ class MetaDesigner:
         return rec
 
     @staticmethod
-    def _solvability(subtasks: list[dict[str, Any]], res: DesignResult, rows: list[dict], pre: str) -> list[str]:
+    def _solvability(subtasks: list[dict[str, Any]], res: DesignResult, rows: list[NodeRow], pre: str) -> list[str]:
         out = []
         subs = (res.detail or {}).get("subdesigns") or {}
         for st in subtasks:
             sid = st["id"]
-            mine = [x for x in rows if x["node"] == pre + sid or x["node"].startswith(pre + sid + "/")]
+            mine = [x for x in rows if x.node == pre + sid or (x.node or "").startswith(pre + sid + "/")]
             info = subs.get(sid) or {}
             answers = info.get("answers") or []
-            if any(TOO_HARD.search(str(x.get("output") or "")) for x in mine) or any(
+            if any(TOO_HARD.search(str(x.output or "")) for x in mine) or any(
                     TOO_HARD.search(a) for a in answers):
                 out.append(f"sub-task {sid} was answered TOO_HARD: split it into smaller sub-tasks "
                            f"({short(st['task'], 120)})")

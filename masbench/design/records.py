@@ -14,11 +14,11 @@ from typing import Any, Callable
 import yaml
 
 from ..spec.design import DesignSpec
-from ..store import StoreWriter
+from ..store import DesignRow, StoreWriter
 from .check import DesignCheck, spec_data
 
-DesignSink = Callable[[dict[str, Any]], None]
-"""Receives one ``designs`` row (e.g. ``StoreWriter.sink("designs")``)."""
+DesignSink = Callable[[DesignRow], None]
+"""Receives one ``designs`` row (e.g. ``StoreWriter.put``)."""
 
 
 def prompt_hash(messages: list[dict[str, Any]] | str) -> str:
@@ -86,16 +86,16 @@ class DesignRecord:
             self.check.spec = self.check.spec.model_copy(update={"source": src})
         return self
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> DesignRow:
+        """The record's ``designs`` row."""
         spec = self.check.spec
-        return {
-            "design_id": self.design_id, "run_id": self.run_id, "name": self.name, "designer": self.designer,
-            "task_id": self.task_id, "parent": self.parent, "round": self.round, "prompt_hash": self.prompt_hash,
-            "prompt": self.prompt, "raw_output": self.raw_output,
-            "spec": json.dumps(spec_data(spec), ensure_ascii=False) if spec is not None else None,
-            "valid": spec is not None, "rejection": self.rejection, "repairs": json.dumps(self.repairs),
-            "tokens": self.tokens, "calls": self.calls, "cost_usd": self.cost_usd, "ts": self.ts,
-        }
+        return DesignRow(
+            design_id=self.design_id, run_id=self.run_id, name=self.name, designer=self.designer,
+            task_id=self.task_id, parent=self.parent, round=self.round, prompt_hash=self.prompt_hash,
+            prompt=self.prompt, raw_output=self.raw_output,
+            spec=json.dumps(spec_data(spec), ensure_ascii=False) if spec is not None else None,
+            valid=spec is not None, rejection=self.rejection, repairs=json.dumps(self.repairs),
+            tokens=self.tokens, calls=self.calls, cost_usd=self.cost_usd, ts=self.ts)
 
     def summary(self) -> dict[str, Any]:
         return {"design_id": self.design_id, "name": self.name, "round": self.round, "valid": self.valid,
@@ -106,7 +106,7 @@ def write_records(store: Any, records: list[DesignRecord]) -> int:
     """Insert records into an open :class:`~masbench.store.Store` (one transaction)."""
     w = StoreWriter(store)
     for r in records:
-        w.add("designs", r.row())
+        w.put(r.row())
     return w.flush()
 
 

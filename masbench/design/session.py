@@ -2,7 +2,8 @@
 candidates for a suite's task family; every call is a ``calls`` row (``purpose: search``), every
 candidate a ``designs`` row; valid ones can be exported and (``suite_out``) listed in a derived
 suite. (A per-task designer over a suite's tasks is run by the harness:
-:func:`masbench.harness.run_designer_suite`.)"""
+:func:`masbench.harness.run_designer_suite`.) Its lifecycle is a :class:`~masbench.store.RunSession`:
+the search run is marked finished, interrupted or failed (with the reason) however it ends."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import yaml
 
 from ..llm import Gateway
-from ..store import StoreWriter, ensure_views, finish_run, new_run_id, start_run
+from ..store import RunSession, Store, ensure_views, new_run_id
 from .holistic import HolisticConfig, HolisticDesigner
 from .records import DesignRecord, export_designs
 
@@ -48,22 +49,30 @@ def _examples(tasks: list[Any], k: int) -> list[str]:
     return out[:k]
 
 
-async def holistic_session(prep: Any, store: Any, config: HolisticConfig, *, export: Path | None = None,
-                           suite_out: Path | None = None, seed: int = 0, gateway: Any = None) -> SessionResult:
-    """Run the holistic designer once for a prepared suite (see :func:`masbench.harness.prepare`)."""
+async def holistic_session(prep: Any, store: Store | RunSession | str | Path, config: HolisticConfig, *,
+                           export: Path | None = None, suite_out: Path | None = None, seed: int = 0,
+                           gateway: Any = None) -> SessionResult:
+    """Run the holistic designer once for a prepared suite (see :func:`masbench.harness.prepare`).
+    ``store``: an open session (its writer gets the rows), or a store (file or open) to open one on."""
+    if isinstance(store, RunSession):
+        return await _holistic(prep, store, config, export, suite_out, seed, gateway)
+    with RunSession(store, what="masbench design holistic") as session:
+        return await _holistic(prep, session, config, export, suite_out, seed, gateway)
+
+
+async def _holistic(prep: Any, session: RunSession, config: HolisticConfig, export: Path | None,
+                    suite_out: Path | None, seed: int, gateway: Any) -> SessionResult:
+    store = session.store
     ensure_views(store)
-    run_id = new_run_id(f"{prep.suite.name}-holistic")
-    start_run(store, run_id, f"{prep.suite.name}:design-search",
-              {"designer": "holistic", "suite": prep.suite.name, "n": config.n, "model": config.model},
-              {a: m.id for a, m in prep.models.items()}, prep.simulated, command="masbench design holistic")
-    writer = StoreWriter(store)
+    run_id = session.start(new_run_id(f"{prep.suite.name}-holistic"), f"{prep.suite.name}:design-search",
+                           {"designer": "holistic", "suite": prep.suite.name, "n": config.n, "model": config.model},
+                           {a: m.id for a, m in prep.models.items()}, prep.simulated,
+                           command="masbench design holistic")
+    writer = session.writer
     gw = gateway or Gateway(prep.models, sink=writer.sink("calls"))
-    d = HolisticDesigner(gw, prep.library, config, tags={"run_id": run_id}, design_sink=writer.sink("designs"))
-    try:
-        recs = await d.generate(_examples(prep.tasks, config.examples), description=prep.suite.description, seed=seed)
-    finally:
-        writer.flush()
-        finish_run(store, run_id)
+    d = HolisticDesigner(gw, prep.library, config, tags={"run_id": run_id}, design_sink=writer.put)
+    recs = await d.generate(_examples(prep.tasks, config.examples), description=prep.suite.description, seed=seed)
+    writer.flush()
     res = SessionResult(run_id, recs, tokens=d.ledger.tokens, cost_usd=d.ledger.usd, calls=d.ledger.calls)
     if export is not None:
         res.exported = export_designs(store, export, run_id=run_id)

@@ -18,7 +18,7 @@ from ..design.runnable import Runnable
 from ..llm import Gateway, ResponseCache
 from ..routing import RouteHook
 from ..runtime import RunContext, run_design
-from ..store import Store, StoreWriter
+from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
 from .failures import RunAborted, aborted_message
 from .prepare import POOL_DESIGN, Prepared, pool_design
@@ -55,12 +55,12 @@ class CellRunner:
         prep.library.add("design", self._pool)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
-        self.route_hook = RouteHook(prep.library, self.gateway, writer.sink("routing_decisions"))
+        self.route_hook = RouteHook(prep.library, self.gateway, writer.put)
 
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
         return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
-                          node_sink=self.writer.sink("nodes"), seed=seed, tie=self.prep.suite.cot_sc.tie,
+                          node_sink=self.writer.put, seed=seed, tie=self.prep.suite.cot_sc.tie,
                           route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
                                                      seed=seed))
 
@@ -84,7 +84,7 @@ class CellRunner:
         try:
             # a library design or a per-task designer (which writes its own designs rows): run alike
             res = await self.runnable(entry.name).run(task, ctx, entry.params,
-                                                      design_sink=self.writer.sink("designs"))
+                                                      design_sink=self.writer.put)
             sc = score(task, res.answers, reply=res.text)
             row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
                        prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,
@@ -101,10 +101,10 @@ class CellRunner:
         basis = self.prep.suite.budget.basis
         row.update(budget_basis=basis, budget_spent=spend_on(basis, row["prompt_tokens"], row["completion_tokens"],
                                                              row["cost_usd"]))
-        self.writer.add("results", {
-            "run_id": self.run_id, "design": entry.label, "design_name": entry.name, "task_id": task.id,
-            "seed": cell.seed, "source": task.source, "axis": task.axis, "axis_value": task.axis_value,
-            "gold": ", ".join(task.answers), "simulated": self.prep.simulated, "ts": time.time(), **row})
+        self.writer.put(ResultRow(
+            run_id=self.run_id, design=entry.label, design_name=entry.name, task_id=task.id,
+            seed=cell.seed, source=task.source, axis=task.axis, axis_value=task.axis_value,
+            gold=", ".join(task.answers), simulated=self.prep.simulated, ts=time.time(), **row))
         return row["status"] != "failed"
 
     async def _pool_cell(self, cell: Cell) -> bool:
@@ -125,12 +125,12 @@ class CellRunner:
             if self.prep.suite.cot_sc.vote == "raw":  # the papers' vote: raw answer strings
                 answer = raw_vote_key(task, res.text) if res.status != "failed" else None
             ok &= res.status != "failed"
-            self.writer.add("pool", {
-                "run_id": self.run_id, "task_id": task.id, "seed": cell.seed, "sample_index": j, "answer": answer,
-                "correct": sc.correct, "prompt_tokens": res.prompt_tokens, "completion_tokens": res.completion_tokens,
-                "tokens": res.tokens, "cost_usd": res.cost_usd, "error": res.error, "ts": time.time(),
-                "budget_spent": spend_on(self.prep.suite.budget.basis, res.prompt_tokens, res.completion_tokens,
-                                         res.cost_usd)})
+            self.writer.put(PoolRow(
+                run_id=self.run_id, task_id=task.id, seed=cell.seed, sample_index=j, answer=answer,
+                correct=sc.correct, prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens,
+                tokens=res.tokens, cost_usd=res.cost_usd, error=res.error, ts=time.time(),
+                budget_spent=spend_on(self.prep.suite.budget.basis, res.prompt_tokens, res.completion_tokens,
+                                      res.cost_usd)))
         return ok
 
 

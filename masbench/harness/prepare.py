@@ -13,10 +13,9 @@ from ..bench.types import TaskInstance
 from ..library import Library
 from ..llm import models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
+from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .runnables import resolve_runnable
-
-POOL_DESIGN = "__cot_pool__"
 
 
 @dataclass

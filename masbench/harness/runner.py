@@ -3,12 +3,13 @@
 A cell is done when its rows are acknowledged (flushed). Rerunning the same suite with the same
 configuration continues the latest matching run: finished cells are skipped, rows of cells that
 were in flight when the previous process died are deleted and those cells run again (the response
-cache makes that cheap). Ctrl-C flushes what is finished and marks the run ``interrupted``.
+cache makes that cheap). The run's lifecycle is a :class:`~masbench.store.RunSession`: Ctrl-C
+flushes what is finished and marks the run ``interrupted``; any other exception marks it ``failed``
+with the reason (a misconfigured model's :class:`~.failures.RunAborted` message).
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from dataclasses import dataclass
@@ -16,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ..llm import ResponseCache
-from ..routing import fill_outcomes
-from ..store import Store, StoreWriter, WriterLock, finish_run, new_run_id, run_config, start_run
+from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from .cellrunner import CellRunner, Progress, run_cells
 from .curve import compute_curve, groups_of_tasks
 from .engine_processes import merge_parts, run_sharded
-from .failures import RunAborted, failure_reasons, supersede_failed
+from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
@@ -61,13 +61,10 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     concurrency = opts.concurrency or prep.suite.concurrency
     k_max = prep.suite.cot_sc.k_max
     t0 = time.monotonic()
-    writer_lock = WriterLock(store_path).acquire()  # a second writer fails here, having touched nothing
-    try:
-        store = Store(store_path)
-    except BaseException:
-        writer_lock.release()
-        raise
-    try:
+    # the session takes the writer lock first: a second writer fails there, having touched nothing;
+    # it marks the run finished, interrupted or failed (with the reason) however this block ends
+    with RunSession(store_path, flush_rows=50_000, flush_interval_s=2.0) as session:
+        store = session.store
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
         merge_parts(store, run_id, store_path)
@@ -78,63 +75,43 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
         config = run_config(prep.suite, opts.overrides, opts.limit)
-        start_run(store, run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()},
-                  prep.simulated, command=" ".join(sys.argv))
-        store.sql("UPDATE runs SET config_hash = ?, total_cells = ?, reason = NULL WHERE run_id = ?",
-                  [prep.config_hash, len(all_cells), run_id])
+        session.start(run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()}, prep.simulated,
+                      command=" ".join(sys.argv))
+        set_run_plan(store, run_id, prep.config_hash, len(all_cells))
         progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
         progress.done = progress.skipped
         stats: dict[str, Any] = {}
-        status = "finished"
-        reason: str | None = None
         if display:
             display.start(prep, run_id, progress)
-        store.brief = True  # from here on the store is readable between flushes (masbench status)
-        store.release()
+        session.share()  # from here on the store is readable between flushes (masbench status)
         try:
             if opts.workers > 1 and len(todo) > 1:
                 stats = await run_sharded(opts, prep, run_id, store, store_path, todo, concurrency, progress, display)
             elif todo:
                 cache = ResponseCache(cache_path(Path(store_path))) if use_cache else None
-                writer = StoreWriter(store, flush_rows=50_000, flush_interval_s=2.0)
-                runner = CellRunner(prep, store, run_id, cache, writer)
+                runner = CellRunner(prep, store, run_id, cache, session.writer)
                 if display:
                     display.attach(runner.gateway.stats)
                 try:
                     await run_cells(runner, todo, concurrency, progress,
                                     (lambda: display.update()) if display else None)
                 finally:
-                    writer.flush()
+                    session.writer.flush()
                     if cache:
                         cache.close()
                 stats = dict(runner.gateway.stats)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            status = "interrupted"
-            raise
-        except RunAborted as exc:
-            status, reason = "failed", str(exc)
-            raise
-        except BaseException as exc:
-            status, reason = "failed", f"{type(exc).__name__}: {exc}"[:500]
-            raise
         finally:
-            if status != "finished":
-                finish_run(store, run_id, status, reason)
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
             compute_curve(store, run_id, prep.suite.cot_sc, groups_of_tasks(prep.tasks), prep.suite.budget.basis)
             compute_paired(store, run_id, prep.suite.stats)
         fill_outcomes(store, run_id)
-        finish_run(store, run_id, "finished")
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
-        return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
-                          progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                          cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
-    finally:
-        store.close()
-        writer_lock.release()
+    return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
+                      progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
+                      cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
 
 
 __all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]

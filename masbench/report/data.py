@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..store import Store, suite_config
+from ..store import Store, has_run, latest_run, recent_runs, suite_config
 
 BASELINES = ("cot", "cot-sc")
 """``design_name`` values of the single-agent baselines (no verdict is given for them)."""
@@ -79,14 +79,14 @@ def open_store(path: str | Path) -> Store:
 
 def resolve_run(store: Store, run_id: str | None) -> str:
     if run_id:
-        if not store.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]):
-            known = [r[0] for r in store.sql("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 10")]
+        if not has_run(store, run_id):
+            known = recent_runs(store, 10)
             raise ReportError(f"no run {run_id!r} in {store.path}; runs: {', '.join(known) or '(none)'}")
         return run_id
-    row = store.sql("SELECT run_id FROM runs ORDER BY created_at DESC NULLS LAST, run_id DESC LIMIT 1")
-    if not row:
+    latest = latest_run(store)
+    if latest is None:
         raise ReportError(f"no runs in {store.path}")
-    return row[0][0]
+    return latest
 
 
 def _json(v: Any) -> Any:
@@ -113,25 +113,11 @@ def run_info(store: Store, run_id: str | None = None) -> RunInfo:
                    sim, int(k_max) if k_max is not None else None)
 
 
-# The CoT-SC curve's 95% band at the design's cost, interpolated like the accuracy (same segment
-# choice as design_comparison's iso-cost gap). Used only by the verdict's overlap test.
+# The CoT-SC curve's 95% band at the design's cost (``curve_ci_lo/hi_at_tokens``) is a column of
+# ``design_comparison``, interpolated like its iso-cost gap. Used only by the verdict's overlap test.
 _COMPARISON = """
-WITH seg AS (
-    SELECT run_id, axis, axis_value, k, tokens AS x1, lead(tokens) OVER w AS x2,
-           ci_lo AS lo1, lead(ci_lo) OVER w AS lo2, ci_hi AS hi1, lead(ci_hi) OVER w AS hi2
-    FROM cot_sc_curve WINDOW w AS (PARTITION BY run_id, axis, axis_value ORDER BY k)
-), k1 AS (SELECT * FROM cot_sc_curve WHERE k = 1)
+WITH k1 AS (SELECT * FROM cot_sc_curve WHERE k = 1)
 SELECT d.*,
-       (SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.lo1
-                    ELSE s.lo1 + (s.lo2 - s.lo1) * (d.tokens - s.x1) / (s.x2 - s.x1) END
-          FROM seg s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value
-           AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))
-          ORDER BY s.k LIMIT 1) AS curve_ci_lo_at_tokens,
-       (SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.hi1
-                    ELSE s.hi1 + (s.hi2 - s.hi1) * (d.tokens - s.x1) / (s.x2 - s.x1) END
-          FROM seg s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value
-           AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))
-          ORDER BY s.k LIMIT 1) AS curve_ci_hi_at_tokens,
        k1.accuracy AS k1_accuracy, k1.tokens AS k1_tokens,
        rd.design_name,
        pt.unit AS paired_unit, pt.position AS paired_position, pt.k_match AS paired_k_match,

@@ -28,6 +28,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..spec.handbook import HandbookSpec
+from ..store import RoutingDecisionRow
+from ..store import fill_outcomes  # noqa: F401 - re-exported (masbench.routing.fill_outcomes)
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, message_text
 from .handbook import CompiledHandbook, compile_handbook, load_handbook
 from .metrics import routing_entropy
@@ -130,13 +132,14 @@ class Decision:
     w: np.ndarray | None = None
     model_index: int = -1
 
-    def row(self, handbook: str, strategy: str, lam: float) -> dict[str, Any]:
+    def row(self, handbook: str, strategy: str, lam: float) -> RoutingDecisionRow:
+        """The decision's ``routing_decisions`` row (its outcome is filled after scoring)."""
         c = self.context
-        return {"decision_id": self.decision_id, "run_id": c.get("run_id"), "design": c.get("design"),
-                "task_id": c.get("task_id"), "seed": c.get("seed"), "node": c.get("node"), "agent": c.get("agent"),
-                "handbook": handbook, "strategy": strategy, "lambda_": float(lam),
-                "skills": json.dumps(self.demand), "candidates": json.dumps(self.candidates), "chosen": self.chosen,
-                "outcome": None, "ts": time.time()}
+        return RoutingDecisionRow(decision_id=self.decision_id, run_id=c.get("run_id"), design=c.get("design"),
+                                  task_id=c.get("task_id"), seed=c.get("seed"), node=c.get("node"),
+                                  agent=c.get("agent"), handbook=handbook, strategy=strategy, lambda_=float(lam),
+                                  skills=json.dumps(self.demand), candidates=json.dumps(self.candidates),
+                                  chosen=self.chosen, outcome=None, ts=time.time())
 
 
 class SkillRouter:
@@ -144,7 +147,7 @@ class SkillRouter:
 
     def __init__(self, handbook: HandbookSpec | CompiledHandbook, *, lambda_: float = 1.0, strategy: str = "greedy",
                  tau: float = 0.7, candidates: list[str] | None = None, classifier: LLMDemandClassifier | None = None,
-                 sink: Callable[[dict[str, Any]], None] | None = None, seed: int = 0, ucb_c: float = 1.0,
+                 sink: Callable[[RoutingDecisionRow], None] | None = None, seed: int = 0, ucb_c: float = 1.0,
                  z: float = 1.645, credit_mode: str = "responsibility", use_task_skills: bool = True,
                  demand_once: bool = False):
         if strategy not in STRATEGIES:
@@ -301,7 +304,7 @@ class RouteHook:
     handbook profile's ``model:`` block are registered with the gateway on first use, so a suite
     does not have to list them."""
 
-    def __init__(self, library=None, gateway=None, sink: Callable[[dict[str, Any]], None] | None = None, *,
+    def __init__(self, library=None, gateway=None, sink: Callable[[RoutingDecisionRow], None] | None = None, *,
                  classifier_model: str | None = None, seed: int = 0, tags: dict[str, Any] | None = None):
         self.library = library
         self.gateway = gateway
@@ -373,20 +376,3 @@ class RouteHook:
     def observe_task(self, task_id: str, correct: float) -> int:
         """Feed a task's outcome to every router's pending decisions (online learning)."""
         return sum(r.observe_task(task_id, correct) for r in list(self._routers.values()))
-
-
-# ----- outcomes in the store ----------------------------------------------------------------------
-def fill_outcomes(store, run_id: str | None = None) -> int:
-    """Set ``routing_decisions.outcome`` from the scored ``results`` of the same (run, design,
-    task, seed). Returns the number of decisions updated."""
-    where = "AND d.run_id = ?" if run_id else ""
-    params = [run_id] if run_id else []
-    n_before = store.sql(f"SELECT count(*) FROM routing_decisions d WHERE d.outcome IS NULL {where}", params)[0][0]
-    store.sql(f"""
-        UPDATE routing_decisions AS d SET outcome = r.correct
-        FROM results AS r
-        WHERE d.run_id = r.run_id AND d.task_id = r.task_id
-          AND d.design IS NOT DISTINCT FROM r.design AND d.seed IS NOT DISTINCT FROM r.seed
-          AND d.outcome IS NULL {where}""", params)
-    n_after = store.sql(f"SELECT count(*) FROM routing_decisions d WHERE d.outcome IS NULL {where}", params)[0][0]
-    return int(n_before - n_after)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..budget import BudgetMeter
+from ..store import NodeRow
 from .pyfuncs import majority_vote
 from .types import RunContext
 from .values import OK, Val, fmt_data
@@ -103,7 +104,7 @@ class Scope:
 
     def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Stats, val: Val,
              t0: float) -> None:
-        """Send one node row to the sink."""
+        """Send one node row (a :class:`~masbench.store.NodeRow`) to the sink."""
         sink = self.sh.sink
         if sink is None:
             return
@@ -113,20 +114,9 @@ class Scope:
             out = val.text if val.text else (fmt_data(val.data) if val.data is not None else None)
         if out is not None and len(out) > OUTPUT_CHARS:
             out = out[:OUTPUT_CHARS]
-        row = dict(self.sh.row_base)
-        row["node"] = self.prefix + display
-        row["op"] = op
-        row["agent"] = agent
-        row["model"] = st.model or model
-        row["calls"] = st.calls
-        row["tokens"] = st.tokens
-        row["cost_usd"] = st.cost
-        row["latency_s"] = time.perf_counter() - t0
-        row["status"] = val.status
-        row["error"] = val.error
-        row["output"] = out
-        row["ts"] = time.time()
-        sink(row)
+        sink(NodeRow(**self.sh.row_base, node=self.prefix + display, op=op, agent=agent, model=st.model or model,
+                     calls=st.calls, tokens=st.tokens, cost_usd=st.cost, latency_s=time.perf_counter() - t0,
+                     status=val.status, error=val.error, output=out, ts=time.time()))
 
     def record(self, display: str, val: Val, branch: int | None = None) -> None:
         """Record a node's (or branch's) status and error."""

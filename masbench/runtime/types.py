@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..spec.budget import Budget
+from ..store import NodeRow
 
 if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no litellm)
     from ..llm.gateway import Gateway
@@ -26,7 +27,7 @@ class RunContext:
     """Per-task budget (tokens / USD / calls); None: unlimited."""
     tags: dict[str, Any] = field(default_factory=dict)
     """run_id, design (label), task_id, seed, purpose → merged into every call row and node row."""
-    node_sink: Callable[[dict], None] | None = None
+    node_sink: Callable[[NodeRow], None] | None = None
     """Receives one row per node execution for the ``nodes`` table."""
     seed: int = 0
     """Mixed into sample indices so different seeds draw different samples."""

@@ -1,15 +1,25 @@
-"""The DuckDB store: versioned schema, batched writer, SQL views, Parquet export."""
+"""The DuckDB store: versioned schema, one record type per row-written table, batched writer, SQL
+views, the per-cell table list (resume and supersede), the run session, Parquet export."""
 
+from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
+                    failure_reasons, supersede_failed)
 from .db import Store, merge_into
+from .design_views import designer_summary
 from .export import export_parquet
 from .lock import StoreBusy, WriterLock
-from .runs import finish_run, latest_run, list_runs, new_run_id, run_config, run_progress, start_run, suite_config
-from .schema import MIGRATIONS, TABLES
-from .views import VIEWS, ensure_views, register_view
+from .outcomes import fill_outcomes
 from .rows import ROWS, CallRow, DesignRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row
+from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
+                   run_progress, set_run_plan, start_run, suite_config)
+from .schema import MIGRATIONS, TABLES
+from .session import RunFailed, RunSession, end_status, failure_reason
+from .views import VIEWS, ensure_views, register_view
 from .writer import StoreWriter
 
-__all__ = ["MIGRATIONS", "ROWS", "CallRow", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
-           "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock", "ensure_views",
-           "export_parquet", "finish_run", "latest_run", "list_runs", "merge_into", "new_run_id", "register_view",
-           "run_config", "run_progress", "start_run", "suite_config"]
+__all__ = ["CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "POOL_KEY", "ROWS", "CallRow",
+           "CellRows", "CellTable", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
+           "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock",
+           "clean_unfinished", "designer_summary", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",
+           "failure_reasons", "fill_outcomes", "finish_run", "has_run", "latest_run", "list_runs", "merge_into", "new_run_id",
+           "recent_runs", "register_view", "run_config", "run_progress", "set_run_plan", "start_run",
+           "supersede_failed", "suite_config"]

@@ -105,11 +105,11 @@ class Store:
             return [r[0] for r in self.con.execute(f"DESCRIBE {table}").fetchall()]
 
     # ----- queries ---------------------------------------------------------------------------
-    def sql(self, query: str, params: list[Any] | None = None) -> list[tuple]:
+    def sql(self, query: str, params: list[Any] | dict[str, Any] | None = None) -> list[tuple]:
         with self.lock:
             return self.con.execute(query, params or []).fetchall()
 
-    def df(self, query: str, params: list[Any] | None = None):
+    def df(self, query: str, params: list[Any] | dict[str, Any] | None = None):
         """Query → pandas DataFrame."""
         with self.lock:
             return self.con.execute(query, params or []).df()

@@ -21,6 +21,8 @@ so every store opened for writing has them).
 
 from __future__ import annotations
 
+from .db import Store
+
 DESIGN_VALIDITY = """
 SELECT run_id, designer, count(*) AS candidates,
        count(*) FILTER (WHERE valid) AS valid,
@@ -100,4 +102,17 @@ LEFT JOIN design_search_cost s ON s.run_id = c.run_id AND s.design = c.design AN
      AND s.axis_value IS NOT DISTINCT FROM c.axis_value
 """
 
-__all__ = ["DESIGN_COST_SEARCH", "DESIGN_SEARCH_COST", "DESIGN_VALIDITY"]
+
+
+def designer_summary(store: Store, run_id: str, design: str) -> dict[str, float | int | None]:
+    """A per-task designer's outcome in a run: tasks, accuracy, tokens and calls per task (its
+    ``results`` rows) and the per-task designs it wrote, valid or not (``designs`` rows)."""
+    tasks, acc, tokens, calls = store.sql("SELECT count(*), avg(CAST(correct AS DOUBLE)), avg(tokens), avg(calls) "
+                                          "FROM results WHERE run_id = ? AND design = ?", [run_id, design])[0]
+    n, valid = store.sql("SELECT count(*), count(*) FILTER (WHERE valid) FROM designs "
+                         "WHERE run_id = ? AND task_id IS NOT NULL", [run_id])[0]
+    return {"tasks": tasks, "accuracy": acc, "tokens_per_task": tokens, "calls_per_task": calls, "designs": n,
+            "valid_designs": valid, "valid_rate": (valid / n) if n else None}
+
+
+__all__ = ["DESIGN_COST_SEARCH", "DESIGN_SEARCH_COST", "DESIGN_VALIDITY", "designer_summary"]

@@ -14,7 +14,8 @@ axis and axis value, or its source when it has no axis).
   (tokens, accuracy) against the other designs and the curve points. ``iso_gap_budget`` is the
   iso-cost gap on the suite's budget basis (``budget_basis``: all tokens, completion tokens or USD;
   ``budget_spent`` is the mean spend per task on it, and the curve's ``budget_spent`` the same for
-  CoT-SC@k).
+  CoT-SC@k). ``curve_ci_lo_at_tokens`` / ``curve_ci_hi_at_tokens``: the curve's 95% band at the
+  design's tokens, interpolated the same way (the report's verdict reads it).
 """
 
 from __future__ import annotations
@@ -50,10 +51,12 @@ FROM agg
 _SAME = "s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value"
 
 
-def _iso_cost(col: str) -> str:
-    """Curve accuracy linearly interpolated at the design's cost ``col`` (NULL outside the curve)."""
-    return f"""(SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.y1
-                        ELSE s.y1 + (s.y2 - s.y1) * (d.{col} - s.x1) / (s.x2 - s.x1) END
+def _iso_cost(col: str, y: str = "y") -> str:
+    """The curve's ``y`` (accuracy; ``lo`` / ``hi``: its 95% band) linearly interpolated at the
+    design's cost ``col`` (NULL outside the curve). The one iso-cost interpolation: the gaps and
+    the report's band at the design's cost read it alike."""
+    return f"""(SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.{y}1
+                        ELSE s.{y}1 + (s.{y}2 - s.{y}1) * (d.{col} - s.x1) / (s.x2 - s.x1) END
               FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR (s.x2 IS NULL AND d.{col} = s.x1))
               ORDER BY s.k LIMIT 1)"""
 
@@ -68,8 +71,9 @@ def _iso_acc(col: str) -> str:
 
 def _seg(col: str) -> str:
     return f"""seg_{col} AS (
-        SELECT run_id, axis, axis_value, k, {col} AS x1, accuracy AS y1,
-               lead({col}) OVER w AS x2, lead(accuracy) OVER w AS y2
+        SELECT run_id, axis, axis_value, k, {col} AS x1, accuracy AS y1, ci_lo AS lo1, ci_hi AS hi1,
+               lead({col}) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_lo) OVER w AS lo2,
+               lead(ci_hi) OVER w AS hi2
         FROM cot_sc_curve WINDOW w AS (PARTITION BY run_id, axis, axis_value ORDER BY k))"""
 
 
@@ -97,6 +101,8 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
            {_iso_cost('calls')} AS curve_acc_at_calls,
            {_iso_cost('cost_usd')} AS curve_acc_at_usd,
            {_iso_cost('budget_spent')} AS curve_acc_at_budget,
+           {_iso_cost('tokens', 'lo')} AS curve_ci_lo_at_tokens,
+           {_iso_cost('tokens', 'hi')} AS curve_ci_hi_at_tokens,
            {_iso_acc('tokens')} AS curve_tokens_at_acc,
            {_iso_acc('cost_usd')} AS curve_usd_at_acc
     FROM design_metrics d

@@ -30,6 +30,16 @@ class Row:
         """Column → value, every column of the record (the writer's input)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def __getitem__(self, column: str) -> Any:
+        """A column's value by name (``row["node"]``), for readers that look rows up by column."""
+        if column not in self.columns():
+            raise KeyError(f"{self.TABLE}: no column {column!r}")
+        return getattr(self, column)
+
+    def __contains__(self, column: object) -> bool:
+        """The record has this column (``"node" in row``)."""
+        return column in self.columns()
+
     @classmethod
     def columns(cls) -> tuple[str, ...]:
         """The record's columns, in declaration order."""

@@ -14,6 +14,10 @@ from ..spec.suite import SuiteSpec
 from .db import Store
 
 
+LATEST = "ORDER BY created_at DESC NULLS LAST, run_id DESC"
+"""The newest run first; runs created in the same instant by run id (the one "latest" order)."""
+
+
 def new_run_id(suite: str) -> str:
     return f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
@@ -39,14 +43,33 @@ def finish_run(store: Store, run_id: str, status: str = "finished", reason: str 
                           [status, reason, run_id])
 
 
+def set_run_plan(store: Store, run_id: str, config_hash: str, total_cells: int) -> None:
+    """Record what a (resumed) run is: its configuration hash and how many cells it has."""
+    store.sql("UPDATE runs SET config_hash = ?, total_cells = ?, reason = NULL WHERE run_id = ?",
+              [config_hash, total_cells, run_id])
+
+
 def list_runs(store: Store):
-    return store.df("SELECT * FROM run_summary ORDER BY created_at DESC")
+    return store.df(f"SELECT * FROM run_summary {LATEST}")
 
 
-def latest_run(store: Store, suite: str | None = None) -> str | None:
-    q = "SELECT run_id FROM runs" + (" WHERE suite = ?" if suite else "") + " ORDER BY created_at DESC LIMIT 1"
-    row = store.sql(q, [suite] if suite else [])
+def latest_run(store: Store, suite: str | None = None, config_hash: str | None = None) -> str | None:
+    """The newest run (of ``suite``, with ``config_hash``, when given), or None."""
+    where = [(c, v) for c, v in (("suite", suite), ("config_hash", config_hash)) if v is not None]
+    q = ("SELECT run_id FROM runs" + (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else "")
+         + f" {LATEST} LIMIT 1")
+    row = store.sql(q, [v for _, v in where])
     return row[0][0] if row else None
+
+
+def recent_runs(store: Store, n: int = 10) -> list[str]:
+    """The ids of the ``n`` newest runs, newest first."""
+    return [r[0] for r in store.sql(f"SELECT run_id FROM runs {LATEST} LIMIT ?", [n])]
+
+
+def has_run(store: Store, run_id: str) -> bool:
+    """The store holds a run with this id."""
+    return bool(store.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]))
 
 
 def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:
@@ -82,9 +105,7 @@ def run_progress(store: Store, run_id: str) -> dict[str, Any] | None:
     (done, failed), = store.sql("""
         SELECT (SELECT count(*) FROM results WHERE run_id = $1)
                  + (SELECT count(DISTINCT (task_id, seed)) FROM pool WHERE run_id = $1),
-               (SELECT count(*) FROM results WHERE run_id = $1 AND status = 'failed')
-                 + (SELECT count(DISTINCT (task_id, seed)) FROM pool WHERE run_id = $1 AND error IS NOT NULL)""",
-                                [run_id])
+               (SELECT count(*) FROM cell_failures WHERE run_id = $1)""", [run_id])
     spend = store.sql("SELECT counted_calls, spent_calls, counted_tokens, counted_usd, spent_usd FROM run_spend "
                       "WHERE run_id = ?", [run_id])
     calls, spent_calls, tokens, usd, spent_usd = spend[0] if spend else (0, 0, 0, 0.0, 0.0)

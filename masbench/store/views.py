@@ -55,6 +55,7 @@ VIEWS: Registry[str] = Registry("view", {
                CAST(coalesce(sum(prompt_tokens + completion_tokens), 0) AS BIGINT) AS spent_tokens
         FROM c GROUP BY run_id
     """,
+    "cell_failures": "masbench.store.cells:CELL_FAILURES",
     "design_metrics": "masbench.store.metrics:DESIGN_METRICS",
     "design_comparison": "masbench.store.metrics:DESIGN_COMPARISON",
     "paired_diffs": "masbench.store.paired:PAIRED_DIFFS",

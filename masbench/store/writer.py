@@ -9,9 +9,10 @@ done when its result row is acknowledged, and on resume removes call rows of unf
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -94,14 +95,18 @@ class StoreWriter:
         """Flush off the event loop."""
         return await asyncio.to_thread(self.flush)
 
-    def sink(self, table: str, extra: dict[str, Any] | None = None):
-        """A callable that adds rows to ``table`` (merging ``extra`` columns), for the gateway."""
-        if extra:
-            def _add(row: dict[str, Any]) -> None:
-                self.add(table, {**extra, **row})
-        else:
-            def _add(row: dict[str, Any]) -> None:
-                self.add(table, row)
+    def sink(self, table: str, extra: dict[str, Any] | None = None) -> Callable[[Row | dict[str, Any]], None]:
+        """A callable that adds rows to ``table`` — records of :mod:`.rows` (prefer
+        :meth:`put` itself as the sink) or dicts — merging ``extra`` columns."""
+        def _add(row: Row | dict[str, Any]) -> None:
+            if isinstance(row, Row):
+                if row.TABLE != table:
+                    raise TypeError(f"a {type(row).__name__} is a row of {row.TABLE}, not of {table}")
+                if extra:  # extra columns fill what the record left unset
+                    row = dataclasses.replace(row, **{k: v for k, v in extra.items() if getattr(row, k) is None})
+                self.put(row)
+            else:
+                self.add(table, {**extra, **row} if extra else row)
         return _add
 
     def close(self) -> None:
