@@ -109,7 +109,7 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
     st = _open(store or prep.store_path, must_exist=False)
 
     calls = StoreWriter(st)
-    gw = _scripted(script, prep, calls.sink("calls"))
+    gw = _scripted(script, prep, calls.put)
     try:
         res = asyncio.run(holistic_session(prep, st, cfg, export=export, suite_out=suite_out, gateway=gw))
         calls.flush()
@@ -154,7 +154,7 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
     st = _open(store or prep.store_path, must_exist=run is not None)
 
     calls = StoreWriter(st)
-    gw = _scripted(script, prep, calls.sink("calls"))
+    gw = _scripted(script, prep, calls.put)
     try:
         out = asyncio.run(run_designer_suite(prep, st, "meta-designer", params, run_id=run, label=label,
                                              concurrency=concurrency, gateway=gw))

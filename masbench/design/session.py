@@ -57,7 +57,7 @@ async def holistic_session(prep: Any, store: Any, config: HolisticConfig, *, exp
               {"designer": "holistic", "suite": prep.suite.name, "n": config.n, "model": config.model},
               {a: m.id for a, m in prep.models.items()}, prep.simulated, command="masbench design holistic")
     writer = StoreWriter(store)
-    gw = gateway or Gateway(prep.models, sink=writer.sink("calls"))
+    gw = gateway or Gateway(prep.models, sink=writer.put)
     d = HolisticDesigner(gw, prep.library, config, tags={"run_id": run_id}, design_sink=writer.sink("designs"))
     try:
         recs = await d.generate(_examples(prep.tasks, config.examples), description=prep.suite.description, seed=seed)
