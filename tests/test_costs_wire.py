@@ -32,7 +32,8 @@ def _key(monkeypatch):
 
 async def _call(store, spec: ModelSpec, params: dict | None = None, max_tokens: int = 64) -> dict:
     writer = StoreWriter(store)
-    gw = Gateway({"m": spec}, sink=lambda r: writer.put(dataclasses.replace(r, run_id="w", purpose="smoke")), retry_base_s=0.001)
+    gw = Gateway({"m": spec}, sink=lambda r: writer.put(dataclasses.replace(r, run_id="w", purpose="smoke")),
+                 retry_base_s=0.001)
     res = await gw.complete("m", [{"role": "user", "content": "What is 2 + 2?"}], max_tokens=max_tokens,
                             params=params)
     writer.flush()

@@ -52,7 +52,8 @@ async def test_seeds_rounds_too_hard_memory_and_lineage(lib: Library) -> None:
     calls: list[dict] = []
     drows: list[dict] = []
     nrows: list[dict] = []
-    gw = ScriptedDesignerGateway({"decompose": [ROUND1, ROUND2]}, models=model(), sink=lambda r: calls.append(r.as_dict()),
+    gw = ScriptedDesignerGateway({"decompose": [ROUND1, ROUND2]}, models=model(),
+                                 sink=lambda r: calls.append(r.as_dict()),
                                  others=lambda i: "Answer: TOO_HARD" if "HARD-PART" in last_user(i) else None)
     res = await run_meta_designer(TASK, ctx_for(gw, lib, Budget(per_task_tokens=60_000), nrows.append),
                                   MetaDesignerConfig(max_rounds=4, seed_blocks=SEEDS), design_sink=drows.append)

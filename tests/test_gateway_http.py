@@ -80,7 +80,8 @@ async def test_auth_and_bad_request_errors_are_not_retried_but_recorded(http_ser
     for kind, run in (("401", "r3"), ("400", "r4")):
         srv = http_server(fail_rate=1.0, fail_kinds=(kind,))
         writer = StoreWriter(store)
-        gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=lambda r: writer.put(dataclasses.replace(r, run_id=run)), retry_base_s=0.01)
+        gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=lambda r: writer.put(dataclasses.replace(r, run_id=run)),
+                     retry_base_s=0.01)
         r = await gw.complete("m", [{"role": "user", "content": "x"}])
         writer.flush()
         assert not r.ok and r.attempts == 1 and srv.stats.requests == 1, (kind, r)

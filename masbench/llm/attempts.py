@@ -59,7 +59,7 @@ class AttemptLoop:
         self._sems[alias] = asyncio.Semaphore(spec.concurrency)
         self.health[alias] = ModelHealth(alias, self.breaker)
 
-    async def run(self, alias: str, spec: ModelSpec, send: Send, cell: tuple) -> Outcome:
+    async def run(self, alias: str, spec: ModelSpec, send: Send, cell: tuple[object, ...]) -> Outcome:
         """Attempt the call until it succeeds, fails for good, or runs out of attempts.
         ``cell``: (design, task, seed) of the call, for the health's bad-request bookkeeping."""
         out = Outcome(None, None, 0)
@@ -117,7 +117,7 @@ class AttemptLoop:
         return out
 
     def _report(self, alias: str, spec: ModelSpec, health: ModelHealth, exc: Exception, probe: bool,
-                cell: tuple) -> None:
+                cell: tuple[object, ...]) -> None:
         systemic = systemic_reason(exc)
         retryable = systemic is None and is_retryable(exc)
         health.report(ok=False, probe=probe, systemic=systemic, retryable=retryable,

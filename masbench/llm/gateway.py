@@ -163,7 +163,7 @@ class Gateway:
         out = await self.loop.run(alias, spec, send, (t.get("design"), t.get("task_id"), t.get("seed")))
         res = self._result(out, spec, alias, call_id, messages, req)
         res.latency_s = time.perf_counter() - t0
-        if key is not None and res.error is None and res.usage is not None:
+        if self.cache is not None and key is not None and res.error is None and res.usage is not None:
             self.cache.put(key, _cache_entry(res, res.usage))
         self._record(res, tags, sample_index, out.log)
         return res

@@ -8,9 +8,9 @@ map (``litellm-map``: ``input_cost_per_token``, ``cache_read_input_token_cost``,
 with the same fallbacks) — which is the ``litellm`` backend's default; a provider backend says
 its own default (:meth:`~masbench.llm.backends.ModelBackend.default_prices`): the simulator and the
 embedded model are free by declaration (``zero-declared``), and a registered backend that gives
-none requires the model's YAML to price it. A model with none of these is ``unpriced``: :func:`require_prices` stops a run
-on it before any call, and a call made anyway (an ad-hoc gateway) is recorded with cost provenance
-``unpriced`` — never a silent $0. A provider that reports its own cost per call wins for that call
+none requires the model's YAML to price it. A model with none of these is ``unpriced``:
+:func:`require_prices` stops a run on it before any call, and a call made anyway (an ad-hoc
+gateway) is recorded with cost provenance ``unpriced`` — never a silent $0. A provider that reports its own cost per call wins for that call
 (``provider-reported``, see the gateway).
 
 Every model a litellm backend serves is registered with litellm (even at price 0): an unmapped
