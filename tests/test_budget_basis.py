@@ -35,7 +35,7 @@ async def test_usage_missing_call_is_charged_its_worst_case():
 
     rows = []
     gw = Gateway({"m": ModelSpec(id="sim/perfect", input_usd_per_mtok=1.0, output_usd_per_mtok=1.0)},
-                 backend=no_usage, sink=rows.append)
+                 backend=no_usage, sink=lambda r: rows.append(r.as_dict()))
     meter = BudgetMeter(Budget(per_task_tokens=10_000))
     msgs = [{"role": "user", "content": "What is 1 + 0?"}]
     res = await metered_call(gw, meter, "m", msgs, max_tokens=64, temperature=None, sample_index=0, tags={})

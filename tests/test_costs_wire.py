@@ -12,6 +12,8 @@ Published prices used (USD per 1M tokens; litellm's bundled map holds the same n
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pytest
@@ -30,7 +32,8 @@ def _key(monkeypatch):
 
 async def _call(store, spec: ModelSpec, params: dict | None = None, max_tokens: int = 64) -> dict:
     writer = StoreWriter(store)
-    gw = Gateway({"m": spec}, sink=writer.sink("calls", {"run_id": "w", "purpose": "smoke"}), retry_base_s=0.001)
+    gw = Gateway({"m": spec}, sink=lambda r: writer.put(dataclasses.replace(r, run_id="w", purpose="smoke")),
+                 retry_base_s=0.001)
     res = await gw.complete("m", [{"role": "user", "content": "What is 2 + 2?"}], max_tokens=max_tokens,
                             params=params)
     writer.flush()
@@ -188,7 +191,7 @@ async def test_streamed_cost_is_ours_not_litellms_stamp_from_another_registratio
     srv = http_server(usage=usage, reply="Answer: 4")
     writer = StoreWriter(store)
     gw = Gateway({"free": _openai(srv, price=0), "m": _openai(srv)},
-                 sink=writer.sink("calls", {"run_id": "w", "purpose": "smoke"}), retry_base_s=0.001)
+                 sink=lambda r: writer.put(dataclasses.replace(r, run_id="w", purpose="smoke")), retry_base_s=0.001)
     res = await gw.complete("m", [{"role": "user", "content": "What is 2 + 2?"}], max_tokens=64,
                             params={"stream": True, "stream_options": {"include_usage": True}})
     writer.flush()

@@ -207,7 +207,7 @@ async def test_holistic_designer_over_valid_invalid_and_hostile_replies(lib: Lib
     replies.append("nodes:\n" + "".join(f"  n{i}: {{agent: cot-solver}}\n" for i in range(1000)) + "output: n1\n")
     calls: list[dict] = []
     rows: list[dict] = []
-    gw = ScriptedDesignerGateway({"holistic": replies}, sink=calls.append)
+    gw = ScriptedDesignerGateway({"holistic": replies}, sink=lambda r: calls.append(r.as_dict()))
     d = HolisticDesigner(gw, lib, HolisticConfig(n=len(replies), max_tokens=20_000), tags={"run_id": "search-1"},
                          design_sink=rows.append)
     recs = await d.generate([TASK.question, "What is 12 times 3?"], description="one-step word problems")
@@ -233,7 +233,7 @@ async def test_holistic_designer_over_valid_invalid_and_hostile_replies(lib: Lib
 
 async def test_holistic_search_stops_at_its_budget(lib: Library) -> None:
     calls: list[dict] = []
-    gw = ScriptedDesignerGateway({"holistic": VALID_YAML}, sink=calls.append)
+    gw = ScriptedDesignerGateway({"holistic": VALID_YAML}, sink=lambda r: calls.append(r.as_dict()))
     cap = 4000
     d = HolisticDesigner(gw, lib, HolisticConfig(n=10, max_tokens=300, budget=Budget(per_task_tokens=cap)))
     recs = await d.generate([TASK.question])
@@ -260,7 +260,7 @@ async def test_per_task_holistic_designer_runs_its_design_or_the_fallback(lib: L
     for reply, status, fallback in ((VALID_JSON, "ok", None), (HOSTILE["cycle"][0], "degraded", "cot")):
         calls: list[dict] = []
         rows: list[dict] = []
-        gw = ScriptedDesignerGateway({"holistic": reply}, sink=calls.append)
+        gw = ScriptedDesignerGateway({"holistic": reply}, sink=lambda r: calls.append(r.as_dict()))
         ctx = RunContext(gateway=gw, library=lib, budget=Budget(per_task_tokens=8000),
                          tags={"run_id": "r", "design": "holistic-designer", "task_id": TASK.id, "seed": 0,
                                "purpose": "design"})

@@ -58,7 +58,7 @@ def assert_status_consistent(res: Any) -> None:
 async def test_designers_on_the_embedded_model() -> None:
     lib = Library()
     calls: list[dict] = []
-    gw = SmallGateway({"default": ModelSpec(id="embedded/smollm2")}, sink=calls.append)
+    gw = SmallGateway({"default": ModelSpec(id="embedded/smollm2")}, sink=lambda r: calls.append(r.as_dict()))
     figures: dict[str, Any] = {}
     with ExecutionGuard() as guard:
         # one-shot holistic designer: 2 candidates, a compact block list (the context is 2048 tokens)

@@ -52,7 +52,8 @@ async def test_seeds_rounds_too_hard_memory_and_lineage(lib: Library) -> None:
     calls: list[dict] = []
     drows: list[dict] = []
     nrows: list[dict] = []
-    gw = ScriptedDesignerGateway({"decompose": [ROUND1, ROUND2]}, models=model(), sink=calls.append,
+    gw = ScriptedDesignerGateway({"decompose": [ROUND1, ROUND2]}, models=model(),
+                                 sink=lambda r: calls.append(r.as_dict()),
                                  others=lambda i: "Answer: TOO_HARD" if "HARD-PART" in last_user(i) else None)
     res = await run_meta_designer(TASK, ctx_for(gw, lib, Budget(per_task_tokens=60_000), nrows.append),
                                   MetaDesignerConfig(max_rounds=4, seed_blocks=SEEDS), design_sink=drows.append)
@@ -122,7 +123,7 @@ async def test_hostile_decompositions_are_rejected_and_the_loop_goes_on(lib: Lib
 @pytest.mark.parametrize("cap", [900, 2500, 6000, 15_000])
 async def test_total_spend_stays_within_the_budget(cap: int, lib: Library) -> None:
     calls: list[dict] = []
-    gw = ScriptedDesignerGateway({"decompose": ROUND2}, models=model(0.6), sink=calls.append)
+    gw = ScriptedDesignerGateway({"decompose": ROUND2}, models=model(0.6), sink=lambda r: calls.append(r.as_dict()))
     res = await run_meta_designer(TASK, ctx_for(gw, lib), MetaDesignerConfig(
         max_rounds=3, seed_blocks=SEEDS, budget=Budget(per_task_tokens=cap), stop_when_solved=False))
     spent = sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls)
@@ -134,7 +135,7 @@ async def test_total_spend_stays_within_the_budget(cap: int, lib: Library) -> No
 
 async def test_usd_and_call_caps_and_the_tighter_context_budget(lib: Library) -> None:
     calls: list[dict] = []
-    gw = ScriptedDesignerGateway({"decompose": ROUND2}, models=model(0.6), sink=calls.append)
+    gw = ScriptedDesignerGateway({"decompose": ROUND2}, models=model(0.6), sink=lambda r: calls.append(r.as_dict()))
     res = await run_meta_designer(TASK, ctx_for(gw, lib, Budget(per_task_calls=9)), MetaDesignerConfig(
         max_rounds=3, seed_blocks=SEEDS, budget=Budget(per_task_usd=0.05), stop_when_solved=False))
     assert len(calls) == res.calls <= 9 and res.cost_usd <= 0.05

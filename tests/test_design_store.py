@@ -56,7 +56,7 @@ def world(tmp_path_factory):
     prep = prepare(RunOptions(suite=str(root / "tasks" / "mini.yaml"), lib=[root]))
     st = Store(store_path)
     w = StoreWriter(st)
-    gw = ScriptedDesignerGateway({"holistic": [PLAN, CODE, SC]}, models=prep.models, sink=w.sink("calls"))
+    gw = ScriptedDesignerGateway({"holistic": [PLAN, CODE, SC]}, models=prep.models, sink=w.put)
     sess = asyncio.run(holistic_session(prep, st, HolisticConfig(n=3), export=root / "orchestrators" / "generated",
                                         suite_out=root / "tasks" / "mini-auto.yaml", gateway=gw))
     w.flush()
@@ -66,7 +66,7 @@ def world(tmp_path_factory):
     prep2 = prepare(RunOptions(suite=str(root / "tasks" / "mini-auto.yaml"), lib=[root]))
     st = Store(store_path)
     w = StoreWriter(st)
-    gw = ScriptedDesignerGateway({"decompose": DECOMPOSE}, models=prep2.models, sink=w.sink("calls"))
+    gw = ScriptedDesignerGateway({"decompose": DECOMPOSE}, models=prep2.models, sink=w.put)
     meta = asyncio.run(run_designer_suite(prep2, st, "meta-designer", {
         "max_rounds": 2, "seed_blocks": ["cot", {"design": "cot-sc", "params": {"k": 3}}]},
         run_id=summary.run_id, gateway=gw))

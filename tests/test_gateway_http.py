@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncio
 import importlib.resources
 import json
@@ -27,7 +29,7 @@ def _key(monkeypatch):
 async def test_tokens_and_cost_land_in_duckdb_exactly_as_reported(http_server, store):
     srv = http_server(prompt_tokens=37, completion_tokens=11, cached_tokens=5, reply="Answer: 7")
     writer = StoreWriter(store)
-    gw = Gateway({"m": _model(srv)}, sink=writer.sink("calls", {"run_id": "r1", "purpose": "smoke"}))
+    gw = Gateway({"m": _model(srv)}, sink=lambda r: writer.put(dataclasses.replace(r, run_id="r1", purpose="smoke")))
     results = await asyncio.gather(*[
         gw.complete("m", [{"role": "user", "content": f"q{i}"}], sample_index=i, max_tokens=16,
                     tags={"design": "d", "task_id": f"t{i}", "node": "n", "agent": "a", "seed": 0})
@@ -53,7 +55,7 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
     # The breaker (5 consecutive failures open it for 5 s, doubling) is tested on its own; here its
     # pauses are shortened so the test measures retries, not 2 minutes of cool-downs.
     gw = Gateway({"m": _model(srv, timeout_s=0.5, max_attempts=10, concurrency=32)},
-                 sink=writer.sink("calls", {"run_id": "r2"}), retry_base_s=0.01, retry_max_s=0.05,
+                 sink=lambda r: writer.put(dataclasses.replace(r, run_id="r2")), retry_base_s=0.01, retry_max_s=0.05,
                  breaker=BreakerConfig(cooldown_s=0.05, max_cooldown_s=0.2))
     n = 60
     results = await asyncio.gather(*[
@@ -78,7 +80,8 @@ async def test_auth_and_bad_request_errors_are_not_retried_but_recorded(http_ser
     for kind, run in (("401", "r3"), ("400", "r4")):
         srv = http_server(fail_rate=1.0, fail_kinds=(kind,))
         writer = StoreWriter(store)
-        gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=writer.sink("calls", {"run_id": run}), retry_base_s=0.01)
+        gw = Gateway({"m": _model(srv, max_attempts=5)}, sink=lambda r: writer.put(dataclasses.replace(r, run_id=run)),
+                     retry_base_s=0.01)
         r = await gw.complete("m", [{"role": "user", "content": "x"}])
         writer.flush()
         assert not r.ok and r.attempts == 1 and srv.stats.requests == 1, (kind, r)
@@ -89,7 +92,7 @@ async def test_missing_key_env_is_a_recorded_error_not_a_crash(http_server, monk
     srv = http_server()
     monkeypatch.delenv("MASBENCH_TEST_KEY")
     rows = []
-    gw = Gateway({"m": _model(srv)}, sink=rows.append)
+    gw = Gateway({"m": _model(srv)}, sink=lambda r: rows.append(r.as_dict()))
     r = await gw.complete("m", [{"role": "user", "content": "x"}])
     assert not r.ok and "MASBENCH_TEST_KEY" in r.error and r.attempts == 1
     assert srv.stats.requests == 0 and len(rows) == 1
@@ -108,7 +111,7 @@ async def test_k_samples_are_k_cache_entries_and_rerun_hits_all(http_server, tmp
     cache2 = ResponseCache(tmp_path / "cache.sqlite")
     assert len(cache2) == 8
     rows = []
-    gw2 = Gateway({"m": _model(srv)}, cache=cache2, sink=rows.append)
+    gw2 = Gateway({"m": _model(srv)}, cache=cache2, sink=lambda r: rows.append(r.as_dict()))
     again = await asyncio.gather(*[gw2.complete("m", msgs, sample_index=i, temperature=0.8) for i in range(8)])
     assert srv.stats.requests == 8  # no model was called
     assert [r.text for r in again] == [r.text for r in first]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from masbench.budget import BudgetMeter
+from masbench.llm import Reply
 from masbench.llm.metered import metered_call
 from masbench.llm.scripted import ScriptedGateway
 from masbench.spec import Budget
@@ -30,16 +31,20 @@ class Recording(ScriptedGateway):
                                                                  output_usd_per_mtok=OUT_USD * 1e6)})
         self.kw: list[dict[str, Any]] = []
         self.fail = fail
-        self.missing = missing  # pretend the provider reported no usage
+        if missing:  # the provider reports no usage: the gateway counts the call at its worst case
+            script = self.backend
+
+            async def no_usage(a):
+                r = await script(a)
+                return Reply(r.text, 0, 0, finish_reason=r.finish_reason, simulated=True, usage_status="missing")
+
+            self.backend = no_usage
 
     async def complete(self, model, messages, **kw):
         self.kw.append({"model": model, "messages": messages, **kw})
         if self.fail is not None:
             raise self.fail
-        res = await super().complete(model, messages, **kw)
-        if self.missing:
-            res.usage_status = "missing"
-        return res
+        return await super().complete(model, messages, **kw)
 
 
 async def call(gw: Recording, meter: BudgetMeter, max_tokens: int = 50, **kw: Any):

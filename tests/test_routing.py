@@ -517,7 +517,7 @@ async def test_routed_agent_in_a_design_run_logs_decisions_and_outcomes(tmp_path
         "agents": {"solver": {"name": "solver", "model": {"route": "rt", "lambda": 0.2},
                               "prompt": "{question}\nEnd with \"Answer: <final answer>\"."}}})
     w = StoreWriter(store)
-    gw = Gateway({}, sink=w.sink("calls"))
+    gw = Gateway({}, sink=w.put)
     hook = RouteHook(lib, gw, w.sink("routing_decisions"))
     tasks = [t for t in study_tasks(60, seed=5) if len(t.skills) == 1 and t.skills[0] in ("arith.add", "arith.mul")]
     for t in tasks:

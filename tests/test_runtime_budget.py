@@ -29,7 +29,8 @@ def model(acc: float = 0.7, mean: float = 80, sd: float = 20, faults: float = 0.
 def ctx_for(budget: Budget | None, m: ModelSpec | None = None, seed: int = 0):
     calls: list[dict] = []
     rows: list[dict] = []
-    gw = Gateway({"default": m or model()}, sink=calls.append, retry_base_s=0.0001, retry_max_s=0.001)
+    gw = Gateway({"default": m or model()}, sink=lambda r: calls.append(r.as_dict()), retry_base_s=0.0001,
+                 retry_max_s=0.001)
     return RunContext(gateway=gw, library=LIB, budget=budget, node_sink=rows.append, seed=seed), calls, rows
 
 

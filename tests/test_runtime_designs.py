@@ -28,7 +28,7 @@ def profile(acc: float = 1.0, **extra: float) -> ModelSpec:
 def make(model: ModelSpec | None = None, **kw):
     calls: list[dict] = []
     rows: list[dict] = []
-    gw = Gateway({"default": model or profile()}, sink=calls.append)
+    gw = Gateway({"default": model or profile()}, sink=lambda r: calls.append(r.as_dict()))
     ctx = RunContext(gateway=gw, library=Library(), node_sink=rows.append,
                      tags={"run_id": "r1", "design": "d", "task_id": "t1", "seed": 0, "purpose": "design"}, **kw)
     return ctx, calls, rows

@@ -31,7 +31,7 @@ async def test_cot_sc_runs_on_the_embedded_model() -> None:
         "output": "vote"})
     calls: list[dict] = []
     rows: list[dict] = []
-    gw = Gateway({"default": ModelSpec(id="embedded/smollm2")}, sink=calls.append)
+    gw = Gateway({"default": ModelSpec(id="embedded/smollm2")}, sink=lambda r: calls.append(r.as_dict()))
     ctx = RunContext(gateway=gw, library=Library(), node_sink=rows.append, budget=Budget(per_task_tokens=4000),
                      tags={"run_id": "emb", "task_id": "e1"})
     r = await run_design(spec, TASK, ctx)

@@ -37,7 +37,7 @@ def answer_script(fail_index: int | None = None, exc: BaseException | None = Non
 async def test_one_failed_branch_keeps_the_other_seven() -> None:
     calls: list[dict] = []
     rows: list[dict] = []
-    gw = ScriptedGateway(answer_script(fail_index=3), sink=calls.append)
+    gw = ScriptedGateway(answer_script(fail_index=3), sink=lambda r: calls.append(r.as_dict()))
     ctx = RunContext(gateway=gw, library=LIB, node_sink=rows.append, tags={"run_id": "r", "task_id": "t"})
     r = await run_design("cot-sc", TASK, ctx, {"k": 8})
     assert r.status == "degraded"
@@ -61,7 +61,7 @@ async def test_retryable_failures_are_retried_then_recorded() -> None:
         accuracy={"default": 1.0}, completion_tokens=TokenDist(mean=40, sd=5),
         faults=SimFaults(rate=0.35, permanent=True, kinds=["server_error"])))
     calls: list[dict] = []
-    gw = Gateway({"default": m}, sink=calls.append, retry_base_s=0.0001, retry_max_s=0.001)
+    gw = Gateway({"default": m}, sink=lambda r: calls.append(r.as_dict()), retry_base_s=0.0001, retry_max_s=0.001)
     ctx = RunContext(gateway=gw, library=LIB)
     r = await run_design("cot-sc", TASK, ctx, {"k": 12})
     statuses = r.detail["branches"]["sample"]

@@ -96,7 +96,7 @@ async def test_sample_indices_are_distinct_and_seeded() -> None:
     seen: dict[int, list[int]] = {}
     for seed in (0, 1):
         calls: list[dict] = []
-        gw = Gateway({"default": ModelSpec(id="sim/medium")}, sink=calls.append)
+        gw = Gateway({"default": ModelSpec(id="sim/medium")}, sink=lambda r: calls.append(r.as_dict()))
         await run_design("cot-sc", TASK, RunContext(gateway=gw, library=LIB, seed=seed), {"k": 5})
         seen[seed] = sorted(c["sample_index"] for c in calls)
     assert seen[0] == [0, 1, 2, 3, 4]
@@ -270,7 +270,7 @@ async def test_subdesign_runs_as_a_sub_agent() -> None:
               "synth": {"agent": "synthesizer", "from": ["plan", "solve"]}}, "synth", name="orchestra")
     rows: list[dict] = []
     calls: list[dict] = []
-    gw = Gateway({"default": ModelSpec(id="sim/perfect")}, sink=calls.append)
+    gw = Gateway({"default": ModelSpec(id="sim/perfect")}, sink=lambda r: calls.append(r.as_dict()))
     r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB, node_sink=rows.append))
     assert r.status == "ok" and r.calls == 1 + 2 * 3 + 1 == len(calls)
     sub_rows = [x for x in rows if x["node"].startswith("solve/")]
@@ -314,7 +314,7 @@ async def test_node_rows_fit_the_store(tmp_path) -> None:
     calls: list[dict] = []
     tags = {"run_id": "run1", "design": "debate", "task_id": "t", "seed": 0, "purpose": "design"}
     gw = sim(0.6)
-    gw.sink = calls.append
+    gw.sink = lambda r: calls.append(r.as_dict())
     r = await run_design("debate", TASK, RunContext(gateway=gw, library=LIB, node_sink=rows.append, tags=tags))
     st = Store(tmp_path / "s.duckdb")
     w = StoreWriter(st)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncio
 import logging
 
@@ -26,7 +28,7 @@ async def test_canary_key_never_in_store_cache_or_logs(http_server, store, tmp_p
     w = StoreWriter(store)
     cache = ResponseCache(tmp_path / "cache.sqlite")
     with caplog.at_level(logging.DEBUG):
-        gw = Gateway(models, cache=cache, sink=w.sink("calls", {"run_id": "r"}), retry_base_s=0.01)
+        gw = Gateway(models, cache=cache, sink=lambda r: w.put(dataclasses.replace(r, run_id="r")), retry_base_s=0.01)
         rs = await asyncio.gather(gw.complete("ok", [{"role": "user", "content": "a"}]),
                                   gw.complete("bad", [{"role": "user", "content": "b"}]),
                                   gw.complete("env", [{"role": "user", "content": "c"}]))

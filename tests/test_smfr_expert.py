@@ -41,7 +41,7 @@ async def test_runs_on_sim_one_meta_call_and_three_per_investor():
     calls: list[dict] = []
     model = ModelSpec(id="sim/unit", sim=SimProfile(accuracy={"default": 1.0},
                                                     completion_tokens=TokenDist(mean=60, sd=10)))
-    ctx = RunContext(gateway=Gateway({"default": model}, sink=calls.append), library=Library(),
+    ctx = RunContext(gateway=Gateway({"default": model}, sink=lambda r: calls.append(r.as_dict())), library=Library(),
                      tags={"run_id": "r", "design": "smfr-expert", "task_id": task.id, "seed": 0, "purpose": "design"})
     r = await run_design("smfr-expert", task, ctx)
     assert r.status == "ok" and r.calls == len(calls) == 1 + 3 * 2  # the simulator lists 2 investors

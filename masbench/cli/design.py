@@ -108,7 +108,7 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
     prep = _prepare(suite, model, lib)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
     with writing(store or prep.store_path, "masbench design holistic") as session:  # the one writer
-        gw = _scripted(script, prep, session.writer.sink("calls"))
+        gw = _scripted(script, prep, session.writer.put)
         res = asyncio.run(holistic_session(prep, session, cfg, export=export, suite_out=suite_out, gateway=gw))
     t = Table(title=f"holistic designer: {len(res.records)} candidate(s), run {res.run_id}")
     for c in ("#", "name", "valid", "rejection / repairs", "tokens"):

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..harness.prepare import RunOptions, prepare
-from ..llm import Gateway
+from ..llm import Gateway, is_simulated
 from ..llm.errors import misconfig_hint, systemic_reason
 from ..spec.problems import SpecError
 from .common import console, err, parse_model_overrides
@@ -50,7 +50,7 @@ def doctor(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.y
     for alias, verdict, detail in asyncio.run(all_models()):
         code = {"ok": 0, "failed": 1, "misconfigured": 3}[verdict]
         worst = max(worst, code)
-        sim = " (SIMULATED)" if prep.models[alias].provider == "sim" else ""
+        sim = " (SIMULATED)" if is_simulated(prep.models[alias]) else ""
         console.print(f"{alias} ({prep.models[alias].id}){sim}: {verdict} · {detail}", markup=False, highlight=False,
                       soft_wrap=True)
     if worst:

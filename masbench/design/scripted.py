@@ -17,6 +17,7 @@ import math
 import sys
 from typing import Any, Callable
 
+from ..llm import is_simulated
 from ..llm.scripted import ScriptedGateway
 from ..llm.sim import Simulator, profile_for, skill_accuracy
 from ..spec.model import ModelSpec
@@ -59,7 +60,7 @@ class ScriptedDesignerGateway:
             text = self.others(info) if self.others is not None else None
             return text if text is not None else self._simulate(spec, info)
         info["role"] = role = str(sim.get("role", "design"))
-        p = skill_accuracy(profile_for(spec.id, spec.sim), []) if spec.provider == "sim" else 1.0
+        p = skill_accuracy(profile_for(spec.id, spec.sim), []) if is_simulated(spec) else 1.0
         text = self._reply(role, info, _draw(sim, info["sample_index"]) < p)
         self.requests.append(info)
         mt = info.get("max_tokens")
@@ -80,7 +81,7 @@ class ScriptedDesignerGateway:
 
     def _simulate(self, spec: ModelSpec, info: dict[str, Any]) -> str:
         """The simulator's reply to a non-designer call (its faults raise, so the attempt fails)."""
-        if spec.provider != "sim":
+        if not is_simulated(spec):
             raise RuntimeError(f"scripted designer gateway: non-designer calls need a sim/… model, "
                                f"{info['alias']!r} is {spec.id!r}")
         coro = self._sim.complete(spec.id, profile_for(spec.id, spec.sim), info["messages"], info.get("max_tokens"),

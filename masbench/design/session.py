@@ -69,7 +69,7 @@ async def _holistic(prep: Any, session: RunSession, config: HolisticConfig, expo
                            {a: m.id for a, m in prep.models.items()}, prep.simulated,
                            command="masbench design holistic")
     writer = session.writer
-    gw = gateway or Gateway(prep.models, sink=writer.sink("calls"))
+    gw = gateway or Gateway(prep.models, sink=writer.put)
     d = HolisticDesigner(gw, prep.library, config, tags={"run_id": run_id}, design_sink=writer.put)
     recs = await d.generate(_examples(prep.tasks, config.examples), description=prep.suite.description, seed=seed)
     writer.flush()

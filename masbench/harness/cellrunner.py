@@ -47,7 +47,7 @@ class CellRunner:
         self.store = store
         self.run_id = run_id
         self.writer = writer
-        self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.sink("calls"))
+        self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.put)
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}

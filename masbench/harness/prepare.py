@@ -11,7 +11,7 @@ from typing import Any
 from ..bench import load_suite_tasks, load_tasks
 from ..bench.types import TaskInstance
 from ..library import Library
-from ..llm import models_from, require_prices
+from ..llm import is_simulated, models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
@@ -89,7 +89,7 @@ def prepare(opts: RunOptions) -> Prepared:
         resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
     models = models_from(suite.models, opts.overrides)
     require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
-    simulated = any(m.provider == "sim" for m in models.values())
+    simulated = any(is_simulated(m) for m in models.values())
     store_path = Path(opts.store or suite.store)
     return Prepared(suite, loaded.path, library, tasks, designs, models,
                     config_hash(suite, opts.overrides, opts.limit, base), store_path, simulated)

@@ -1,18 +1,26 @@
 """The one gateway to models: litellm for every provider, ``embedded/…`` (in-process llama.cpp)
-and ``sim/…`` (seeded simulator, always labelled simulated)."""
+and ``sim/…`` (seeded simulator, always labelled simulated) — one backend per provider in
+:data:`BACKENDS`, which code outside masbench may extend."""
 
 from __future__ import annotations
 
-from .backends import Attempt, Backend, Reply
+from .attempts import ModelUnavailable
+from .backends import BACKENDS, Attempt, Backend, ModelBackend, Reply, backend_class, is_simulated, provider_of
 from .cache import ResponseCache, cache_key
 from .errors import SimFault, is_retryable
-from .gateway import CallResult, Gateway, models_from, prompt_token_bound
+from .gateway import Gateway, models_from, prompt_token_bound
 from .metered import metered_call
-from .pricing import Prices, require_prices, resolve_prices
+from .pricing import FREE, Prices, require_prices, resolve_prices
+from .record import Sink
+from .result import CallResult
 from .scripted import ScriptBackend, ScriptedGateway
 from .sim import BUILTIN_PROFILES, Simulator, profile_for, skill_accuracy, wrong_answer
+from .usage import Usage
 
 __all__ = [
-    "Attempt", "Backend", "BUILTIN_PROFILES", "Reply", "CallResult", "Gateway", "Prices", "ResponseCache", "ScriptBackend", "ScriptedGateway", "SimFault", "Simulator", "cache_key",
-    "is_retryable", "metered_call", "models_from", "prompt_token_bound", "profile_for", "require_prices", "resolve_prices", "skill_accuracy", "wrong_answer",
+    "Attempt", "BACKENDS", "Backend", "BUILTIN_PROFILES", "CallResult", "FREE", "Gateway", "ModelBackend",
+    "ModelUnavailable", "Prices", "Reply", "ResponseCache", "ScriptBackend", "ScriptedGateway", "SimFault", "Simulator",
+    "Sink", "Usage", "backend_class", "cache_key", "is_retryable", "is_simulated", "metered_call", "models_from",
+    "prompt_token_bound", "profile_for", "provider_of", "require_prices", "resolve_prices", "skill_accuracy",
+    "wrong_answer",
 ]

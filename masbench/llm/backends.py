@@ -1,18 +1,41 @@
-"""Model backends: what answers one attempt of a call. The gateway owns everything around the
-attempt (cache, retries, concurrency, pricing, call rows); a backend only turns a request into a
-:class:`Reply`. Built in: the simulator (``sim/…``) and litellm (every provider, and the embedded
-model behind a litellm ``CustomLLM``). Tests plug in a scripted backend
-(:class:`masbench.llm.scripted.ScriptBackend`) through ``Gateway(backend=…)``."""
+"""Model backends by provider: what answers one attempt of a call, and what the gateway must know
+about a provider before it calls it.
+
+A model's *provider* is the part of its id before ``/`` (``sim/p60`` → ``sim``). The gateway asks
+:data:`BACKENDS` for the backend class of that provider — ``sim`` (the seeded simulator),
+``embedded`` (in-process llama.cpp behind litellm) — and any provider not registered goes to
+``litellm`` (every hosted or OpenAI-compatible provider). A :class:`ModelBackend` owns:
+
+- the attempt itself (``await backend(attempt) -> Reply``);
+- :attr:`~ModelBackend.simulated`: whether its replies are simulated (labelled so everywhere);
+- :meth:`~ModelBackend.prompt_token_bound`: an upper bound on a call's billed prompt tokens,
+  for budget enforcement and for what a usage-missing call is counted;
+- :meth:`~ModelBackend.default_prices`: its prices when the model's YAML gives none (``None``:
+  the YAML must price the model — ``*_usd_per_mtok`` or ``price: 0`` — or a run refuses it);
+- :meth:`~ModelBackend.prepare`: per-model set-up when a gateway first sees the model.
+
+Adding a provider is one class registered from anywhere (no file of masbench edited)::
+
+    from masbench.llm import BACKENDS, ModelBackend, Reply
+
+    @BACKENDS.register("toy")
+    class ToyBackend(ModelBackend):
+        async def __call__(self, a): return Reply("Answer: 4", 10, 2)
+
+Tests may still plug one attempt callable into ``Gateway(backend=…)``: it answers every model
+(see :class:`masbench.llm.scripted.ScriptBackend`), while pricing, the simulated label of a
+call that got no reply and the prompt bound stay the model's provider's.
+"""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+from ..registry import Registry
 from ..spec.model import ModelSpec
-from .sim import Simulator, profile_for
-from .usage import Usage, as_dict, estimated, family_of, normalize
+from .prices import Prices
+from .usage import Usage
 
 
 @dataclass(slots=True)
@@ -46,6 +69,17 @@ class Reply:
         return cls(text, u.prompt_tokens, u.completion_tokens, u.cached_read, finish_reason, simulated,
                    u.cache_write, u.reasoning, u.raw, "estimated" if u.estimated else status, u.reported_cost)
 
+    def usage(self) -> Usage | None:
+        """The reply's token classes (None when the provider reported no usage) — the one place a
+        reply's totals become a :class:`~masbench.llm.usage.Usage`."""
+        if self.usage_status == "missing":
+            return None
+        return Usage(prompt_fresh=max(self.prompt_tokens - self.cached_tokens - self.cache_write_tokens, 0),
+                     cached_read=self.cached_tokens, cache_write=self.cache_write_tokens,
+                     completion_visible=max(self.completion_tokens - self.reasoning_tokens, 0),
+                     reasoning=self.reasoning_tokens, raw=self.usage_raw, reported_cost=self.reported_cost,
+                     estimated=self.usage_status == "estimated")
+
 
 @dataclass(slots=True)
 class Attempt:
@@ -69,77 +103,65 @@ class Backend(Protocol):
     async def __call__(self, a: Attempt) -> Reply: ...
 
 
-class SimBackend:
-    """The seeded simulator (``sim/<profile>``); its replies are flagged simulated."""
+class ModelBackend:
+    """The backend of one provider (see the module docstring). A gateway makes one instance per
+    provider it meets; the class attributes and :meth:`default_prices` are read without one."""
 
-    def __init__(self) -> None:
-        self._sim = Simulator()
-
-    async def __call__(self, a: Attempt) -> Reply:
-        r = await self._sim.complete(a.spec.id, profile_for(a.spec.id, a.spec.sim), a.messages, a.req.get("max_tokens"),
-                                     a.sample_index, a.attempt, a.metadata.get("sim"))
-        return Reply(r.text, r.prompt_tokens, r.completion_tokens, 0, r.finish_reason, True)
-
-
-class LitellmBackend:
-    """Every other provider, through ``litellm.acompletion`` (litellm is imported on first use:
-    its import costs ~2 s and sim runs never need it)."""
+    simulated: ClassVar[bool] = False
+    """Whether this provider's replies are simulated (every number it yields is labelled so)."""
 
     async def __call__(self, a: Attempt) -> Reply:
-        from ._litellm import litellm  # deferred: heavy import, only for real providers
+        raise NotImplementedError
 
-        spec = a.spec
-        kwargs: dict[str, Any] = dict(a.req)
-        kwargs.setdefault("timeout", spec.timeout_s)
-        if spec.api_base:
-            kwargs["api_base"] = spec.api_base
-        if spec.api_key_env:
-            key = os.environ.get(spec.api_key_env)
-            if key is None:
-                raise PermissionError(f"environment variable {spec.api_key_env} is not set")
-            kwargs["api_key"] = key
-        elif spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "sk-no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) need none
-        if spec.provider == "embedded":
-            kwargs.setdefault("seed", a.sample_index)
-        resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
-        if kwargs.get("stream"):
-            text, finish, usage = await _drain(resp)
-            # litellm stamps its own bill onto a streamed usage as `cost`, priced from the first
-            # registration of the model id in the process (another alias's prices, say): that is
-            # not the provider's figure, so the call is priced by our own table instead.
-            usage = {k: v for k, v in (as_dict(usage) or {}).items() if k != "cost"} or None
-        else:
-            usage = getattr(resp, "usage", None)
-            choice = resp.choices[0]
-            text = getattr(choice.message, "content", None) or ""
-            finish = getattr(choice, "finish_reason", None)
-        family = family_of(spec.id, spec.api_base)
-        u = normalize(usage, family)
-        if u is not None:
-            return Reply.of(text, u, finish)
-        if spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
-            model = spec.id if spec.provider == "litellm" else "gpt-4o"
-            pt = litellm.token_counter(model=model, messages=a.messages)
-            ct = litellm.token_counter(model=model, text=text) if text else 0
-            return Reply.of(text, estimated(pt, ct, family), finish)
-        return Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
+    def prepare(self, spec: ModelSpec) -> None:
+        """Called once per model alias a gateway registers (fail fast on a bad model here)."""
+
+    @classmethod
+    def default_prices(cls, spec: ModelSpec) -> Prices | None:
+        """Prices when the model's YAML sets none; None (the default): the YAML must price it
+        (``*_usd_per_mtok``, or ``price: 0`` for a free model), or a run stops before any call."""
+        return None
+
+    @classmethod
+    def register_prices(cls, spec: ModelSpec, prices: Prices) -> None:
+        """Tell the provider's client the prices we charge (litellm's cost map); default: nothing."""
+
+    def prompt_token_bound(self, spec: ModelSpec, messages: list[dict[str, Any]]) -> int:
+        """An upper bound on the prompt tokens a call will be billed. Default: UTF-8 bytes plus 8
+        per message (a token is at least one byte)."""
+        return sum(len(str(m.get("content", "")).encode()) + 8 for m in messages)
 
 
-async def _drain(stream: Any) -> tuple[str, str | None, Any]:
-    """Text, finish reason and usage of a streamed response (usage only if a chunk carried it)."""
-    parts: list[str] = []
-    finish = usage = None
-    async for chunk in stream:
-        for ch in getattr(chunk, "choices", None) or []:
-            if getattr(ch, "index", 0) != 0:
-                continue
-            delta = getattr(ch, "delta", None)
-            if delta is not None and getattr(delta, "content", None):
-                parts.append(delta.content)
-            finish = getattr(ch, "finish_reason", None) or finish
-        usage = getattr(chunk, "usage", None) or usage
-    return "".join(parts), finish, usage
+FREE = Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
+"""Prices of a provider that is free by declaration (the simulator, the embedded model)."""
+
+DEFAULT_PROVIDER = "litellm"
+"""The :data:`BACKENDS` entry for every provider not registered by name."""
+
+BACKENDS: Registry[type[ModelBackend]] = Registry("model backend", {
+    "sim": "masbench.llm.sim_backend:SimBackend",
+    "embedded": "masbench.llm.litellm_backend:EmbeddedBackend",
+    DEFAULT_PROVIDER: "masbench.llm.litellm_backend:LitellmBackend",
+})
+"""Provider (the model id's part before ``/``) → its :class:`ModelBackend` class; a provider not
+listed goes to ``litellm``."""
 
 
-__all__ = ["Attempt", "Backend", "LitellmBackend", "Reply", "SimBackend"]
+def provider_of(spec: ModelSpec) -> str:
+    """The :data:`BACKENDS` key that answers a model: its id's provider if registered, else ``litellm``."""
+    head = spec.id.split("/", 1)[0] if "/" in spec.id else ""
+    return head if head and head in BACKENDS else DEFAULT_PROVIDER
+
+
+def backend_class(spec: ModelSpec) -> type[ModelBackend]:
+    """The backend class of a model's provider."""
+    return BACKENDS[provider_of(spec)]
+
+
+def is_simulated(spec: ModelSpec) -> bool:
+    """Whether a model's replies are simulated (its provider's backend says so)."""
+    return backend_class(spec).simulated
+
+
+__all__ = ["Attempt", "BACKENDS", "Backend", "DEFAULT_PROVIDER", "FREE", "ModelBackend", "Reply", "backend_class",
+           "is_simulated", "provider_of"]

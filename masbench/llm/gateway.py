@@ -1,80 +1,33 @@
 """The one gateway to models. Every model call in masbench goes through :meth:`Gateway.complete`.
 
-Per call: cache lookup (keyed with the sample index), a per-model concurrency slot, litellm
-``acompletion`` (or the in-process simulator for ``sim/…``), retries with exponential backoff and
-jitter on retryable errors only, USD cost per token class (see :mod:`masbench.llm.pricing`, with
-its provenance), and one call row to the sink with the token classes, the raw usage, cost,
-latency, cache hit, attempts, status and error. A call that still fails is *recorded* and
-returned with ``error`` set — never dropped.
-
-Call status (:func:`call_status`): ``ok``; ``error`` (failed after retries); ``usage_missing``
-(the provider returned no usage and the model does not opt in to ``estimate_usage``: an error,
-never 0 tokens); ``truncated`` (``finish_reason = length``); ``empty`` (no visible text).
+Per call: cache lookup (keyed with the sample index), the attempt loop (:mod:`.attempts`: the
+model's health gate, a per-model concurrency slot, retries with backoff on retryable errors only)
+sending each attempt to the model's provider backend (:data:`~masbench.llm.backends.BACKENDS`),
+USD cost per token class (:mod:`.pricing`, with its provenance), and one call row to the sink
+(:mod:`.record`). A call that still fails is *recorded* and returned with ``error`` set — never
+dropped. What a call's usage means, reported and counted, is :mod:`.result`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import json
-import logging
-import random
 import time
 import uuid
-from dataclasses import dataclass
-from typing import Any, Callable
-
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from typing import Any
 
 from ..spec.model import ModelSpec
-from .backends import Attempt, Backend, LitellmBackend, SimBackend
+from .attempts import AttemptLoop, ModelUnavailable, Outcome
+from .backends import Attempt, Backend, ModelBackend, Reply, backend_class, provider_of
 from .cache import ResponseCache, cache_key
-from .errors import describe, is_retryable, retry_after_s, systemic_reason
+from .errors import describe
 from .health import BreakerConfig, ModelHealth
 from .pricing import Prices, resolve_prices
-from .sim import _prompt_tokens, profile_for
+from .record import Sink, call_row, new_stats, tally
+from .result import NO_USAGE, CallResult, call_status, worst_case
 from .usage import Usage
 
-log = logging.getLogger("masbench.llm")
-
-Sink = Callable[[dict[str, Any]], None]
-
-
-@dataclass(slots=True)
-class CallResult:
-    """The outcome of one logical call (after retries)."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    cost_usd: float
-    latency_s: float
-    cache_hit: bool
-    attempts: int
-    error: str | None
-    model: str
-    alias: str
-    simulated: bool
-    finish_reason: str | None
-    call_id: str
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_source: str = "yaml"
-    """Where the cost came from: ``yaml``, ``litellm-map``, ``provider-reported``, ``zero-declared``, ``unpriced``."""
-    usage_status: str = "reported"
-    """``reported``, ``estimated`` or ``missing``."""
-    usage_raw: dict[str, Any] | None = None
-    status: str = "ok"
-    """``ok``, ``error``, ``usage_missing``, ``truncated`` or ``empty`` (see :func:`call_status`)."""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+USAGE_MISSING = ("usage_missing: the provider returned no token usage (set estimate_usage: true on the model "
+                 "to count it with a tokenizer, flagged estimated)")
 
 
 def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] | None = None) -> dict[str, ModelSpec]:
@@ -95,51 +48,54 @@ _UNPRICED = {"input_usd_per_mtok": None, "output_usd_per_mtok": None, "cached_in
              "cache_write_usd_per_mtok": None, "reasoning_usd_per_mtok": None, "price": None}
 
 
-class ModelUnavailable(Exception):
-    """A call not sent because its model is dead (misconfigured); never retried."""
-
-
-
 class Gateway:
     """Routes calls to models by alias (or raw id), with cache, retries, limits, cost and logging."""
 
     def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
                  sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0,
                  backend: Backend | None = None, breaker: BreakerConfig | None = None):
-        self.breaker = breaker or BreakerConfig()
-        self.health: dict[str, ModelHealth] = {}
-        """Per alias: probe, breaker, Retry-After hold, dead (see :mod:`.health`)."""
-        self.fatal: tuple[str, str, str] | None = None
-        """(alias, model id, error) of the first model found misconfigured: the run must stop."""
+        self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, self._health_stats)
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
-        self.retry_base_s = retry_base_s
-        self.retry_max_s = retry_max_s
-        self._sems: dict[str, asyncio.Semaphore] = {}
+        """Receives one :class:`~masbench.store.rows.CallRow` per call (e.g. ``StoreWriter.put``)."""
         self._prices: dict[str, Prices] = {}
         self.backend = backend
-        """Answers every model's attempts instead of the built-in backends (scripted tests)."""
-        self._sim_backend = SimBackend()
-        self._litellm_backend = LitellmBackend()
-        self._embedded_ready = False
+        """Answers every model's attempts instead of the providers' backends (scripted tests)."""
+        self._backends: dict[str, ModelBackend] = {}
         self._prefix = uuid.uuid4().hex[:12]
-        self.stats = {"calls": 0, "errors": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                      "cost_usd": 0.0, "breakers_open": 0, "retry_after_waits": 0}
+        self.stats: dict[str, Any] = new_stats()
+        """Running totals of the counted usage (the progress display reads this dict live)."""
         for alias, spec in self.models.items():
             self._prepare(alias, spec)
 
+    @property
+    def breaker(self) -> BreakerConfig:
+        return self.loop.breaker
+
+    @property
+    def health(self) -> dict[str, ModelHealth]:
+        """Per alias: probe, breaker, Retry-After hold, dead (see :mod:`.health`)."""
+        return self.loop.health
+
+    @property
+    def fatal(self) -> tuple[str, str, str] | None:
+        """(alias, model id, error) of the first model found misconfigured: the run must stop."""
+        return self.loop.fatal
+
     # ----- model resolution ------------------------------------------------------------------
+    def provider(self, spec: ModelSpec) -> ModelBackend:
+        """This gateway's instance of the model's provider backend (made on first use)."""
+        name = provider_of(spec)
+        b = self._backends.get(name)
+        if b is None:
+            b = self._backends[name] = backend_class(spec)()
+        return b
+
     def _prepare(self, alias: str, spec: ModelSpec) -> None:
         self._prices[alias] = resolve_prices(spec)
-        self._sems[alias] = asyncio.Semaphore(spec.concurrency)
-        self.health[alias] = ModelHealth(alias, self.breaker)
-        if spec.provider == "sim":
-            profile_for(spec.id, spec.sim)  # fail fast on an unknown profile
-        elif spec.provider == "embedded" and not self._embedded_ready:
-            from .embedded import register_embedded  # deferred: llama.cpp + litellm, only for embedded/
-            register_embedded()
-            self._embedded_ready = True
+        self.loop.add_model(alias, spec)
+        self.provider(spec).prepare(spec)
 
     def add_model(self, alias: str, spec: ModelSpec) -> None:
         """Register a model under an alias (no-op if the alias exists), e.g. a handbook's pool."""
@@ -164,7 +120,13 @@ class Gateway:
         return self._prices[alias]
 
     def is_simulated(self, model: str) -> bool:
-        return self.resolve(model)[1].provider == "sim"
+        spec = self.resolve(model)[1]
+        return self.provider(spec).simulated
+
+    def prompt_token_bound(self, model: str, messages: list[dict[str, Any]]) -> int:
+        """An upper bound on the prompt tokens a call will be billed (its provider's bound)."""
+        spec = self.resolve(model)[1]
+        return self.provider(spec).prompt_token_bound(spec, messages)
 
     # ----- the call --------------------------------------------------------------------------
     async def complete(self, model: str, messages: list[dict[str, Any]], *, sample_index: int = 0,
@@ -182,206 +144,97 @@ class Gateway:
         if max_tokens is not None:
             req["max_tokens"] = max_tokens
         call_id = f"{self._prefix}-{next(_counter)}"
-        key = None
         t0 = time.perf_counter()
+        key = None
         if self.cache is not None:
             key = cache_key(spec.id, spec.api_base, messages, req, sample_index)
             hit = self.cache.get(key)
             if hit is not None:
-                res = CallResult(hit["text"], hit["prompt_tokens"], hit["completion_tokens"], hit.get("cached_tokens", 0),
-                                 hit["cost_usd"], time.perf_counter() - t0, True, 0, None, spec.id, alias,
-                                 spec.provider == "sim", hit.get("finish_reason"), call_id,
-                                 hit.get("cache_write_tokens", 0), hit.get("reasoning_tokens", 0),
-                                 hit.get("cost_source", self._prices[alias].source), hit.get("usage_status", "reported"),
-                                 hit.get("usage_raw"))
-                res.status = call_status(res)
+                res = self._from_cache(hit, spec, alias, call_id)
+                res.latency_s = time.perf_counter() - t0
                 self._record(res, tags, sample_index, [])
                 return res
-        attempts = 0
-        attempt_log: list[str] = []
-        result: CallResult | None = None
-        cell = (tags or {}).get("design"), (tags or {}).get("task_id"), (tags or {}).get("seed")
+        backend = self.backend or self.provider(spec)
+        t = tags or {}
 
-        async def attempt_once() -> CallResult:
-            nonlocal attempts
-            health = self.health[alias]
-            dead, probe = await health.acquire()  # probe / breaker / Retry-After / dead model
-            if dead:
-                raise ModelUnavailable(f"not sent: model {alias!r} ({spec.id}) is unusable: {dead}")
-            attempts += 1
-            try:
-                async with self._sems[alias]:
-                    res = await self._once(alias, spec, messages, req, sample_index, attempts, metadata, call_id, tags)
-            except asyncio.CancelledError:
-                if probe:
-                    health.release_probe()
-                raise
-            except Exception as exc:
-                attempt_log.append(describe(exc))
-                self._health_report(alias, spec, health, exc, probe, cell)
-                raise
-            health.report(ok=True, probe=probe)
-            if probe:
-                self._health_stats()
-            return res
+        def send(n: int):
+            return backend(Attempt(alias, spec, messages, req, sample_index, n, metadata or {}, t))
 
-        # First attempt without tenacity (its bookkeeping costs ~30 µs a call); the retry loop
-        # only starts once a retryable error has happened.
-        first_error: Exception | None = None
-        try:
-            result = await attempt_once()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            first_error = exc
-        if first_error is not None:
-            if not is_retryable(first_error) or spec.max_attempts <= attempts:
-                return self._failed(first_error, attempts, spec, alias, call_id, t0, tags, sample_index, attempt_log)
-            # tenacity's first try is immediate; the failed first attempt earns a jittered wait
-            # (a Retry-After hold is waited for inside attempt_once, by the model's health).
-            await asyncio.sleep(random.uniform(0, self.retry_base_s))
-            try:
-                async for attempt in AsyncRetrying(
-                    stop=stop_after_attempt(spec.max_attempts - 1),
-                    wait=wait_random_exponential(multiplier=self.retry_base_s, max=self.retry_max_s),
-                    retry=retry_if_exception(is_retryable),
-                    reraise=True,
-                ):
-                    with attempt:
-                        result = await attempt_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the call failed for good: record it, return it
-                return self._failed(exc, attempts, spec, alias, call_id, t0, tags, sample_index, attempt_log)
-        assert result is not None
-        result.attempts = attempts
-        result.latency_s = time.perf_counter() - t0
-        result.status = call_status(result)
-        if key is not None and result.error is None:
-            self.cache.put(key, {"text": result.text, "prompt_tokens": result.prompt_tokens,
-                                 "completion_tokens": result.completion_tokens,
-                                 "cached_tokens": result.cached_tokens, "cost_usd": result.cost_usd,
-                                 "finish_reason": result.finish_reason, "cache_write_tokens": result.cache_write_tokens,
-                                 "reasoning_tokens": result.reasoning_tokens, "cost_source": result.cost_source,
-                                 "usage_status": result.usage_status, "usage_raw": result.usage_raw})
-        self._record(result, tags, sample_index, attempt_log)
-        return result
-
-    def _health_report(self, alias: str, spec: ModelSpec, health: ModelHealth, exc: Exception, probe: bool,
-                       cell: tuple) -> None:
-        systemic = systemic_reason(exc)
-        retryable = systemic is None and is_retryable(exc)
-        health.report(ok=False, probe=probe, systemic=systemic, retryable=retryable,
-                      bad_request=None if systemic or retryable else describe(exc), cell=cell,
-                      retry_after=retry_after_s(exc) if retryable else None)
-        if health.dead and self.fatal is None:
-            self.fatal = (alias, spec.id, health.dead)
-        self._health_stats()
-
-    def _health_stats(self) -> None:
-        self.stats["breakers_open"] = sum(h.breaker_open for h in self.health.values())
-        self.stats["retry_after_waits"] = sum(h.retry_after_waits for h in self.health.values())
-
-    def _failed(self, exc: BaseException, attempts: int, spec: ModelSpec, alias: str, call_id: str, t0: float,
-                tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> CallResult:
-        res = CallResult("", 0, 0, 0, 0.0, time.perf_counter() - t0, False, attempts, describe(exc), spec.id,
-                         alias, spec.provider == "sim", None, call_id, cost_source=self._prices[alias].source,
-                         status="error")
-        self._record(res, tags, sample_index, attempt_log)
+        out = await self.loop.run(alias, spec, send, (t.get("design"), t.get("task_id"), t.get("seed")))
+        res = self._result(out, spec, alias, call_id, messages, req)
+        res.latency_s = time.perf_counter() - t0
+        if self.cache is not None and key is not None and res.error is None and res.usage is not None:
+            self.cache.put(key, _cache_entry(res, res.usage))
+        self._record(res, tags, sample_index, out.log)
         return res
 
-    async def _once(self, alias: str, spec: ModelSpec, messages: list[dict[str, Any]], req: dict[str, Any],
-                    sample_index: int, attempt: int, metadata: dict[str, Any] | None, call_id: str,
-                    tags: dict[str, Any] | None) -> CallResult:
-        backend = self.backend or (self._sim_backend if spec.provider == "sim" else self._litellm_backend)
-        r = await backend(Attempt(alias, spec, messages, req, sample_index, attempt, metadata or {}, tags or {}))
+    def _result(self, out: Outcome, spec: ModelSpec, alias: str, call_id: str, messages: list[dict[str, Any]],
+                req: dict[str, Any]) -> CallResult:
+        """The one place a call's :class:`CallResult` is built from what its attempts came to."""
         prices = self._prices[alias]
-        error = None
-        if r.usage_status == "missing":
-            error = ("usage_missing: the provider returned no token usage (set estimate_usage: true on the model "
-                     "to count it with a tokenizer, flagged estimated)")
-        if r.reported_cost is not None:
-            cost, source = float(r.reported_cost), "provider-reported"
+        r = out.reply
+        if r is None:  # failed for good (or never sent: a dead model)
+            assert out.error is not None
+            return CallResult(text="", model=spec.id, alias=alias, call_id=call_id,
+                              simulated=self.provider(spec).simulated, usage=NO_USAGE, counted=NO_USAGE,
+                              cost_usd=0.0, cost_source=prices.source, attempts=out.attempts,
+                              error=describe(out.error), status="error")
+        usage = r.usage()
+        if usage is None:  # counted at its worst case, never 0 (see .result)
+            counted, cost = worst_case(self.provider(spec).prompt_token_bound(spec, messages), req.get("max_tokens"),
+                                       prices)
+            source = prices.source
+        elif usage.reported_cost is not None:
+            counted, cost, source = usage, float(usage.reported_cost), "provider-reported"
         else:
-            u = Usage(max(r.prompt_tokens - r.cached_tokens - r.cache_write_tokens, 0), r.cached_tokens,
-                      r.cache_write_tokens, max(r.completion_tokens - r.reasoning_tokens, 0), r.reasoning_tokens)
-            cost, source = prices.cost_of(u), prices.source
-        return CallResult(r.text, r.prompt_tokens, r.completion_tokens, r.cached_tokens, cost, 0.0, False, attempt,
-                          error, spec.id, alias, r.simulated, r.finish_reason, call_id, r.cache_write_tokens,
-                          r.reasoning_tokens, source, r.usage_status, r.usage_raw)
+            counted, cost, source = usage, prices.cost_of(usage), prices.source
+        res = CallResult(text=r.text, model=spec.id, alias=alias, call_id=call_id, simulated=r.simulated,
+                         usage=usage, counted=counted, cost_usd=cost, cost_source=source, attempts=out.attempts,
+                         error=USAGE_MISSING if usage is None else None, finish_reason=r.finish_reason,
+                         usage_raw=r.usage_raw)
+        res.status = call_status(res)
+        return res
+
+    def _from_cache(self, hit: dict[str, Any], spec: ModelSpec, alias: str, call_id: str) -> CallResult:
+        prompt, cached, write = hit["prompt_tokens"], hit.get("cached_tokens", 0), hit.get("cache_write_tokens", 0)
+        completion, reasoning = hit["completion_tokens"], hit.get("reasoning_tokens", 0)
+        usage = Usage(prompt_fresh=max(prompt - cached - write, 0), cached_read=cached, cache_write=write,
+                      completion_visible=max(completion - reasoning, 0), reasoning=reasoning,
+                      raw=hit.get("usage_raw"), estimated=hit.get("usage_status") == "estimated")
+        res = CallResult(text=hit["text"], model=spec.id, alias=alias, call_id=call_id,
+                         simulated=self.provider(spec).simulated, usage=usage, counted=usage,
+                         cost_usd=hit["cost_usd"], cost_source=hit.get("cost_source", self._prices[alias].source),
+                         cache_hit=True, finish_reason=hit.get("finish_reason"), usage_raw=hit.get("usage_raw"))
+        res.status = call_status(res)
+        return res
 
     # ----- logging ---------------------------------------------------------------------------
+    def _health_stats(self) -> None:
+        self.stats["breakers_open"] = self.loop.breakers_open()
+        self.stats["retry_after_waits"] = self.loop.retry_after_waits()
+
     def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> None:
-        st = self.stats
-        st["calls"] += 1
-        st["errors"] += res.error is not None
-        st["cache_hits"] += res.cache_hit
-        st["prompt_tokens"] += res.prompt_tokens
-        st["completion_tokens"] += res.completion_tokens
-        st["cost_usd"] += res.cost_usd
-        if self.sink is None:
-            return
-        missing = res.usage_status == "missing"
-        row = {
-            "call_id": res.call_id, "model_alias": res.alias, "model": res.model, "sample_index": sample_index,
-            "prompt_tokens": None if missing else res.prompt_tokens,
-            "completion_tokens": None if missing else res.completion_tokens,
-            "cached_tokens": None if missing else res.cached_tokens, "cost_usd": None if missing else res.cost_usd,
-            "latency_s": res.latency_s,
-            "cache_hit": res.cache_hit, "attempts": res.attempts, "error": res.error,
-            "attempt_errors": json.dumps(attempt_log) if attempt_log else None,
-            "simulated": res.simulated, "finish_reason": res.finish_reason, "ts": time.time(),
-            **usage_columns(res),
-        }
-        if tags:
-            row.update(tags)
-        self.sink(row)
+        tally(self.stats, res)
+        if self.sink is not None:
+            self.sink(call_row(res, tags, sample_index, attempt_log))
 
     def close(self) -> None:
         if self.cache is not None:
             self.cache.flush()
 
 
-def call_status(res: CallResult) -> str:
-    """The call's status class (see the module docstring)."""
-    if res.usage_status == "missing":
-        return "usage_missing"
-    if res.error is not None:
-        return "error"
-    if res.finish_reason == "length":
-        return "truncated"
-    if not res.text.strip():
-        return "empty"
-    return "ok"
-
-
-def usage_columns(res: CallResult) -> dict[str, Any]:
-    """The call row's token-class, provenance and status columns (NULL counts when usage is missing)."""
-    if res.usage_status == "missing":
-        fresh = write = visible = reasoning = None
-    else:
-        fresh = max(res.prompt_tokens - res.cached_tokens - res.cache_write_tokens, 0)
-        write, reasoning = res.cache_write_tokens, res.reasoning_tokens
-        visible = max(res.completion_tokens - res.reasoning_tokens, 0)
-    return {"prompt_fresh_tokens": fresh, "cache_write_tokens": write, "completion_visible_tokens": visible,
-            "reasoning_tokens": reasoning, "usage_status": res.usage_status,
-            "usage_raw": json.dumps(res.usage_raw, default=str) if res.usage_raw is not None else None,
-            "cost_source": res.cost_source, "status": res.status}
+def _cache_entry(res: CallResult, u: Usage) -> dict[str, Any]:
+    """A successful call as the response cache keeps it (flat counts: older caches stay readable)."""
+    return {"text": res.text, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+            "cached_tokens": u.cached_read, "cost_usd": res.cost_usd, "finish_reason": res.finish_reason,
+            "cache_write_tokens": u.cache_write, "reasoning_tokens": u.reasoning, "cost_source": res.cost_source,
+            "usage_status": res.usage_status, "usage_raw": res.usage_raw}
 
 
 def prompt_token_bound(gateway: Gateway, model: str, messages: list[dict[str, Any]]) -> int:
-    """An upper bound on the prompt tokens a call will be billed, for budget enforcement.
+    """An upper bound on the prompt tokens a call will be billed, for budget enforcement: the
+    model's provider backend's (exact for ``sim/…``; litellm's counter with a margin otherwise)."""
+    return gateway.prompt_token_bound(model, messages)
 
-    Exact for ``sim/…`` (its own formula). Otherwise litellm's token counter with a 25% + 16
-    margin (different tokenizers disagree), falling back to UTF-8 bytes (a token is ≥ 1 byte).
-    """
-    _, spec = gateway.resolve(model)
-    if spec.provider == "sim":
-        return _prompt_tokens(messages)
-    try:
-        from ._litellm import litellm  # deferred: heavy import, only for real providers
 
-        n = litellm.token_counter(model=spec.id if spec.provider == "litellm" else "gpt-4o", messages=messages)
-        return int(n * 1.25) + 16
-    except Exception:
-        return sum(len(str(m.get("content", "")).encode()) + 8 for m in messages)
+__all__ = ["CallResult", "Gateway", "ModelUnavailable", "Reply", "models_from", "prompt_token_bound"]

@@ -1,14 +1,16 @@
 """A model call under a :class:`~masbench.budget.BudgetMeter`: reserve the worst case (a prompt-token
 bound plus ``max_tokens``, in the tokens the meter's basis counts), call through the gateway, settle
-what the call really used — or, when the provider returned no usage, the worst case (a budget never
-counts an unknown as 0). The one implementation behind runtime node calls and designer search calls."""
+what the call is *counted* (:attr:`CallResult.counted <masbench.llm.result.CallResult.counted>`:
+its reported usage, or — when the provider returned no usage — its worst case, never 0). The one
+implementation behind runtime node calls and designer search calls."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..budget import BudgetMeter
-from .gateway import CallResult, Gateway, prompt_token_bound
+from .gateway import Gateway
+from .result import CallResult
 
 
 async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, messages: list[dict[str, Any]], *,
@@ -20,13 +22,9 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
     if not meter.limited:
         res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
                                      max_tokens=max_tokens, tags=tags, metadata=metadata, params=params)
-        if res.usage_status == "missing":  # never 0: the bound of what it could have used
-            bound = prompt_token_bound(gateway, model, messages)
-            meter.add(bound, max_tokens, gateway.prices(model).cost(bound, max_tokens), search=search)
-        else:
-            meter.add(res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+        meter.add(res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
         return res
-    bound = prompt_token_bound(gateway, model, messages)
+    bound = gateway.prompt_token_bound(model, messages)
     worst = meter.worst_tokens(bound, max_tokens)
     worst_usd = gateway.prices(model).cost(bound, max_tokens) if meter.needs_usd else 0.0
     if not meter.reserve(worst, worst_usd, where):
@@ -37,11 +35,7 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
     except BaseException:
         meter.release(worst, worst_usd)
         raise
-    if res.usage_status == "missing":  # the provider did not say what it used: charge the worst case,
-        # priced even when no USD cap made the reservation price it (an unknown cost never reads $0)
-        meter.settle(worst, worst_usd, bound, max_tokens, gateway.prices(model).cost(bound, max_tokens), search=search)
-    else:
-        meter.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+    meter.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
     return res
 
 

@@ -5,73 +5,31 @@ Resolution, per model: an explicit ``price: 0`` in its YAML (``zero-declared``);
 read and cache write to the input price, reasoning to the output price); else litellm's bundled price
 map (``litellm-map``: ``input_cost_per_token``, ``cache_read_input_token_cost``,
 ``cache_creation_input_token_cost``, ``output_cost_per_token``, ``output_cost_per_reasoning_token``,
-with the same fallbacks); the simulator and the embedded model are free by declaration
-(``zero-declared``). A model with none of these is ``unpriced``: :func:`require_prices` stops a run
-on it before any call, and a call made anyway (an ad-hoc gateway) is recorded with cost provenance
-``unpriced`` — never a silent $0. A provider that reports its own cost per call wins for that call
+with the same fallbacks) — which is the ``litellm`` backend's default; a provider backend says
+its own default (:meth:`~masbench.llm.backends.ModelBackend.default_prices`): the simulator and the
+embedded model are free by declaration (``zero-declared``), and a registered backend that gives
+none requires the model's YAML to price it. A model with none of these is ``unpriced``:
+:func:`require_prices` stops a run on it before any call, and a call made anyway (an ad-hoc
+gateway) is recorded with cost provenance ``unpriced`` — never a silent $0. A provider that reports its own cost per call wins for that call
 (``provider-reported``, see the gateway).
 
-Every model is registered with litellm (even at price 0): an unmapped model makes litellm raise
-and swallow a cost error on every call (~0.5 ms each, measured).
+Every model a litellm backend serves is registered with litellm (even at price 0): an unmapped
+model makes litellm raise and swallow a cost error on every call (~0.5 ms each, measured).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from ..spec.model import ModelSpec
 from ..spec.problems import Problem, SpecError, problem_at
 from ..spec.yamlpos import Located
-from .usage import Usage
+from .backends import FREE, backend_class
+from .prices import SOURCES, Prices
 
 log = logging.getLogger("masbench.llm")
 _warned: set[str] = set()
 _registered: set[str] = set()
-
-SOURCES = ("yaml", "litellm-map", "provider-reported", "zero-declared", "unpriced")
-"""Cost provenance values a call row can carry."""
-
-
-@dataclass(frozen=True, slots=True)
-class Prices:
-    """USD per token, per class. ``None`` for a class means "billed like its base class"."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
-    reasoning: float | None = None
-    source: str = "yaml"
-
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
-        """Cost of totals (for worst-case budget bounds): cached tokens at the cached rate."""
-        fresh = max(prompt_tokens - cached_tokens, 0)
-        return fresh * self.input + min(cached_tokens, prompt_tokens) * self.cached_rate + completion_tokens * self.output
-
-    @property
-    def cached_rate(self) -> float:
-        return self.input if self.cached_input is None else self.cached_input
-
-    @property
-    def write_rate(self) -> float:
-        return self.input if self.cache_write is None else self.cache_write
-
-    @property
-    def reasoning_rate(self) -> float:
-        return self.output if self.reasoning is None else self.reasoning
-
-    def cost_of(self, u: Usage) -> float:
-        """Cost of one call's classes: fresh·input + read·cached + write·cache_write +
-        visible·output + reasoning·reasoning."""
-        return (u.prompt_fresh * self.input + u.cached_read * self.cached_rate + u.cache_write * self.write_rate
-                + u.completion_visible * self.output + u.reasoning * self.reasoning_rate)
-
-    def per_mtok(self) -> dict[str, float]:
-        """Effective USD per 1M tokens per class (what a ``price_table`` row holds)."""
-        return {"input_usd_per_mtok": self.input * 1e6, "cached_input_usd_per_mtok": self.cached_rate * 1e6,
-                "cache_write_usd_per_mtok": self.write_rate * 1e6, "output_usd_per_mtok": self.output * 1e6,
-                "reasoning_usd_per_mtok": self.reasoning_rate * 1e6}
 
 
 def _provider(model_id: str) -> str:
@@ -121,53 +79,57 @@ def _from_yaml(spec: ModelSpec) -> Prices | None:
 
 
 def resolve_prices(spec: ModelSpec) -> Prices:
-    """Prices for one model, registering it with litellm at the price we will charge."""
-    p = _from_yaml(spec)
-    if p is None and spec.provider in ("embedded", "sim"):
-        p = Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
-    if p is None:
-        p = from_litellm_map(spec.id)
+    """Prices for one model: its YAML's, else its provider backend's default (litellm's map, or
+    free by declaration), else ``unpriced``; the backend is told the prices we will charge."""
+    backend = backend_class(spec)
+    p = _from_yaml(spec) or backend.default_prices(spec)
     if p is None:
         if spec.id not in _warned:
             _warned.add(spec.id)
             log.warning("no price known for %s: its calls are recorded as cost source 'unpriced' (set "
                         "input_usd_per_mtok/output_usd_per_mtok, or price: 0, in the model's YAML)", spec.id)
         p = Prices(0.0, 0.0, None, None, None, "unpriced")
-    if spec.provider != "sim" and spec.id not in _registered:
-        from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
-
-        _bundled()  # snapshot the map before changing it
-
-        entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
-                 "litellm_provider": _provider(spec.id), "mode": "chat"}
-        try:
-            litellm.register_model({spec.id: entry, spec.id.split("/", 1)[-1]: entry})
-        except Exception as exc:  # registration is an optimisation; never fatal
-            log.debug("litellm.register_model(%s) failed: %s", spec.id, exc)
-        _registered.add(spec.id)
+    backend.register_prices(spec, p)
     return p
+
+
+def register_with_litellm(spec: ModelSpec, p: Prices) -> None:
+    """Register a model with litellm at the price we charge (once per id; even at price 0: an
+    unmapped model makes litellm raise and swallow a cost error on every call)."""
+    if spec.id in _registered:
+        return
+    from ._litellm import litellm  # deferred: heavy import (~2 s), only for real providers
+
+    _bundled()  # snapshot the map before changing it
+
+    entry = {"input_cost_per_token": p.input, "output_cost_per_token": p.output,
+             "litellm_provider": _provider(spec.id), "mode": "chat"}
+    try:
+        litellm.register_model({spec.id: entry, spec.id.split("/", 1)[-1]: entry})
+    except Exception as exc:  # registration is an optimisation; never fatal
+        log.debug("litellm.register_model(%s) failed: %s", spec.id, exc)
+    _registered.add(spec.id)
 
 
 def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite") -> dict[str, Prices]:
     """Every model's prices, or a :class:`SpecError` naming each unpriced model (alias and id) at
     its line of the suite file (``where``: the located suite, or a label) — called by the run path
-    before any call is made (override with ``price: 0``)."""
+    before any call is made (override with ``price: 0``). A model is priced by its YAML or by its
+    provider backend's :meth:`~masbench.llm.backends.ModelBackend.default_prices`."""
     out: dict[str, Prices] = {}
     problems = []
     for alias, spec in models.items():
-        p = _from_yaml(spec)
-        if p is None and spec.provider not in ("embedded", "sim"):
-            p = from_litellm_map(spec.id)
-            if p is None:
-                msg = (f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
-                       "output_usd_per_mtok in its YAML, or price: 0 if it is free")
-                problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
-                                else Problem(where, 1, 1, f"models.{alias}", msg))
-                continue
-        out[alias] = p or Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
+        p = _from_yaml(spec) or backend_class(spec).default_prices(spec)
+        if p is None:
+            msg = (f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
+                   "output_usd_per_mtok in its YAML, or price: 0 if it is free")
+            problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
+                            else Problem(where, 1, 1, f"models.{alias}", msg))
+            continue
+        out[alias] = p
     if problems:
         raise SpecError(problems)
     return out
 
 
-__all__ = ["Prices", "SOURCES", "from_litellm_map", "require_prices", "resolve_prices"]
+__all__ = ["FREE", "Prices", "SOURCES", "from_litellm_map", "register_with_litellm", "require_prices", "resolve_prices"]

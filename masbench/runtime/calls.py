@@ -1,14 +1,16 @@
 """One model call of a node: route the model, call it under the run's budget meter
 (:func:`masbench.llm.metered_call`: reserve the worst case, call, settle), and tally its usage in
-the node's :class:`~masbench.runtime.scope.Stats` and in every enclosing design run."""
+the node's :class:`~masbench.runtime.scope.Stats` and in every enclosing design run — the call's
+*counted* usage, the number the meter settled (see :mod:`masbench.llm.result`), so a usage-missing
+call counts its worst case in the node, the result row and the meter alike."""
 
 from __future__ import annotations
 
 import inspect
 from typing import Any
 
-from ..llm.gateway import CallResult
 from ..llm.metered import metered_call
+from ..llm.result import CallResult
 from .plan import Plan
 from .scope import ROUND_STRIDE, Scope, Stats
 
@@ -34,10 +36,7 @@ async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta
                              params={"stop": plan.stop} if plan.stop else None)
     if res is None:
         raise BudgetRefused()
-    st.calls += 1
-    st.tokens += res.prompt_tokens + res.completion_tokens
-    st.cost += res.cost_usd
-    st.model = res.model
+    st.add(res)
     sc.charge(res.prompt_tokens, res.completion_tokens, res.cost_usd)
     if res.simulated:
         sh.simulated = True

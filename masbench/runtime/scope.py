@@ -14,6 +14,7 @@ from typing import Any
 
 from ..budget import BudgetMeter
 from ..store import NodeRow
+from ..llm.result import CallResult
 from .pyfuncs import majority_vote
 from .types import RunContext
 from .values import OK, Val, fmt_data
@@ -55,12 +56,19 @@ class Shared:
 
 @dataclass(slots=True)
 class Stats:
-    """Usage of one node execution."""
+    """Usage of one node execution: the counted usage of its calls (and of its sub-designs)."""
 
     calls: int = 0
     tokens: int = 0
     cost: float = 0.0
     model: str | None = None
+
+    def add(self, res: CallResult) -> None:
+        """Count one model call (its counted usage: what the budget meter settled)."""
+        self.calls += 1
+        self.tokens += res.prompt_tokens + res.completion_tokens
+        self.cost += res.cost_usd
+        self.model = res.model
 
 
 class Scope:
@@ -141,7 +149,8 @@ class Scope:
         return "\n\n".join(f"[round {r}] {name}:\n{text}" for r, name, text in h if text)
 
     def charge(self, prompt: int, completion: int, cost: float) -> None:
-        """Tally one call in this run and in every design that called it."""
+        """Tally one call's counted usage in this run and in every design that called it (what the
+        design's result row reports)."""
         s: Scope | None = self
         while s is not None:
             s.calls += 1

@@ -1,0 +1,131 @@
+"""The ``litellm`` provider (every hosted or OpenAI-compatible model, and the default for any
+provider not registered in :data:`~masbench.llm.backends.BACKENDS`) and the ``embedded`` provider
+(in-process llama.cpp behind a litellm ``CustomLLM``). litellm is imported on first use: its import
+costs ~2 s and sim runs never need it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..spec.model import ModelSpec
+from .backends import FREE, Attempt, ModelBackend, Reply
+from .prices import Prices
+from .pricing import from_litellm_map, register_with_litellm
+from .usage import as_dict, estimated, family_of, normalize
+
+
+class LitellmBackend(ModelBackend):
+    """Every other provider, through ``litellm.acompletion``; priced by litellm's bundled map when
+    the YAML gives no price."""
+
+    def tokenizer_model(self, spec: ModelSpec) -> str:
+        """The model id litellm's token counter is asked for (its own tokenizer for the id)."""
+        return spec.id
+
+    def request(self, spec: ModelSpec, a: Attempt) -> dict[str, Any]:
+        """The ``acompletion`` keyword arguments of one attempt (besides model and messages)."""
+        kwargs: dict[str, Any] = dict(a.req)
+        kwargs.setdefault("timeout", spec.timeout_s)
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        if spec.api_key_env:
+            key = os.environ.get(spec.api_key_env)
+            if key is None:
+                raise PermissionError(f"environment variable {spec.api_key_env} is not set")
+            kwargs["api_key"] = key
+        elif spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "sk-no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) need none
+        return kwargs
+
+    async def __call__(self, a: Attempt) -> Reply:
+        from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+        spec = a.spec
+        kwargs = self.request(spec, a)
+        resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
+        if kwargs.get("stream"):
+            text, finish, usage = await _drain(resp)
+            # litellm stamps its own bill onto a streamed usage as `cost`, priced from the first
+            # registration of the model id in the process (another alias's prices, say): that is
+            # not the provider's figure, so the call is priced by our own table instead.
+            usage = {k: v for k, v in (as_dict(usage) or {}).items() if k != "cost"} or None
+        else:
+            usage = getattr(resp, "usage", None)
+            choice = resp.choices[0]
+            text = getattr(choice.message, "content", None) or ""
+            finish = getattr(choice, "finish_reason", None)
+        family = family_of(spec.id, spec.api_base)
+        u = normalize(usage, family)
+        if u is not None:
+            return Reply.of(text, u, finish)
+        if spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
+            model = self.tokenizer_model(spec)
+            pt = litellm.token_counter(model=model, messages=a.messages)
+            ct = litellm.token_counter(model=model, text=text) if text else 0
+            return Reply.of(text, estimated(pt, ct, family), finish)
+        return Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
+
+    @classmethod
+    def default_prices(cls, spec: ModelSpec) -> Prices | None:
+        return from_litellm_map(spec.id)
+
+    @classmethod
+    def register_prices(cls, spec: ModelSpec, prices: Prices) -> None:
+        register_with_litellm(spec, prices)
+
+    def prompt_token_bound(self, spec: ModelSpec, messages: list[dict[str, Any]]) -> int:
+        """litellm's token counter with a 25% + 16 margin (different tokenizers disagree), falling
+        back to UTF-8 bytes (a token is ≥ 1 byte)."""
+        try:
+            from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+            return int(litellm.token_counter(model=self.tokenizer_model(spec), messages=messages) * 1.25) + 16
+        except Exception:
+            return super().prompt_token_bound(spec, messages)
+
+
+class EmbeddedBackend(LitellmBackend):
+    """``embedded/…``: the in-process llama.cpp model, registered with litellm on first use; free
+    by declaration; its sampling seed is the call's sample index."""
+
+    def __init__(self) -> None:
+        self._ready = False
+
+    def prepare(self, spec: ModelSpec) -> None:
+        if not self._ready:
+            from .embedded import register_embedded  # deferred: llama.cpp + litellm, only for embedded/
+
+            register_embedded()
+            self._ready = True
+
+    def tokenizer_model(self, spec: ModelSpec) -> str:
+        return "gpt-4o"
+
+    def request(self, spec: ModelSpec, a: Attempt) -> dict[str, Any]:
+        kwargs = super().request(spec, a)
+        kwargs.setdefault("seed", a.sample_index)
+        return kwargs
+
+    @classmethod
+    def default_prices(cls, spec: ModelSpec) -> Prices | None:
+        return FREE
+
+
+async def _drain(stream: Any) -> tuple[str, str | None, Any]:
+    """Text, finish reason and usage of a streamed response (usage only if a chunk carried it)."""
+    parts: list[str] = []
+    finish = usage = None
+    async for chunk in stream:
+        for ch in getattr(chunk, "choices", None) or []:
+            if getattr(ch, "index", 0) != 0:
+                continue
+            delta = getattr(ch, "delta", None)
+            if delta is not None and getattr(delta, "content", None):
+                parts.append(delta.content)
+            finish = getattr(ch, "finish_reason", None) or finish
+        usage = getattr(chunk, "usage", None) or usage
+    return "".join(parts), finish, usage
+
+
+__all__ = ["EmbeddedBackend", "LitellmBackend"]
