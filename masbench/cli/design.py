@@ -152,7 +152,7 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
         raise typer.Exit(2)
     try:
         with writing(path, "masbench design meta") as session:  # the one writer
-            gw = _scripted(script, prep, session.writer.sink("calls"))
+            gw = _scripted(script, prep, session.writer.put)
             out = asyncio.run(run_designer_suite(prep, session, "meta-designer", params, run_id=run, label=label,
                                                  concurrency=concurrency, gateway=gw))
     except ValueError as exc:
