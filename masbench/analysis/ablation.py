@@ -10,14 +10,16 @@ from typing import Any
 
 from ..bench import load_suite_tasks, score
 from ..design.check import spec_data
+from ..library import Library
 from ..llm import Gateway, models_from
 from ..runtime import RunContext, run_design, validate_design
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
+from ..store import Store
 from .lookup import design_spec, entry_params, suite_config
 
 
-def drop_node(spec: DesignSpec, node: str, library: Any) -> tuple[DesignSpec | None, str | None]:
+def drop_node(spec: DesignSpec, node: str, library: Library) -> tuple[DesignSpec | None, str | None]:
     """The design without ``node`` (its dangling ``from`` references dropped), validated."""
     data = spec_data(spec)
     if node == data.get("output"):
@@ -47,7 +49,7 @@ def drop_node(spec: DesignSpec, node: str, library: Any) -> tuple[DesignSpec | N
     return s, None
 
 
-async def ablate_async(store: Any, run_id: str, design: str, n: int, library: Any, *, gateway: Any = None,
+async def ablate_async(store: Store, run_id: str, design: str, n: int, library: Library, *, gateway: Gateway | None = None,
                        nodes: list[str] | None = None, concurrency: int = 8) -> list[dict[str, Any]]:
     """Drop each top-level node (or ``nodes``) in turn and rerun on the first ``n`` tasks of the
     run (by task id) with the run's models and budget. Δ accuracy is against the full design rerun
@@ -101,7 +103,7 @@ async def ablate_async(store: Any, run_id: str, design: str, n: int, library: An
     return rows
 
 
-def ablate(store: Any, run_id: str, design: str, n: int, library: Any, **kw: Any) -> list[dict[str, Any]]:
+def ablate(store: Store, run_id: str, design: str, n: int, library: Library, **kw: Any) -> list[dict[str, Any]]:
     """Synchronous :func:`ablate_async`."""
     return asyncio.run(ablate_async(store, run_id, design, n, library, **kw))
 

@@ -21,6 +21,7 @@ from ..routing.learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
 from ..routing.matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from ..routing.router import fill_outcomes
 from ..routing.study import sim_matrix, study_pool, study_tasks
+from ..spec.handbook import CostUnit
 from ..spec.model import ModelSpec
 from ..store import Store
 from .tasks import suite_tasks
@@ -75,7 +76,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           shrinkage: Annotated[float, typer.Option("--shrinkage", help="κ, pseudo-counts toward the parent skill.")] = 4.0,
           credit: Annotated[str, typer.Option("--credit", help="responsibility | demand | whole")] = "responsibility",
           split_threshold: Annotated[float, typer.Option("--split-threshold")] = 0.15,
-          cost_unit: Annotated[str, typer.Option("--cost-unit", help="usd_per_1k_calls | relative")] = "usd_per_1k_calls",
+          cost_unit: Annotated[CostUnit, typer.Option("--cost-unit", help="usd_per_1k_calls | relative")] = "usd_per_1k_calls",
           propose_with: Annotated[Optional[str], typer.Option("--propose-with", help="Model that proposes a taxonomy from contrastive pairs.")] = None,
           max_tokens: Annotated[int, typer.Option("--max-tokens", help="Completion cap per exploration call.")] = 512,
           seed: Annotated[int, typer.Option("--seed")] = 0,

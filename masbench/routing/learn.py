@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..spec.handbook import HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
+from ..spec.handbook import CostUnit, HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
 from ..spec.model import ModelSpec
 from .demand import IndicatorMatcher, learn_indicators, uniform
 from .handbook import CompiledHandbook, compile_handbook
@@ -176,7 +176,7 @@ def learn_handbook(matrix: pd.DataFrame | Arrays, *, name: str, base: HandbookSp
                    models: dict[str, ModelSpec] | None = None, shrinkage: float = 4.0,
                    credit_mode: str = "responsibility", split_threshold: float = 0.15, do_refine: bool = True,
                    indicators: bool = True, taxonomy: dict[str, SkillSpec] | None = None,
-                   cost_unit: str = "usd_per_1k_calls", provenance: dict[str, Any] | None = None,
+                   cost_unit: CostUnit = "usd_per_1k_calls", provenance: dict[str, Any] | None = None,
                    description: str | None = None, min_obs: float = 3.0) -> HandbookSpec:
     """Build (or, with ``base``, update) a handbook from an outcome matrix."""
     A = matrix if isinstance(matrix, Arrays) else to_arrays(matrix)

@@ -44,7 +44,9 @@ def _as_list(v: Any) -> list[str]:
             except json.JSONDecodeError:
                 pass
         return [x.strip() for x in s.split(",") if x.strip()]
-    return [str(x) for x in list(v)]
+    if isinstance(v, Iterable):
+        return [str(x) for x in v]
+    raise TypeError(f"skills must be a list or a string, not {type(v).__name__}")
 
 
 def normalize_matrix(df: pd.DataFrame) -> pd.DataFrame:
@@ -101,20 +103,21 @@ def to_arrays(df: pd.DataFrame, models: list[str] | None = None) -> Arrays:
     models = models or sorted(m["model"].unique())
     m = m[m["model"].isin(models)]
     has_lat = "latency_s" in m.columns and m["latency_s"].notna().any()
-    aggs = dict(correct=("correct", "mean"), cost_usd=("cost_usd", "mean"), tokens=("tokens", "mean"))
+    values = ["correct", "cost_usd", "tokens"] + (["latency_s"] if has_lat else [])
     if has_lat:
         m = m.assign(latency_s=m["latency_s"].astype(float).fillna(0.0))
-        aggs["latency_s"] = ("latency_s", "mean")
-    agg = m.groupby(["task_id", "model"], sort=False).agg(**aggs).reset_index()
-    piv = agg.pivot(index="task_id", columns="model")
-    complete = piv["correct"][models].notna().all(axis=1)
-    piv = piv[complete]
-    tids = [str(t) for t in piv.index]
+    agg = m.groupby(["task_id", "model"], sort=False).agg(**{v: (v, "mean") for v in values}).reset_index()
+    # one (task × model) table per value, all on the same sorted task index
+    piv = {v: agg.pivot(index="task_id", columns="model", values=v)[models] for v in values}
+    complete = piv["correct"].notna().all(axis=1)
+    piv = {v: t[complete] for v, t in piv.items()}
+    tids = [str(t) for t in piv["correct"].index]
     first = m.drop_duplicates("task_id").set_index("task_id")
-    return Arrays(tids, list(models), piv["correct"][models].to_numpy(float), piv["cost_usd"][models].to_numpy(float),
-                  piv["tokens"][models].to_numpy(float), [list(first.at[t, "skills"]) for t in tids],
-                  [str(first.at[t, "question"]) for t in tids],
-                  piv["latency_s"][models].to_numpy(float) if has_lat else None)
+    skills, questions = first["skills"].to_dict(), first["question"].to_dict()
+    return Arrays(tids, list(models), piv["correct"].to_numpy(float), piv["cost_usd"].to_numpy(float),
+                  piv["tokens"].to_numpy(float), [list(skills[t]) for t in tids],
+                  [str(questions[t]) for t in tids],
+                  piv["latency_s"].to_numpy(float) if has_lat else None)
 
 
 def save_matrix(df: pd.DataFrame, path: str | Path) -> Path:
