@@ -12,7 +12,7 @@ from ..bench import load_suite_tasks, score
 from ..design.check import spec_data
 from ..library import Library
 from ..llm import Gateway, models_from
-from ..runtime import RunContext, run_design, validate_design
+from ..runtime import RunContext, check_design, run_design
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from ..store import Store
@@ -43,14 +43,15 @@ def drop_node(spec: DesignSpec, node: str, library: Library) -> tuple[DesignSpec
         s = DesignSpec.model_validate(data)
     except Exception as exc:  # noqa: BLE001
         return None, f"invalid without it: {exc}"[:300]
-    probs = validate_design(s, None, library)
+    probs = check_design(s, None, library)
     if probs:
         return None, "invalid without it: " + "; ".join(f"{p.field}: {p.message}" for p in probs[:2])
     return s, None
 
 
-async def ablate_async(store: Store, run_id: str, design: str, n: int, library: Library, *, gateway: Gateway | None = None,
-                       nodes: list[str] | None = None, concurrency: int = 8) -> list[dict[str, Any]]:
+async def ablate_async(store: Store, run_id: str, design: str, n: int, library: Library, *,
+                       gateway: Gateway | None = None, nodes: list[str] | None = None,
+                       concurrency: int = 8) -> list[dict[str, Any]]:
     """Drop each top-level node (or ``nodes``) in turn and rerun on the first ``n`` tasks of the
     run (by task id) with the run's models and budget. Δ accuracy is against the full design rerun
     on the same sample under the same conditions."""

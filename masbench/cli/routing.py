@@ -101,6 +101,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
         df = load_matrix(matrix)
         prov = {"source": "matrix"}
     else:
+        assert store is not None  # exactly one source was given
         df = _store_matrix(store, run, design, "skills learn")
         prov = {"source": "store", "store": str(store), "runs": sorted(df["run_id"].unique()) if "run_id" in df else []}
     simulated = _is_simulated(df)
@@ -188,6 +189,7 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
     elif matrix is not None:
         df = load_matrix(matrix)
     else:
+        assert store is not None  # exactly one source was given
         df = _store_matrix(store, run, design, "route eval")
     simulated = _is_simulated(df)
     lams = tuple(float(x) for x in lambdas.split(",")) if lambdas else LAMBDAS
@@ -218,7 +220,7 @@ def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store."
     console.print(f"{n} routing decision(s) updated")
 
 
-def _store_matrix(store, run, design, cmd: str):
+def _store_matrix(store: Path, run: list[str] | None, design: str | None, cmd: str) -> pd.DataFrame:
     """The outcome matrix of a store's run(s); a clear error (exit 2) when there is none."""
     try:
         with Store(store) as st:
@@ -228,7 +230,7 @@ def _store_matrix(store, run, design, cmd: str):
         raise typer.Exit(2)
 
 
-def _is_simulated(df) -> bool:
+def _is_simulated(df: pd.DataFrame) -> bool:
     return bool(df["simulated"].any()) if "simulated" in df else any(m.startswith("sim/") for m in df["model"])
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..llm import Gateway
 from ..spec.handbook import CostUnit, HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
 from ..spec.model import ModelSpec
 from .demand import IndicatorMatcher, learn_indicators, uniform
@@ -283,7 +284,7 @@ def parse_taxonomy_reply(text: str) -> dict[str, SkillSpec]:
     return out
 
 
-async def propose_taxonomy(gateway, model: str, A: Arrays, *, n_pairs: int = 8, max_skills: int = 12,
+async def propose_taxonomy(gateway: Gateway, model: str, A: Arrays, *, n_pairs: int = 8, max_skills: int = 12,
                            max_tokens: int = 800, seed: int = 0) -> tuple[dict[str, SkillSpec], float, int]:
     """Ask a model for a taxonomy from contrastive success/failure pairs.
     Returns (skills, cost USD, tokens)."""

@@ -26,7 +26,7 @@ from ..bench import TaskInstance, load_tasks, score
 from ..library import bundled_root
 from ..llm import Gateway
 from ..spec.model import ModelSpec
-from ..store import suite_config
+from ..store import Store, suite_config
 
 COLUMNS = ("task_id", "model", "correct", "cost_usd", "tokens", "skills", "question")
 
@@ -146,9 +146,10 @@ def load_matrix(path: str | Path) -> pd.DataFrame:
 
 
 # ----- exploration --------------------------------------------------------------------------------
-async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], *, gateway=None,
-                   max_tokens: int = 512, prompt: str = EXPLORE_PROMPT, system: str | None = None,
-                   tags: dict[str, Any] | None = None, sample_index: int = 0) -> pd.DataFrame:
+async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], *,
+                   gateway: Gateway | None = None, max_tokens: int = 512, prompt: str = EXPLORE_PROMPT,
+                   system: str | None = None, tags: dict[str, Any] | None = None,
+                   sample_index: int = 0) -> pd.DataFrame:
     """Run every model of the pool once on every task through the Gateway and score it."""
     specs = dict(pool) if isinstance(pool, dict) else {m: ModelSpec(id=m) for m in pool}
     gw = gateway or Gateway(specs)
@@ -171,13 +172,13 @@ async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskI
     return pd.DataFrame(rows)
 
 
-def explore(pool, tasks: list[TaskInstance], **kw) -> pd.DataFrame:
+def explore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], **kw: Any) -> pd.DataFrame:
     """Sync wrapper of :func:`aexplore` (do not call from inside an event loop)."""
     return asyncio.run(aexplore(pool, tasks, **kw))
 
 
 # ----- from a store ---------------------------------------------------------------------------------
-def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
+def _tasks_of_runs(store: Store, run_ids: list[str]) -> dict[str, TaskInstance]:
     """Regenerate the tasks of runs from their stored suite config (best effort)."""
     out: dict[str, TaskInstance] = {}
     for run_id in run_ids:
@@ -195,7 +196,7 @@ def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
     return out
 
 
-def matrix_from_store(store, run_ids: list[str] | None = None, design: str | None = None,
+def matrix_from_store(store: Store, run_ids: list[str] | None = None, design: str | None = None,
                       tasks: list[TaskInstance] | None = None) -> pd.DataFrame:
     """Outcome rows from a store: results whose calls all went to one model. If several designs
     are present, ``design`` picks one (default: ``cot`` if present, else the most common)."""
