@@ -91,10 +91,13 @@ class Loaded:
     def typed(self, cls: type[S]) -> S:
         """The spec, known to be a ``cls`` (the class :data:`~masbench.spec.KINDS` maps ``kind`` to);
         a TypeError if something else was loaded or registered under that kind."""
-        if not isinstance(self.spec, cls):
-            raise TypeError(f"{self.located.file}: a {self.kind} holding a {type(self.spec).__name__}, "
-                            f"not a {cls.__name__}")
-        return self.spec
+        return _as(self.spec, cls, f"{self.located.file}: {self.kind}")
+
+
+def _as(spec: Any, cls: type[S], what: str) -> S:
+    if not isinstance(spec, cls):
+        raise TypeError(f"{what} is a {type(spec).__name__}, not a {cls.__name__}")
+    return spec
 
 
 class Library:
@@ -232,7 +235,7 @@ class Library:
 
     def typed(self, kind: str, name: str, cls: type[S], check: bool = True) -> S:
         """:meth:`get`'s spec as a ``cls`` (see :meth:`Loaded.typed`)."""
-        return self.get(kind, name, check).typed(cls)
+        return _as(self.get(kind, name, check).spec, cls, f"{kind} {name!r}")
 
     def agent(self, name: str) -> AgentSpec:
         return self.typed("agent", name, AgentSpec)
