@@ -1,5 +1,5 @@
 # The two commands of the README. Both set everything up first (idempotent).
-.PHONY: setup demo test bench clean readme-plot
+.PHONY: setup demo test typecheck bench clean readme-plot
 
 setup:
 	@bash scripts/setup.sh
@@ -21,6 +21,10 @@ test: setup
 	@.venv/bin/python scripts/review_signals.py
 	.venv/bin/lint-imports --no-cache
 	.venv/bin/python -m pytest -q -p no:cacheprovider
+
+# The type checker over masbench/ ([tool.basedpyright] in pyproject.toml: standard mode, 0 errors).
+typecheck: setup
+	.venv/bin/basedpyright
 
 bench: setup
 	for f in benchmarks/*.py; do .venv/bin/python $$f || exit 1; done

@@ -14,12 +14,12 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import ValidationError
 
 from .registry import CHECKS, DESIGNERS, checks_for
-from .spec import KINDS, Spec
+from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, Spec, SuiteSpec
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file
 
@@ -30,6 +30,8 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     "handbook": ("skills",),
 }
 """Kind → folders (relative to a root) that hold files of that kind."""
+
+S = TypeVar("S", bound=Spec)
 
 Check = Callable[[Any, Located, "Library"], list[Problem]]
 """``check(spec, located, library) -> [Problem]``, run after schema validation."""
@@ -86,11 +88,22 @@ class Loaded:
     def path(self) -> Path:
         return Path(self.located.file)
 
+    def typed(self, cls: type[S]) -> S:
+        """The spec, known to be a ``cls`` (the class :data:`~masbench.spec.KINDS` maps ``kind`` to);
+        a TypeError if something else was loaded or registered under that kind."""
+        return _as(self.spec, cls, f"{self.located.file}: {self.kind}")
+
+
+def _as(spec: Any, cls: type[S], what: str) -> S:
+    if not isinstance(spec, cls):
+        raise TypeError(f"{what} is a {type(spec).__name__}, not a {cls.__name__}")
+    return spec
+
 
 class Library:
     """Loads specs by name from user roots first, then the bundled libraries."""
 
-    def __init__(self, roots: list[str | Path] | None = None, include_cwd: bool = True,
+    def __init__(self, roots: Sequence[str | Path] | None = None, include_cwd: bool = True,
                  include_bundled: bool = True):
         found: list[Path] = [Path(r) for r in (roots or [])]
         env = os.environ.get("MASBENCH_PATH")
@@ -132,7 +145,8 @@ class Library:
                     data = load_yaml_file(f).data
                 except YamlSyntaxError:
                     data = None
-                name = data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else f.stem
+                declared = data.get("name") if isinstance(data, dict) else None
+                name = declared if isinstance(declared, str) else f.stem
                 names.setdefault(name, f)
                 names.setdefault(f.stem, f)
             idx[kind] = names
@@ -219,14 +233,21 @@ class Library:
             raise SpecError([Problem("<library>", 1, 1, kind, f"no {kind} named {name!r} (available: {avail})")])
         return self.load_path(path, kind, check)
 
-    def agent(self, name: str):
-        return self.get("agent", name).spec
+    def typed(self, kind: str, name: str, cls: type[S], check: bool = True) -> S:
+        """:meth:`get`'s spec as a ``cls`` (see :meth:`Loaded.typed`)."""
+        return _as(self.get(kind, name, check).spec, cls, f"{kind} {name!r}")
 
-    def design(self, name: str):
-        return self.get("design", name).spec
+    def agent(self, name: str) -> AgentSpec:
+        return self.typed("agent", name, AgentSpec)
 
-    def suite(self, name: str):
-        return self.get("suite", name).spec
+    def design(self, name: str) -> DesignSpec:
+        return self.typed("design", name, DesignSpec)
+
+    def suite(self, name: str) -> SuiteSpec:
+        return self.typed("suite", name, SuiteSpec)
+
+    def handbook(self, name: str) -> HandbookSpec:
+        return self.typed("handbook", name, HandbookSpec)
 
 
 _default: Library | None = None
@@ -244,7 +265,7 @@ def default_library() -> Library:
 _at = problem_at
 
 
-def _agent_refs(design) -> list[tuple[tuple, str]]:
+def _agent_refs(design: DesignSpec) -> list[tuple[tuple, str]]:
     """(path, agent name) for every agent a design names, loops included."""
     out: list[tuple[tuple, str]] = []
     for v in design.walk():
@@ -255,7 +276,7 @@ def _agent_refs(design) -> list[tuple[tuple, str]]:
     return out
 
 
-def check_suite(suite, located: Located, lib: "Library") -> list[Problem]:
+def check_suite(suite: SuiteSpec, located: Located, lib: Library) -> list[Problem]:
     problems = []
     aliases = set(suite.models)
     for i, ref in enumerate(suite.designs):
@@ -266,7 +287,7 @@ def check_suite(suite, located: Located, lib: "Library") -> list[Problem]:
                 problems.append(_at(located, path, f"unknown design {name!r}"))
             continue
         try:
-            design = lib.get("design", name).spec
+            design = lib.design(name)
         except SpecError as exc:
             problems.append(_at(located, path, f"design {name!r} is invalid: {exc.problems[0]}"))
             continue

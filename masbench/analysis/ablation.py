@@ -10,14 +10,16 @@ from typing import Any
 
 from ..bench import load_suite_tasks, score
 from ..design.check import spec_data
+from ..library import Library
 from ..llm import Gateway, models_from
-from ..runtime import RunContext, run_design, validate_design
+from ..runtime import RunContext, check_design, run_design
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
+from ..store import Store
 from .lookup import design_spec, entry_params, suite_config
 
 
-def drop_node(spec: DesignSpec, node: str, library: Any) -> tuple[DesignSpec | None, str | None]:
+def drop_node(spec: DesignSpec, node: str, library: Library) -> tuple[DesignSpec | None, str | None]:
     """The design without ``node`` (its dangling ``from`` references dropped), validated."""
     data = spec_data(spec)
     if node == data.get("output"):
@@ -41,14 +43,15 @@ def drop_node(spec: DesignSpec, node: str, library: Any) -> tuple[DesignSpec | N
         s = DesignSpec.model_validate(data)
     except Exception as exc:  # noqa: BLE001
         return None, f"invalid without it: {exc}"[:300]
-    probs = validate_design(s, None, library)
+    probs = check_design(s, None, library)
     if probs:
         return None, "invalid without it: " + "; ".join(f"{p.field}: {p.message}" for p in probs[:2])
     return s, None
 
 
-async def ablate_async(store: Any, run_id: str, design: str, n: int, library: Any, *, gateway: Any = None,
-                       nodes: list[str] | None = None, concurrency: int = 8) -> list[dict[str, Any]]:
+async def ablate_async(store: Store, run_id: str, design: str, n: int, library: Library, *,
+                       gateway: Gateway | None = None, nodes: list[str] | None = None,
+                       concurrency: int = 8) -> list[dict[str, Any]]:
     """Drop each top-level node (or ``nodes``) in turn and rerun on the first ``n`` tasks of the
     run (by task id) with the run's models and budget. Δ accuracy is against the full design rerun
     on the same sample under the same conditions."""
@@ -101,7 +104,7 @@ async def ablate_async(store: Any, run_id: str, design: str, n: int, library: An
     return rows
 
 
-def ablate(store: Any, run_id: str, design: str, n: int, library: Any, **kw: Any) -> list[dict[str, Any]]:
+def ablate(store: Store, run_id: str, design: str, n: int, library: Library, **kw: Any) -> list[dict[str, Any]]:
     """Synchronous :func:`ablate_async`."""
     return asyncio.run(ablate_async(store, run_id, design, n, library, **kw))
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from ..design.topology import resolve_param
+from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
+from ..store import Store
 
 
-def _fan_k(spec: DesignSpec | None, library: Any, params: dict, node_path: str) -> int | None:
+def _fan_k(spec: DesignSpec | None, library: Library | None, params: dict, node_path: str) -> int | None:
     """Branches per round of a fan-out node, from the spec (None if it depends on data)."""
     if spec is None:
         return None
@@ -24,7 +26,7 @@ def _fan_k(spec: DesignSpec | None, library: Any, params: dict, node_path: str) 
     cur, pr = spec, {**spec.params, **params}
     for seg in segs[:-1]:
         n = cur.nodes.get(seg)
-        if n is None or n.design is None:
+        if n is None or n.design is None or library is None:  # a nested design is looked up in the library
             return None
         try:
             nxt = library.design(n.design)
@@ -49,7 +51,7 @@ def _fan_k(spec: DesignSpec | None, library: Any, params: dict, node_path: str) 
     return None
 
 
-def unanimity(store: Any, run_id: str, design: str, spec: DesignSpec | None = None, library: Any = None,
+def unanimity(store: Store, run_id: str, design: str, spec: DesignSpec | None = None, library: Library | None = None,
               params: dict | None = None) -> dict[str, Any]:
     """Share of tasks whose first fan-out (≥ 2 branches) was unanimous in round 1, plus per node."""
     df = store.df("SELECT task_id, seed, node, op, output, ts FROM nodes WHERE run_id = ? AND design = ? "
@@ -58,7 +60,8 @@ def unanimity(store: Any, run_id: str, design: str, spec: DesignSpec | None = No
         "SELECT task_id, seed, detail FROM results WHERE run_id = ? AND design = ?", [run_id, design])}
     per_node: dict[str, list[bool]] = {}
     first: dict[tuple, bool] = {}
-    for (task, seed, node), g in df.groupby(["task_id", "seed", "node"], sort=False):
+    for key, g in df.groupby(["task_id", "seed", "node"], sort=False):
+        task, seed, node = cast(tuple[str, int, str], key)  # nodes.task_id, seed, node: VARCHAR, INTEGER, VARCHAR
         outs = [o if isinstance(o, str) else "" for o in g["output"].tolist()]
         in_loop = "." in node.split("/")[-1]
         k = len(outs)
@@ -87,7 +90,7 @@ def unanimity(store: Any, run_id: str, design: str, spec: DesignSpec | None = No
     return out
 
 
-def verifier_choices(store: Any, run_id: str, design: str, spec: DesignSpec | None = None) -> dict[str, Any]:
+def verifier_choices(store: Store, run_id: str, design: str, spec: DesignSpec | None = None) -> dict[str, Any]:
     """Histogram of select / self-verifier choices (by source where it can be told)."""
     hist: Counter = Counter()
     n = 0
@@ -114,7 +117,7 @@ def verifier_choices(store: Any, run_id: str, design: str, spec: DesignSpec | No
     return {"decisions": n, "histogram": dict(hist.most_common())}
 
 
-def approvals(store: Any, run_id: str, design: str) -> dict[str, Any]:
+def approvals(store: Store, run_id: str, design: str) -> dict[str, Any]:
     """Judge approvals: tasks on which a loop stopped because its ``until`` held (a critic or
     verifier said "correct"), and the share of them whose final answer was wrong — the verifier
     rubber-stamping rate (exact when the loop's value is the design's output, as in self-refine)."""

@@ -15,13 +15,13 @@ from ..design.topology import collapse, structure
 from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
-from ..store import latest_run
+from ..store import Store, latest_run
 from .ablation import ablate
 from .behaviour import approvals, unanimity, verifier_choices
 from .lookup import design_spec, entry_params, suite_config
 
 
-def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = None, library: Any = None,
+def diagnose(store: Store, run_id: str | None = None, designs: list[str] | None = None, library: Library | None = None,
              ablate_n: int = 0) -> list[dict[str, Any]]:
     """Every diagnostic for every design of a run (default: the latest run)."""
     library = library or Library()
@@ -61,7 +61,7 @@ def diagnose(store: Any, run_id: str | None = None, designs: list[str] | None = 
     return out
 
 
-def _per_task_structure(store: Any, run_id: str, library: Any) -> dict[str, Any]:
+def _per_task_structure(store: Store, run_id: str, library: Library) -> dict[str, Any]:
     """Mean structure of a per-task designer's valid designs in this run, and their collapses."""
     rows = store.sql("SELECT spec FROM designs WHERE run_id = ? AND valid AND task_id IS NOT NULL", [run_id])
     if not rows:

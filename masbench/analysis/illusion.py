@@ -4,23 +4,23 @@ iso-cost gap to the CoT-SC curve; then the CoT-SC curve's own points. Read from 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from ..design.runners import is_designer
 from ..design.topology import collapse
 from ..library import Library
-from ..store import ensure_views, latest_run
+from ..store import Store, ensure_views, latest_run
 from .lookup import design_spec, entry_params, suite_config
 
 
-def illusion_table(store: Any, run_id: str | None = None, library: Any = None):
+def illusion_table(store: Store, run_id: str | None = None, library: Library | None = None) -> pd.DataFrame:
     """The Illusion paper's layout: baselines, expert MAS and automatic MAS, each with accuracy,
     cost per task (search excluded and amortized), cost multiple over CoT-SC@5 and the iso-cost gap
     to the CoT-SC curve; then the CoT-SC curve's own points."""
     library = library or Library()
     run_id = run_id or latest_run(store)
+    if run_id is None:  # an empty store: an empty table
+        return pd.DataFrame([])
     ensure_views(store)
     suite, _ = suite_config(store, run_id)
     df = store.df("SELECT * FROM design_cost_search WHERE run_id = ? AND axis = 'all' ORDER BY design", [run_id])
@@ -47,7 +47,7 @@ def illusion_table(store: Any, run_id: str | None = None, library: Any = None):
                          "iso_gap_tokens": 0.0, "collapse": None})
     out = pd.DataFrame(rows)
     if len(out):
-        out["_g"] = out["group"].map(lambda g: order.get(g, 3))
+        out["_g"] = out["group"].map(lambda g: order.get(str(g), 3))
         out = out.sort_values(["_g", "design"], kind="stable").drop(columns="_g").reset_index(drop=True)
     return out
 

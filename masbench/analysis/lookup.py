@@ -4,15 +4,15 @@ the run's suite config) and its spec (the library first, else the ``designs`` ta
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from ..harness import design_entries
+from ..library import Library
+from ..spec import SuiteSpec
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
-from ..store import suite_config
+from ..store import Store, suite_config
 
 
-def design_spec(store: Any, library: Any, name: str) -> DesignSpec | None:
+def design_spec(store: Store | None, library: Library, name: str) -> DesignSpec | None:
     """A design by name: the library first, else the latest valid row of the ``designs`` table."""
     try:
         if library.has("design", name):
@@ -29,7 +29,7 @@ def design_spec(store: Any, library: Any, name: str) -> DesignSpec | None:
     return None
 
 
-def entry_params(suite: Any, label: str) -> tuple[str, dict]:
+def entry_params(suite: SuiteSpec | None, label: str) -> tuple[str, dict]:
     """A result label's design name and params in the run's suite (the label itself if unknown)."""
     if suite is not None:
         try:

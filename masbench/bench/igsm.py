@@ -59,6 +59,12 @@ _FILLER = {
 _OPS = ("add_k", "sum", "diff", "prod", "times_k")
 
 
+def _k(op: str, const: int | None) -> int:
+    if const is None:
+        raise ValueError(f"operation {op!r} needs a constant")
+    return const
+
+
 def apply(op: str, args: list[int], const: int | None) -> int:
     """One operation mod 23."""
     if op == "needle":  # a magic number in a haystack passage: a plain number, not mod 23
@@ -66,9 +72,9 @@ def apply(op: str, args: list[int], const: int | None) -> int:
     if op in ("const", "default"):
         return (const or 0) % MOD
     if op == "add_k":
-        return (args[0] + const) % MOD
+        return (args[0] + _k(op, const)) % MOD
     if op == "times_k":
-        return (args[0] * const) % MOD
+        return (args[0] * _k(op, const)) % MOD
     if op == "sum":
         return (sum(args) + (const or 0)) % MOD
     if op == "diff":
@@ -130,7 +136,7 @@ class _Build:
     def sentence(self, node: str, refs: dict[str, str] | None = None) -> str | None:
         d = self.G.nodes[node]
         refs = refs or {}
-        names = [refs.get(a, a) for a in d["args"]]
+        names = [refs[a] if a in refs else a for a in d["args"]]
         if d["op"] == "default":
             return None
         if d["op"] == "const":

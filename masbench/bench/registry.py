@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Concatenate, TypeVar
 
 from ..registry import Registry
 
@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     from .types import Score, TaskInstance
 
 
-class GeneratorFn(Protocol):
-    """``fn(values, n, seed, split, **params) -> list[TaskInstance]``."""
+GeneratorFn = Callable[Concatenate["list[int] | None", int, int, str, ...], list["TaskInstance"]]
+"""``fn(values, n, seed, split, **params) -> list[TaskInstance]``: the four positional arguments,
+then the generator's own keyword options (the suite's ``params``)."""
 
-    def __call__(self, values: list[int] | None, n: int, seed: int, split: str,
-                 **params: object) -> list["TaskInstance"]: ...
+G = TypeVar("G", bound=GeneratorFn)
 
 
 ScorerFn = Callable[["TaskInstance", list[str]], "Score"]
@@ -46,9 +46,15 @@ def reply_scorer(name: str) -> Callable[[ReplyScorerFn], ReplyScorerFn]:
     return register
 
 
-def generator(name: str) -> Callable[[GeneratorFn], GeneratorFn]:
-    """Register a task generator under ``name`` (a second, different one under the same name is an error)."""
-    return GENERATORS.register(name)
+def generator(name: str) -> Callable[[G], G]:
+    """Register a task generator under ``name`` (a second, different one under the same name is an error);
+    the decorated function keeps its own signature."""
+
+    def register(fn: G) -> G:
+        GENERATORS.add(name, fn)
+        return fn
+
+    return register
 
 
 def scorer(name: str) -> Callable[[ScorerFn], ScorerFn]:

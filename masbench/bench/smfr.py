@@ -171,10 +171,12 @@ def smfr_tasks(values: list[int] | None, n: int, seed: int, split: str, *, days:
             target = TARGETS[i % len(TARGETS)]
             k_distract = distractors if distractors is not None else 2 + i % 5
             names = rng.sample(INVESTORS[split], v)
-            for _ in range(max_tries):
+            tries = 0
+            while True:  # redraw until enough investors hit the target (at most max_tries draws)
                 world = _draw(rng, names, side, price, target, days, pairs, traded, k_distract)
                 hitters = [x for x in world["investors"] if x["hit"] is not None]
-                if len(hitters) >= min(min_hitters, v):
+                tries += 1
+                if len(hitters) >= min(min_hitters, v) or tries >= max_tries:
                     break
             dates = _dates(rng, days)
             pick = min if rank == "earliest" else max

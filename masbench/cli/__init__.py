@@ -14,9 +14,8 @@ import importlib
 import logging
 from typing import Annotated, NamedTuple
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 
 class Command(NamedTuple):
@@ -72,19 +71,21 @@ class LazyGroup(TyperGroup):
         for cmd_name, cmd in group.commands.items():
             self.commands[cmd_name] = cmd
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    # The context and command types are Typer's own (it vendors Click): the overrides leave ``ctx``
+    # unannotated so it takes the base method's type.
+    def list_commands(self, ctx) -> list[str]:
         return list(dict.fromkeys([*COMMANDS, *self.commands]))
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx, cmd_name: str):
         if cmd_name in self.commands:
             return self.commands[cmd_name]
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
         # Listing only: a stand-in with the short help; resolve_command loads the real one.
-        return click.Command(cmd_name, help=spec.help, short_help=spec.help)
+        return TyperCommand(cmd_name, help=spec.help, short_help=spec.help)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):
+    def resolve_command(self, ctx, args: list[str]):
         if args and args[0] in COMMANDS and args[0] not in self.commands:
             self._load(args[0])
         return super().resolve_command(ctx, args)
@@ -100,12 +101,13 @@ def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log mor
                         format="%(levelname)s %(name)s: %(message)s")
 
 
-def load_all() -> click.Group:
+def load_all() -> LazyGroup:
     """The root group with every command loaded (for tests and documentation)."""
     group = typer.main.get_group(app)
+    assert isinstance(group, LazyGroup)  # app is built with cls=LazyGroup
     for name in COMMANDS:
         if name not in group.commands:
-            group._load(name)  # type: ignore[attr-defined]
+            group._load(name)
     return group
 
 

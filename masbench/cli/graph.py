@@ -12,6 +12,7 @@ from rich.console import Console
 
 from ..library import Library
 from ..runtime import render
+from ..spec import DesignSpec
 from ..spec.problems import SpecError
 
 
@@ -43,7 +44,7 @@ def register(app: typer.Typer) -> None:
         try:
             p = Path(design)
             if p.suffix in (".yaml", ".yml") and p.is_file():
-                spec = library.load_path(p, "design").spec
+                spec = library.load_path(p, "design").typed(DesignSpec)
             else:
                 spec = library.design(design)
             params = _parse_params(param)

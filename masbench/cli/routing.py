@@ -20,6 +20,7 @@ from ..routing.handbook import compile_handbook, load_handbook, save_handbook
 from ..routing.learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
 from ..routing.matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from ..routing.study import sim_matrix, study_pool, study_tasks
+from ..spec.handbook import CostUnit
 from ..spec.model import ModelSpec
 from ..store import Store, fill_outcomes
 from .common import writing
@@ -75,7 +76,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           shrinkage: Annotated[float, typer.Option("--shrinkage", help="κ, pseudo-counts toward the parent skill.")] = 4.0,
           credit: Annotated[str, typer.Option("--credit", help="responsibility | demand | whole")] = "responsibility",
           split_threshold: Annotated[float, typer.Option("--split-threshold")] = 0.15,
-          cost_unit: Annotated[str, typer.Option("--cost-unit", help="usd_per_1k_calls | relative")] = "usd_per_1k_calls",
+          cost_unit: Annotated[CostUnit, typer.Option("--cost-unit", help="usd_per_1k_calls | relative")] = "usd_per_1k_calls",
           propose_with: Annotated[Optional[str], typer.Option("--propose-with", help="Model that proposes a taxonomy from contrastive pairs.")] = None,
           max_tokens: Annotated[int, typer.Option("--max-tokens", help="Completion cap per exploration call.")] = 512,
           seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -100,6 +101,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
         df = load_matrix(matrix)
         prov = {"source": "matrix"}
     else:
+        assert store is not None  # exactly one source was given
         df = _store_matrix(store, run, design, "skills learn")
         prov = {"source": "store", "store": str(store), "runs": sorted(df["run_id"].unique()) if "run_id" in df else []}
     simulated = _is_simulated(df)
@@ -187,6 +189,7 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
     elif matrix is not None:
         df = load_matrix(matrix)
     else:
+        assert store is not None  # exactly one source was given
         df = _store_matrix(store, run, design, "route eval")
     simulated = _is_simulated(df)
     lams = tuple(float(x) for x in lambdas.split(",")) if lambdas else LAMBDAS
@@ -219,7 +222,7 @@ def outcomes(store: Annotated[Path, typer.Option("--store", help="DuckDB store."
     console.print(f"{n} routing decision(s) updated")
 
 
-def _store_matrix(store, run, design, cmd: str):
+def _store_matrix(store: Path, run: list[str] | None, design: str | None, cmd: str) -> pd.DataFrame:
     """The outcome matrix of a store's run(s); a clear error (exit 2) when there is none."""
     try:
         with Store(store) as st:
@@ -229,7 +232,7 @@ def _store_matrix(store, run, design, cmd: str):
         raise typer.Exit(2)
 
 
-def _is_simulated(df) -> bool:
+def _is_simulated(df: pd.DataFrame) -> bool:
     return bool(df["simulated"].any()) if "simulated" in df else any(m.startswith("sim/") for m in df["model"])
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 import yaml
@@ -17,6 +18,7 @@ from ..bench.loaders import load_suite_tasks
 from ..bench.replayscore import read_replies, score_replies
 from ..bench.types import TaskInstance
 from ..library import Library, bundled_root
+from ..spec import SuiteSpec
 
 tasks_app = typer.Typer(help="Show or export the tasks of a benchmark suite (no model is called).",
                         no_args_is_help=True)
@@ -41,11 +43,11 @@ def resolve_suite(suite: str) -> Path:
 def suite_tasks(suite: str) -> tuple[Path, list[TaskInstance]]:
     """Load and validate a suite, then all of its tasks."""
     path = resolve_suite(suite)
-    spec = Library(include_cwd=False).load_path(path, "suite", check=False).spec
+    spec = Library(include_cwd=False).load_path(path, "suite", check=False).typed(SuiteSpec)
     return path, load_suite_tasks(spec, base_dir=path.parent)
 
 
-def _fail(console: Console, exc: Exception) -> None:
+def _fail(console: Console, exc: Exception) -> NoReturn:
     """Bad input (a suite, a task file, a replies file) is one line and exit 2; anything else exit 1."""
     bad_input = isinstance(exc, (ValueError, FileNotFoundError, yaml.YAMLError))
     console.print(Text(f"error: {exc}", style="bold red"), soft_wrap=True)

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..library import Library
 from ..runtime import RESERVED, node_reads, op_of, sinks, template_refs, validate_design
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem, problems_from_validation
@@ -149,7 +150,8 @@ def _drop_dangling(where: str, node: dict, visible: set[str], repairs: list[str]
             node.pop("from")
 
 
-def repair(data: dict, limits: DesignLimits, *, designer: str, library: Any = None) -> tuple[dict, list[str]]:
+def repair(data: dict, limits: DesignLimits, *, designer: str,
+           library: Library | None = None) -> tuple[dict, list[str]]:
     """Apply the safe repairs to parsed data (a copy is returned). Raises :class:`Rejected` when
     the data is not a design at all (no nodes, too many nodes, a node that is not a mapping)."""
     repairs: list[str] = []
@@ -262,7 +264,7 @@ def _problem_text(p: Problem) -> str:
     return f"{p.field}: {p.message}{where}"
 
 
-def _answerless_output(spec: DesignSpec, library: Any) -> str | None:
+def _answerless_output(spec: DesignSpec, library: Library | None) -> str | None:
     """Why the output node can never give an answer (an agent whose structured output has no
     answer field), or None."""
     node = spec.nodes.get(spec.output)
@@ -270,10 +272,10 @@ def _answerless_output(spec: DesignSpec, library: Any) -> str | None:
         return None
     agent = node.agent
     if isinstance(agent, str):
-        agent = spec.agents.get(agent)
+        name, agent = agent, spec.agents.get(agent)
         if agent is None and library is not None:
             try:
-                agent = library.agent(node.agent) if library.has("agent", node.agent) else None
+                agent = library.agent(name) if library.has("agent", name) else None
             except Exception:  # noqa: BLE001 - the validator reports broken agents
                 agent = None
     if agent is None:
@@ -288,7 +290,7 @@ def _answerless_output(spec: DesignSpec, library: Any) -> str | None:
             f"{', '.join(sorted(fields))} and no answer field, so the design could never give an answer")
 
 
-def policy_problems(spec: DesignSpec, limits: DesignLimits, library: Any = None) -> list[str]:
+def policy_problems(spec: DesignSpec, limits: DesignLimits, library: Library | None = None) -> list[str]:
     """What a generated design may not do even though the schema allows it."""
     out: list[str] = []
     why = _answerless_output(spec, library)
@@ -309,7 +311,7 @@ def policy_problems(spec: DesignSpec, limits: DesignLimits, library: Any = None)
     return out
 
 
-def check_data(data: Any, library: Any, limits: DesignLimits | None = None, *, designer: str = "holistic",
+def check_data(data: Any, library: Library, limits: DesignLimits | None = None, *, designer: str = "holistic",
                located: Located | None = None, name: str | None = None) -> DesignCheck:
     """Repair, schema-check, policy-check and validate parsed design data."""
     limits = limits or DesignLimits()
@@ -348,7 +350,7 @@ def _summary(probs: list[str]) -> str:
     return s[:1000]
 
 
-def check_text(text: str, library: Any, limits: DesignLimits | None = None, *, designer: str = "holistic",
+def check_text(text: str, library: Library, limits: DesignLimits | None = None, *, designer: str = "holistic",
                name: str | None = None) -> DesignCheck:
     """Reply text → :class:`DesignCheck`. Never raises on model output; never executes it."""
     limits = limits or DesignLimits()

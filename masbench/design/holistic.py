@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import BudgetMeter
+from ..library import Library
 from ..llm import Gateway, metered_call
 from ..runtime import DesignResult, RunContext, run_design
 from ..spec.budget import Budget
@@ -68,7 +69,7 @@ class HolisticDesigner:
     """Writes whole designs in one call each. Every call goes through ``gateway.complete``
     (tagged ``purpose: search``); every reply becomes a :class:`DesignRecord`."""
 
-    def __init__(self, gateway: Gateway, library: Any, config: HolisticConfig | None = None, *,
+    def __init__(self, gateway: Gateway, library: Library, config: HolisticConfig | None = None, *,
                  tags: dict[str, Any] | None = None, design_sink: DesignSink | None = None,
                  ledger: BudgetMeter | None = None):
         self.gateway = gateway

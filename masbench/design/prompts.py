@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from ..library import Library
 from ..spec.problems import SpecError
 from .check import DesignLimits
 
@@ -23,7 +24,7 @@ def _first_line(s: str | None, n: int = 90) -> str:
     return s[:n].rstrip() + ("…" if len(s) > n else "")
 
 
-def catalog(library: Any, agents: list[str] | None = None, designs: list[str] | None = None
+def catalog(library: Library, agents: list[str] | None = None, designs: list[str] | None = None
             ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
     """(agents, designs): ``(name, one line, extra)`` each. ``extra`` is an agent's structured
     output fields or a design's params. Generated designs are left out (blocks come from the
@@ -53,7 +54,7 @@ def catalog(library: Any, agents: list[str] | None = None, designs: list[str] | 
     return out_a, out_d
 
 
-def catalog_text(library: Any, agents: list[str] | None = None, designs: list[str] | None = None) -> str:
+def catalog_text(library: Library, agents: list[str] | None = None, designs: list[str] | None = None) -> str:
     a, d = catalog(library, agents, designs)
     lines = ["Agents (use with `agent:`, `select:` or `repeat`/`map`):"]
     lines += [f"- {n}: {desc}" + (f" [{x}]" if x else "") for n, desc, x in a]
@@ -90,7 +91,7 @@ output: combine
 ```"""
 
 
-def holistic_messages(library: Any, examples: list[str], limits: DesignLimits, *, agents: list[str] | None = None,
+def holistic_messages(library: Library, examples: list[str], limits: DesignLimits, *, agents: list[str] | None = None,
                       designs: list[str] | None = None, description: str | None = None,
                       example_chars: int = 700) -> list[dict[str, str]]:
     """The one-shot designer's prompt: task examples (never their answers), the block library,
@@ -181,7 +182,7 @@ WRONG_DESIGNS = ["```python\ndef forward(self, task):\n    return self.cot(task)
                  "I would let three agents debate and then take a vote."]
 
 
-def sim_design_hints(library: Any, role: str, *, designs: list[str] | None = None, question: str | None = None,
+def sim_design_hints(library: Library, role: str, *, designs: list[str] | None = None, question: str | None = None,
                      blocks: list[str] | None = None) -> dict[str, Any]:
     """Request metadata for *simulated* designer models (never shown to real ones): valid replies
     (``candidates``) and invalid ones (``wrong``), so a ``sim/…`` model answers a designer call

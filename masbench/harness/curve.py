@@ -16,6 +16,7 @@ basis): what CoT-SC@k would spend in expectation (the vote itself is free).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -90,7 +91,8 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
     rows, cell_rows = [], []
     groups: dict[tuple, list[int]] = {}
     vals, tok, usd = [], [], []
-    for (task_id, seed), g in df.groupby(["task_id", "seed"], sort=True) if len(df) else []:
+    for key, g in df.groupby(["task_id", "seed"], sort=True) if len(df) else []:
+        task_id, seed = cast(tuple[str, int], key)  # pool.task_id VARCHAR, pool.seed INTEGER
         if task_id not in groups_of:
             continue
         # a NULL answer is None (no vote): pandas hands NULLs over as NaN, which would vote as one answer

@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Store, merge_into
+from .cells import Cell
 from .failures import RunAborted
+from .prepare import Prepared, RunOptions
+from .progress import Counters, RunDisplay
 
 
 def parts_dir(store_path: Path) -> Path:
@@ -45,8 +48,8 @@ def merge_parts(store: Store, run_id: str, store_path: Path) -> int:
     return n
 
 
-async def run_sharded(opts, prep, run_id: str, store: Store, store_path: Path, todo, concurrency: int,
-                      progress, display) -> dict[str, Any]:
+async def run_sharded(opts: RunOptions, prep: Prepared, run_id: str, store: Store, store_path: Path, todo: list[Cell],
+                      concurrency: int, progress: Counters, display: RunDisplay | None) -> dict[str, Any]:
     """Run ``todo`` cells on ``opts.workers`` processes; merge their parts into ``store``."""
     n = opts.workers
     d = parts_dir(store_path)

@@ -68,7 +68,8 @@ def _curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: S
     out: list[dict] = []
     for (axis, value, unit), g in tasks.groupby(["axis", "axis_value", "unit"], dropna=False, sort=True):
         family, fboots, rest, rboots = [], [], [], []
-        for design, d in g.groupby("design", sort=True):
+        for key, d in g.groupby("design", sort=True):
+            design = str(key)
             b = paired_bootstrap(d["diff"].to_numpy(), spec.bootstrap, _seed(spec.seed, axis, value, unit, design))
             row = _base(run_id, axis, value, design, "curve", unit, spec, b, position=d["position"].iloc[0],
                         k_match=_f(d["k_match"].iloc[0]), n_cells=int(d["seeds"].sum()),

@@ -76,7 +76,7 @@ def prepare(opts: RunOptions) -> Prepared:
     """Load and check everything before any call is made."""
     library = Library(roots=list(opts.lib))
     loaded = library.get("suite", opts.suite)
-    suite: SuiteSpec = loaded.spec
+    suite = loaded.typed(SuiteSpec)
     base = loaded.path.parent
     tasks = load_suite_tasks(suite, base) if opts.limit is None else _limited(suite, base, opts.limit)
     if not tasks:

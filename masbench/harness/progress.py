@@ -6,10 +6,23 @@ On a terminal it is a live rich bar; elsewhere (CI, pipes) a plain line every fe
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+
+if TYPE_CHECKING:
+    from .prepare import Prepared
+
+
+class Counters(Protocol):
+    """The cell counters the display reads (the runner's ``Progress``)."""
+
+    total: int
+    done: int
+    skipped: int
+    failed: int
 
 
 class RunDisplay:
@@ -17,13 +30,12 @@ class RunDisplay:
         self.console = console or Console(stderr=True)
         self.interval_s = interval_s
         self._stats: dict[str, Any] = {}
-        self._progress = None
-        self._task = None
-        self._state = None
+        self._bar: tuple[Progress, TaskID] | None = None
+        self._state: Counters | None = None
         self._last = 0.0
         self._label = ""
 
-    def start(self, prep, run_id: str, state) -> None:
+    def start(self, prep: Prepared, run_id: str, state: Counters) -> None:
         self._state = state
         sim = " [SIMULATED models]" if prep.simulated else ""
         self._label = prep.suite.name
@@ -32,14 +44,19 @@ class RunDisplay:
                            + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
                            + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""))
         if self.console.is_terminal:
-            self._progress = Progress(
+            progress = Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[usage]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=self.console, transient=False)
-            self._progress.start()
-            self._task = self._progress.add_task(self._label, total=state.total, completed=state.done, usage="")
+            progress.start()
+            self._bar = (progress, progress.add_task(self._label, total=state.total, completed=state.done, usage=""))
         self._t0 = time.monotonic()
         self._done0 = state.done
+
+    def _started(self) -> Counters:
+        if self._state is None:
+            raise RuntimeError("RunDisplay.start() was not called")
+        return self._state
 
     def attach(self, stats: dict[str, Any]) -> None:
         self._stats = stats
@@ -56,9 +73,10 @@ class RunDisplay:
                 f" · cache hits {int(s.get('cache_hits', 0)):,}{fail}")
 
     def update(self) -> None:
-        st = self._state
-        if self._progress is not None:
-            self._progress.update(self._task, completed=st.done, usage=self._usage())
+        st = self._started()
+        if self._bar is not None:
+            progress, task = self._bar
+            progress.update(task, completed=st.done, usage=self._usage())
             return
         now = time.monotonic()
         if now - self._last >= self.interval_s or st.done == st.total:
@@ -70,7 +88,8 @@ class RunDisplay:
                                f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False, markup=False)
 
     def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, completed=self._state.done, usage=self._usage())
-            self._progress.stop()
-            self._progress = None
+        if self._bar is not None:
+            progress, task = self._bar
+            progress.update(task, completed=self._started().done, usage=self._usage())
+            progress.stop()
+            self._bar = None

@@ -29,8 +29,9 @@ class ProtocolPoint:
     def line(self) -> str:
         """One line for the terminal."""
         temp = "agent's" if self.temperature is None else f"{self.temperature:g}"
-        acc = "n/a" if self.accuracy is None else \
-            f"{100 * self.accuracy:.1f}% [95% CI {100 * self.ci_lo:.1f}, {100 * self.ci_hi:.1f}]"
+        ci = "" if self.ci_lo is None or self.ci_hi is None else \
+            f" [95% CI {100 * self.ci_lo:.1f}, {100 * self.ci_hi:.1f}]"
+        acc = "n/a" if self.accuracy is None else f"{100 * self.accuracy:.1f}%{ci}"
         return f"CoT-SC protocol: k={self.k} ({self.how}), T={temp}, {self.vote} vote: maj@{self.k} = {acc}"
 
 

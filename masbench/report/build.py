@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
@@ -24,7 +25,7 @@ class ReportResult:
 
 
 def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lines: list[str],
-              costs: list[str] = ()) -> str:
+              costs: Sequence[str] = ()) -> str:
     head = [f"# Marginal utility — {info.suite} ({info.run_id})", ""]
     if info.label:
         head += [f"**{info.label}**", ""]
@@ -36,8 +37,8 @@ def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lin
         head += ["## Verdicts", ""] + [f"- {v}" for v in lines] + ["", f"_{RULE}_", ""]
     if len(by_axis):
         head += ["## By task group", ""]
-        for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
-            head += [f"### {axis}" + (f" = {int(value)}" if pd.notna(value) else ""), "", tables.markdown(g), ""]
+        for _axis, _value, title, g in tables.task_groups(by_axis):
+            head += [f"### {title}", "", tables.markdown(g), ""]
     head += ["Formulas and the verdict rule: docs/metrics.md. Accuracies in the CSV are fractions "
              "(0–1), exactly as the `design_comparison` view has them.", ""]
     return "\n".join(head)

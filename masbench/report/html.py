@@ -75,8 +75,7 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
                      "cost) with the Holm-level paired bootstrap CI; ▲/▼ significant after Holm.</p>")
     if not by_axis.empty:
         parts.append("<h2>By task group</h2>")
-        for (axis, value), g in by_axis.groupby(["axis", "axis_value"], dropna=False, sort=True):
-            label = f"{axis} = {int(value)}" if pd.notna(value) else str(axis)
+        for _axis, _value, label, g in tables.task_groups(by_axis):
             parts.append(f"<h3>{_e(label)}</h3>" + _table(g))
     if csvs:
         parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")

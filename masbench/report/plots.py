@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .data import RunInfo
-from .tables import is_true, significance
+from .tables import is_true, records, significance
 
 BASELINE_STYLE = {"cot": ("s", "#444444"), "cot-sc": ("D", "#1f4e9c")}
 CURVE_COLOR = "#1f77b4"
@@ -122,7 +122,7 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
     colors = design_colors(comp)
     marked: set[int] = set()
     x_hi = max(list(comp["_x"]) + [float(t) for t in curve.get("tokens", []) if _finite(t)])
-    for r in comp.to_dict("records"):
+    for r in records(comp):
         marker = BASELINE_STYLE.get(str(r.get("design_name")), ("o", None))[0]
         color = colors[r["design"]]
         y = 100 * float(r["accuracy"])
@@ -203,8 +203,7 @@ def accuracy_by_axis(comp_groups: pd.DataFrame, curve_axis: pd.DataFrame, info: 
         ax.set_ylim(-3, 103)
         ax.grid(True, alpha=0.25)
         ax.set_title(axis, fontsize=10)
-        if i == 0:
-            handles, labels = ax.get_legend_handles_labels()
+    handles, labels = fig.axes[0].get_legend_handles_labels()  # the legend shows the first panel's entries
     fig.suptitle(_title(info, "Accuracy by axis"), fontsize=10)
     fig.tight_layout(rect=(0, 0.1 if rows == 1 else 0.06, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)

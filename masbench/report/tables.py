@@ -4,7 +4,7 @@ them: accuracies and gaps as fractions), formatted columns for Markdown, HTML an
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator, cast
 
 import pandas as pd
 
@@ -34,6 +34,24 @@ def _missing(v: Any) -> bool:
         return math.isnan(float(v))
     except (TypeError, ValueError):
         return False
+
+
+def _number(v: Any) -> float | None:
+    """``float(v)``, or None for a missing value (None, NA, NaT, NaN)."""
+    return None if _missing(v) else float(v)
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows as dicts keyed by column name (the frames here come from SQL: the names are strings)."""
+    return cast(list[dict[str, Any]], df.to_dict("records"))
+
+
+def task_groups(df: pd.DataFrame) -> Iterator[tuple[str, float, str, pd.DataFrame]]:
+    """``(axis, axis_value, title, rows)`` per task group, sorted; ``title`` is ``axis`` or
+    ``axis = value`` (a group without a value, such as ``all``, has a NaN ``axis_value``)."""
+    for key, g in df.groupby(["axis", "axis_value"], dropna=False, sort=True):
+        axis, value = cast(tuple[str, float], key)  # axis: VARCHAR, axis_value: INTEGER or NULL → float
+        yield axis, value, f"{axis}" + (f" = {int(value)}" if pd.notna(value) else ""), g
 
 
 def pct(v: Any) -> str:
@@ -80,30 +98,30 @@ CHEAPER_NOTE = ("* cheaper than CoT: the marginal utility is then the accuracy l
 
 
 def _cheaper(r: dict[str, Any]) -> bool:
-    t, c = r.get("tokens"), r.get("cot_tokens")
-    return not _missing(t) and not _missing(c) and float(t) < float(c)
+    t, c = _number(r.get("tokens")), _number(r.get("cot_tokens"))
+    return t is not None and c is not None and t < c
 
 
 def significance(r: dict[str, Any]) -> int:
     """+1 / −1 if the paired test against the curve is significant after Holm (p_holm < α and the
     Holm-level CI excludes 0) in that direction, else 0."""
-    p, lo, hi = r.get("paired_p_holm"), r.get("paired_ci_lo_holm"), r.get("paired_ci_hi_holm")
-    if _missing(p) or _missing(lo) or _missing(hi) or is_true(r.get("baseline")):
+    p, lo, hi = (_number(r.get(k)) for k in ("paired_p_holm", "paired_ci_lo_holm", "paired_ci_hi_holm"))
+    if p is None or lo is None or hi is None or is_true(r.get("baseline")):
         return 0
-    alpha = 0.05 if _missing(r.get("paired_alpha")) else float(r["paired_alpha"])
-    if float(p) >= alpha:
+    alpha = _number(r.get("paired_alpha"))
+    if p >= (0.05 if alpha is None else alpha):
         return 0
-    return 1 if float(lo) > 0 else -1 if float(hi) < 0 else 0
+    return 1 if lo > 0 else -1 if hi < 0 else 0
 
 
 def paired_cell(r: dict[str, Any]) -> str:
     """The paired mean difference against the curve with its Holm-level CI, in points; a
     significant one (the verdict's test) is marked ▲ (better) or ▼ (worse)."""
-    d, lo, hi = r.get("paired_diff"), r.get("paired_ci_lo_holm"), r.get("paired_ci_hi_holm")
-    if _missing(d) or _missing(lo) or _missing(hi):
+    d, lo, hi = (_number(r.get(k)) for k in ("paired_diff", "paired_ci_lo_holm", "paired_ci_hi_holm"))
+    if d is None or lo is None or hi is None:
         return "–"
     mark = {1: " ▲", -1: " ▼"}.get(significance(r), "")
-    return f"{100 * float(d):+.1f} [{100 * float(lo):+.1f}, {100 * float(hi):+.1f}]{mark}"
+    return f"{100 * d:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{mark}"
 
 
 def formatted_row(r: dict[str, Any]) -> list[str]:
@@ -121,7 +139,7 @@ def formatted_row(r: dict[str, Any]) -> list[str]:
 
 
 def formatted(df: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame([formatted_row(r) for r in df.to_dict("records")], columns=HEADERS)
+    return pd.DataFrame([formatted_row(r) for r in records(df)], columns=HEADERS)
 
 
 def markdown(df: pd.DataFrame) -> str:

@@ -27,8 +27,8 @@ _SHORT = {"accuracy [95% CI]": "accuracy\n[95% CI]", "tokens/task": "tokens\n/ta
 
 
 def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
-    rows = [tables.formatted_row(r) for r in df.to_dict("records")]
-    for row, r in zip(rows, df.to_dict("records")):
+    rows = [tables.formatted_row(r) for r in tables.records(df)]
+    for row, r in zip(rows, tables.records(df)):
         if tables.is_true(r.get("pareto")):
             row[0] += " ★"
     widths = {h: max([len(x) for x in _SHORT.get(h, h).split("\n")] + [len(row[i]) for row in rows]) + 3
@@ -44,11 +44,11 @@ def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
     for h in shown:
         t.add_column(_SHORT.get(h, h), justify="left" if h == "design" else "right", no_wrap=True)
     gap_col = tables.HEADERS.index("iso-cost gap (tokens)")
-    for row, r in zip(rows, df.to_dict("records")):
+    for row, r in zip(rows, tables.records(df)):
         cells = {h: Text(row[i]) for i, h in enumerate(tables.HEADERS)}  # Text: cot-sc[k=5] is not markup
-        gap = r.get("iso_gap_tokens")
-        if not tables._missing(gap):
-            cells[tables.HEADERS[gap_col]].stylize("green" if float(gap) > 0 else "red" if float(gap) < 0 else "")
+        gap = tables._number(r.get("iso_gap_tokens"))
+        if gap is not None:
+            cells[tables.HEADERS[gap_col]].stylize("green" if gap > 0 else "red" if gap < 0 else "")
         if tables.is_true(r.get("pareto")):
             cells["design"].stylize("bold")
         t.add_row(*[cells[h] for h in shown])
@@ -77,8 +77,8 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
         return 0
     if not info.k_max:
         console.print("[yellow]no CoT-SC curve in this run[/]: iso-cost gaps and verdicts need cot_sc enabled")
-    for (ax, value), g in df.groupby(["axis", "axis_value"], dropna=False, sort=True):
-        title = "all tasks" if ax == "all" else f"{ax}" + (f" = {int(value)}" if pd.notna(value) else "")
+    for ax, _value, label, g in tables.task_groups(df):
+        title = "all tasks" if ax == "all" else label
         table, hidden = _table(g, title.replace("[", "\\["), console.width)
         console.print(table)
         if hidden:
@@ -101,7 +101,7 @@ def paired_table(df: pd.DataFrame, against: str, title: str) -> Table:
     t = Table(title=title, title_justify="left", pad_edge=False)
     for h in ("design", "vs", "unit", "n tasks", "mean Δ pp", "95% CI", "p", "method", "Holm p (m)", "Holm CI"):
         t.add_column(h, justify="left" if h in ("design", "vs", "method") else "right", no_wrap=True)
-    for r in df.to_dict("records"):
+    for r in tables.records(df):
         a, b = str(r["design"]), str(r["against"])
         sign = 1.0
         if against not in ("curve", "cot") and b != against:  # stored as (a, b) with a < b: flip to face `against`
@@ -135,8 +135,8 @@ def compare_against(store_path: str | Path, against: str, run_id: str | None = N
         refs = sorted(set(df["against"]) | set(df.loc[~df["against"].isin(["curve", "cot"]), "design"]))
         raise data.ReportError(f"no paired tests against {against!r} in run {info.run_id}; "
                                f"references: {', '.join(refs) or '(none: run `masbench stats`)'}")
-    for (ax, value), g in sel.groupby(["axis", "axis_value"], dropna=False, sort=True):
-        title = "all tasks" if ax == "all" else f"{ax}" + (f" = {int(value)}" if pd.notna(value) else "")
+    for ax, _value, label, g in tables.task_groups(sel):
+        title = "all tasks" if ax == "all" else label
         console.print(paired_table(g, against, f"paired tests vs {against} — {title}".replace("[", "\\[")))
     console.print(Text("Δ = design − reference per task (seeds averaged), paired bootstrap CI over tasks; Holm across "
                        "the comparisons of the same kind in the group (m). docs/metrics.md", style="dim"))

@@ -12,9 +12,12 @@ import json
 import math
 import re
 from collections import Counter
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..spec.handbook import HandbookSpec, Indicator, SkillSpec
+
+if TYPE_CHECKING:
+    from ..llm import Gateway
 
 _WORD = re.compile(r"[a-z][a-z'\-]*[a-z]|[a-z]")
 STOPWORDS = frozenset("""a an the of to in on at for and or is are was were be been it its this that these those
@@ -188,7 +191,7 @@ class LLMDemandClassifier:
     """Asks a model (through the gateway) which skills a call needs. Falls back to indicators when
     the reply is unusable. Its calls are tagged ``purpose: routing`` so their cost is visible."""
 
-    def __init__(self, gateway, model: str, handbook: HandbookSpec, *, max_tokens: int = 64,
+    def __init__(self, gateway: Gateway, model: str, handbook: HandbookSpec, *, max_tokens: int = 64,
                  tags: dict[str, Any] | None = None, max_chars: int = 2000):
         self.gateway = gateway
         self.model = model

@@ -85,7 +85,7 @@ def kmeans(X: np.ndarray, k: int, seed: int = 0, iters: int = 50, restarts: int 
     rng = np.random.default_rng(seed)
     n = len(X)
     k = max(1, min(k, n))
-    best = (np.inf, None, None)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
     for _ in range(restarts):
         cent = [X[rng.integers(n)]]
         for _j in range(1, k):
@@ -93,6 +93,7 @@ def kmeans(X: np.ndarray, k: int, seed: int = 0, iters: int = 50, restarts: int 
             p = d2 / d2.sum() if d2.sum() > 0 else np.full(n, 1 / n)
             cent.append(X[rng.choice(n, p=p)])
         Cm = np.array(cent)
+        lab = np.zeros(n, dtype=np.intp)  # every point in cluster 0 until the first assignment
         for _it in range(iters):
             d = ((X[:, None, :] - Cm[None]) ** 2).sum(-1)
             lab = d.argmin(1)
@@ -101,8 +102,9 @@ def kmeans(X: np.ndarray, k: int, seed: int = 0, iters: int = 50, restarts: int 
                 break
             Cm = new
         inertia = float(((X - Cm[lab]) ** 2).sum())
-        if inertia < best[0]:
+        if best is None or inertia < best[0]:
             best = (inertia, Cm, lab)
+    assert best is not None  # at least one restart ran
     return best[1], best[2]
 
 
@@ -321,7 +323,7 @@ def evaluate(matrix: pd.DataFrame | Arrays, *, n_train: int | float = 0.3, seeds
     table["aiq_sd"] = per_seed.groupby("router", sort=False)["aiq"].std()
     table = table.reindex([o for o in order if o in table.index]).reset_index()
     sw = pd.DataFrame(sweep_rows)
-    sweeps = {r: g.groupby("lambda").mean(numeric_only=True).drop(columns="seed").reset_index()
+    sweeps = {str(r): g.groupby("lambda").mean(numeric_only=True).drop(columns="seed").reset_index()
               for r, g in sw.groupby("router", sort=False)}
     singles = pd.DataFrame(single_rows).groupby("model").mean(numeric_only=True).drop(columns="seed").reset_index()
     info = {"tasks": n, "models": list(A.models), "n_train": ntr, "n_test": n - ntr if max_test is None else

@@ -43,16 +43,16 @@ from ..library import Library, default_library
 from ..spec.handbook import ROOT, HandbookSpec, ModelProfile, SkillStats, validate_handbook
 
 
-def load_handbook(path_or_name: str | Path, library=None) -> HandbookSpec:
+def load_handbook(path_or_name: str | Path, library: Library | None = None) -> HandbookSpec:
     """A handbook from a YAML path, or by name through the library (``skills/NAME.yaml``)."""
     p = Path(path_or_name)
     if p.suffix in (".yaml", ".yml") and p.is_file():
         if library is None:
             library = Library(include_cwd=False)
-        return library.load_path(p, "handbook").spec
+        return library.load_path(p, "handbook").typed(HandbookSpec)
     if library is None:
         library = default_library()
-    return library.get("handbook", str(path_or_name)).spec
+    return library.handbook(str(path_or_name))
 
 
 def _round(x: Any) -> Any:
@@ -107,7 +107,7 @@ class CompiledHandbook:
     prior_b: np.ndarray
     price_cost: np.ndarray
     """(M,) fallback USD per call from prices (0 if unknown)."""
-    lat_sum: np.ndarray | None = None
+    lat_sum: np.ndarray
     """(M, S) direct latency evidence: Σ weight·seconds (over the same weights as cost_n)."""
     alpha: np.ndarray = field(init=False)
     beta: np.ndarray = field(init=False)
@@ -120,8 +120,6 @@ class CompiledHandbook:
 
     def __post_init__(self) -> None:
         self.index = {s: i for i, s in enumerate(self.skills)}
-        if self.lat_sum is None:
-            self.lat_sum = np.zeros_like(self.cost_sum)
         self.refresh()
 
     @property

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..spec.handbook import HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
+from ..llm import Gateway
+from ..spec.handbook import CostUnit, HandbookSpec, ModelProfile, Provenance, RefinementEvent, SkillSpec
 from ..spec.model import ModelSpec
 from .demand import IndicatorMatcher, learn_indicators, uniform
 from .handbook import CompiledHandbook, compile_handbook
@@ -176,7 +177,7 @@ def learn_handbook(matrix: pd.DataFrame | Arrays, *, name: str, base: HandbookSp
                    models: dict[str, ModelSpec] | None = None, shrinkage: float = 4.0,
                    credit_mode: str = "responsibility", split_threshold: float = 0.15, do_refine: bool = True,
                    indicators: bool = True, taxonomy: dict[str, SkillSpec] | None = None,
-                   cost_unit: str = "usd_per_1k_calls", provenance: dict[str, Any] | None = None,
+                   cost_unit: CostUnit = "usd_per_1k_calls", provenance: dict[str, Any] | None = None,
                    description: str | None = None, min_obs: float = 3.0) -> HandbookSpec:
     """Build (or, with ``base``, update) a handbook from an outcome matrix."""
     A = matrix if isinstance(matrix, Arrays) else to_arrays(matrix)
@@ -283,7 +284,7 @@ def parse_taxonomy_reply(text: str) -> dict[str, SkillSpec]:
     return out
 
 
-async def propose_taxonomy(gateway, model: str, A: Arrays, *, n_pairs: int = 8, max_skills: int = 12,
+async def propose_taxonomy(gateway: Gateway, model: str, A: Arrays, *, n_pairs: int = 8, max_skills: int = 12,
                            max_tokens: int = 800, seed: int = 0) -> tuple[dict[str, SkillSpec], float, int]:
     """Ask a model for a taxonomy from contrastive success/failure pairs.
     Returns (skills, cost USD, tokens)."""

@@ -26,7 +26,7 @@ from ..bench import TaskInstance, load_tasks, score
 from ..library import bundled_root
 from ..llm import Gateway
 from ..spec.model import ModelSpec
-from ..store import suite_config
+from ..store import Store, suite_config
 
 COLUMNS = ("task_id", "model", "correct", "cost_usd", "tokens", "skills", "question")
 
@@ -44,7 +44,9 @@ def _as_list(v: Any) -> list[str]:
             except json.JSONDecodeError:
                 pass
         return [x.strip() for x in s.split(",") if x.strip()]
-    return [str(x) for x in list(v)]
+    if isinstance(v, Iterable):
+        return [str(x) for x in v]
+    raise TypeError(f"skills must be a list or a string, not {type(v).__name__}")
 
 
 def normalize_matrix(df: pd.DataFrame) -> pd.DataFrame:
@@ -101,20 +103,21 @@ def to_arrays(df: pd.DataFrame, models: list[str] | None = None) -> Arrays:
     models = models or sorted(m["model"].unique())
     m = m[m["model"].isin(models)]
     has_lat = "latency_s" in m.columns and m["latency_s"].notna().any()
-    aggs = dict(correct=("correct", "mean"), cost_usd=("cost_usd", "mean"), tokens=("tokens", "mean"))
+    values = ["correct", "cost_usd", "tokens"] + (["latency_s"] if has_lat else [])
     if has_lat:
         m = m.assign(latency_s=m["latency_s"].astype(float).fillna(0.0))
-        aggs["latency_s"] = ("latency_s", "mean")
-    agg = m.groupby(["task_id", "model"], sort=False).agg(**aggs).reset_index()
-    piv = agg.pivot(index="task_id", columns="model")
-    complete = piv["correct"][models].notna().all(axis=1)
-    piv = piv[complete]
-    tids = [str(t) for t in piv.index]
+    agg = m.groupby(["task_id", "model"], sort=False).agg(**{v: (v, "mean") for v in values}).reset_index()
+    # one (task × model) table per value, all on the same sorted task index
+    piv = {v: agg.pivot(index="task_id", columns="model", values=v)[models] for v in values}
+    complete = piv["correct"].notna().all(axis=1)
+    piv = {v: t[complete] for v, t in piv.items()}
+    tids = [str(t) for t in piv["correct"].index]
     first = m.drop_duplicates("task_id").set_index("task_id")
-    return Arrays(tids, list(models), piv["correct"][models].to_numpy(float), piv["cost_usd"][models].to_numpy(float),
-                  piv["tokens"][models].to_numpy(float), [list(first.at[t, "skills"]) for t in tids],
-                  [str(first.at[t, "question"]) for t in tids],
-                  piv["latency_s"][models].to_numpy(float) if has_lat else None)
+    skills, questions = first["skills"].to_dict(), first["question"].to_dict()
+    return Arrays(tids, list(models), piv["correct"].to_numpy(float), piv["cost_usd"].to_numpy(float),
+                  piv["tokens"].to_numpy(float), [list(skills[t]) for t in tids],
+                  [str(questions[t]) for t in tids],
+                  piv["latency_s"].to_numpy(float) if has_lat else None)
 
 
 def save_matrix(df: pd.DataFrame, path: str | Path) -> Path:
@@ -143,9 +146,10 @@ def load_matrix(path: str | Path) -> pd.DataFrame:
 
 
 # ----- exploration --------------------------------------------------------------------------------
-async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], *, gateway=None,
-                   max_tokens: int = 512, prompt: str = EXPLORE_PROMPT, system: str | None = None,
-                   tags: dict[str, Any] | None = None, sample_index: int = 0) -> pd.DataFrame:
+async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], *,
+                   gateway: Gateway | None = None, max_tokens: int = 512, prompt: str = EXPLORE_PROMPT,
+                   system: str | None = None, tags: dict[str, Any] | None = None,
+                   sample_index: int = 0) -> pd.DataFrame:
     """Run every model of the pool once on every task through the Gateway and score it."""
     specs = dict(pool) if isinstance(pool, dict) else {m: ModelSpec(id=m) for m in pool}
     gw = gateway or Gateway(specs)
@@ -168,13 +172,13 @@ async def aexplore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskI
     return pd.DataFrame(rows)
 
 
-def explore(pool, tasks: list[TaskInstance], **kw) -> pd.DataFrame:
+def explore(pool: dict[str, ModelSpec] | Iterable[str], tasks: list[TaskInstance], **kw: Any) -> pd.DataFrame:
     """Sync wrapper of :func:`aexplore` (do not call from inside an event loop)."""
     return asyncio.run(aexplore(pool, tasks, **kw))
 
 
 # ----- from a store ---------------------------------------------------------------------------------
-def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
+def _tasks_of_runs(store: Store, run_ids: list[str]) -> dict[str, TaskInstance]:
     """Regenerate the tasks of runs from their stored suite config (best effort)."""
     out: dict[str, TaskInstance] = {}
     for run_id in run_ids:
@@ -192,7 +196,7 @@ def _tasks_of_runs(store, run_ids: list[str]) -> dict[str, TaskInstance]:
     return out
 
 
-def matrix_from_store(store, run_ids: list[str] | None = None, design: str | None = None,
+def matrix_from_store(store: Store, run_ids: list[str] | None = None, design: str | None = None,
                       tasks: list[TaskInstance] | None = None) -> pd.DataFrame:
     """Outcome rows from a store: results whose calls all went to one model. If several designs
     are present, ``design`` picks one (default: ``cot`` if present, else the most common)."""

@@ -60,6 +60,10 @@ def hull_at(hull: np.ndarray, x: np.ndarray | float) -> np.ndarray:
     return y
 
 
+_trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+"""The trapezoid rule: ``np.trapezoid`` (NumPy 2), ``np.trapz`` before it."""
+
+
 def area_under(hull: np.ndarray, x0: float, x1: float, n: int = 4001) -> float:
     """∫_{x0}^{x1} hull(x) dx / (x1 − x0), exact for piecewise-linear (breakpoints included)."""
     if x1 <= x0 or len(hull) == 0:
@@ -67,7 +71,7 @@ def area_under(hull: np.ndarray, x0: float, x1: float, n: int = 4001) -> float:
     xs = np.unique(np.concatenate([np.linspace(x0, x1, n), hull[:, 0][(hull[:, 0] > x0) & (hull[:, 0] < x1)]]))
     ys = hull_at(hull, xs)
     ys = np.where(np.isfinite(ys), ys, 0.0)
-    return float(np.trapezoid(ys, xs) / (x1 - x0)) if hasattr(np, "trapezoid") else float(np.trapz(ys, xs) / (x1 - x0))
+    return float(_trapezoid(ys, xs) / (x1 - x0))
 
 
 def aiq(points: Iterable[Sequence[float]], c_max: float) -> float:

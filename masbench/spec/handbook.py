@@ -155,6 +155,10 @@ class Provenance(Spec):
     """Splits and merges, oldest first."""
 
 
+CostUnit = Literal["usd_per_1k_calls", "relative"]
+"""How a handbook states E[c]: USD per 1000 calls, or relative to the priciest model."""
+
+
 class HandbookSpec(Spec):
     """A skill handbook: taxonomy, per-(model, skill) competence evidence and cost, provenance."""
 
@@ -162,7 +166,7 @@ class HandbookSpec(Spec):
     """Name agents use in ``model: {route: NAME}``."""
     description: str | None = None
     """What pool and tasks this handbook is for."""
-    cost_unit: Literal["usd_per_1k_calls", "relative"] = "usd_per_1k_calls"
+    cost_unit: CostUnit = "usd_per_1k_calls"
     """Unit of E[c] in U = Σ w·E[p] − λ·E[c]: USD per 1000 calls, or relative to the priciest
     model's mean cost per call (so E[c] ∈ [0, 1] and λ = 0.1 means "10 points of accuracy are worth
     the priciest model's cost")."""

@@ -77,6 +77,8 @@ def _construct(node: yaml.Node, path: PathKey, out: Located) -> Any:
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_construct(child, path + (i,), out) for i, child in enumerate(node.value)]
+    if not isinstance(node, yaml.ScalarNode):  # the composer makes only mapping, sequence and scalar nodes
+        raise TypeError(f"unexpected YAML node {type(node).__name__}")
     # Scalars: let SafeLoader resolve the tag (int, float, bool, null, str).
     return _scalar(node)
 

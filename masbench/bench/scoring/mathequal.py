@@ -38,8 +38,9 @@ def _parsed(text: str):  # noqa: ANN202 - sympy objects
     from math_verify import parse
 
     wrapped = text if ("$" in text or "\\boxed" in text) else f"${text}$"
-    out = parse(wrapped, parsing_timeout=_timeout())
-    return out or parse(text, parsing_timeout=_timeout())
+    # math_verify types parsing_timeout as int, but its docs and code take None: no timeout
+    out = parse(wrapped, parsing_timeout=_timeout())  # pyright: ignore[reportArgumentType]  # see above
+    return out or parse(text, parsing_timeout=_timeout())  # pyright: ignore[reportArgumentType]  # see above
 
 
 def math_equal(predicted: str, gold: str) -> bool:

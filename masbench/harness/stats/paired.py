@@ -40,15 +40,17 @@ class Boot:
     tstats: np.ndarray | None = None
     """Studentized resamples t* = (m* − center) / se*; None: percentile intervals."""
 
-    def _studentized(self) -> bool:
-        return self.tstats is not None and self.se > 0 and math.isfinite(self.se)
+    def _studentized(self) -> np.ndarray | None:
+        """The studentized resamples, if they can be used (a finite positive ``se``); else None."""
+        return self.tstats if self.tstats is not None and self.se > 0 and math.isfinite(self.se) else None
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         if self.n < 2:
             return (self.mean, self.mean) if self.sd == 0 or math.isnan(self.sd) else (-math.inf, math.inf)
         a = (1 - level) / 2
-        if self._studentized():  # a difference of correctness lies in [−1, 1]: so does its interval
-            qlo, qhi = np.quantile(self.tstats, [a, 1 - a])
+        tstats = self._studentized()
+        if tstats is not None:  # a difference of correctness lies in [−1, 1]: so does its interval
+            qlo, qhi = np.quantile(tstats, [a, 1 - a])
             return float(max(-1.0, self.center - qhi * self.se)), float(min(1.0, self.center - qlo * self.se))
         lo, hi = np.quantile(self.means, [a, 1 - a])
         return float(lo), float(hi)
@@ -57,10 +59,11 @@ class Boot:
     def p_value(self) -> float:
         if self.n < 2:
             return 1.0
-        if self._studentized():
+        tstats = self._studentized()
+        if tstats is not None:
             t_obs = self.center / self.se
-            ge, le = int((self.tstats >= t_obs).sum()), int((self.tstats <= t_obs).sum())
-            return float(min(1.0, 2 * (min(ge, le) + 1) / (len(self.tstats) + 1)))
+            ge, le = int((tstats >= t_obs).sum()), int((tstats <= t_obs).sum())
+            return float(min(1.0, 2 * (min(ge, le) + 1) / (len(tstats) + 1)))
         b = len(self.means)
         below, above = int((self.means <= 0).sum()), int((self.means >= 0).sum())
         return float(min(1.0, 2 * (min(below, above) + 1) / (b + 1)))
