@@ -35,34 +35,34 @@ LIBRARIES = ["agents", "baselines", "orchestrators", "skills", "tasks", "noteboo
 
 # module -> the test files that cover it (only these run against its mutants)
 MODULES: dict[str, list[str]] = {
-    "masbench/budget.py": ["tests/test_budget.py", "tests/test_runtime_budget.py"],
-    "masbench/llm/metered.py": ["tests/test_metered.py"],
-    "masbench/text.py": ["tests/test_text.py", "tests/test_bench_answers.py"],
-    "masbench/bench/scorers.py": ["tests/test_scorers.py", "tests/test_replies.py", "tests/test_bench_answers.py",
-                             "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
-    "masbench/bench/scoring/mathequal.py": ["tests/test_scorers.py", "tests/test_replies.py", "tests/test_bench_answers.py",
-                                       "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
-    "masbench/bench/scoring/replies.py": ["tests/test_scorers.py", "tests/test_replies.py", "tests/test_bench_answers.py",
-                                     "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
-    "masbench/bench/scoring/benchmarks.py": ["tests/test_scorers.py", "tests/test_replies.py", "tests/test_bench_answers.py",
-                                        "tests/test_bench_scorers_published.py", "tests/test_bench_protocol.py"],
-    # not tests/test_gateway_http.py: its retry test runs ~2 min (real timeouts) and every gateway test
+    "masbench/budget.py": ["tests/test_budget.py", "tests/runtime/test_runtime_budget.py"],
+    "masbench/llm/metered.py": ["tests/llm/test_metered.py"],
+    "masbench/text.py": ["tests/test_text.py", "tests/bench/test_answers.py"],
+    "masbench/bench/scorers.py": ["tests/bench/test_scorers.py", "tests/bench/scoring/test_replies.py", "tests/bench/test_answers.py",
+                             "tests/bench/scoring/test_scorers_published.py", "tests/harness/test_protocol.py"],
+    "masbench/bench/scoring/mathequal.py": ["tests/bench/test_scorers.py", "tests/bench/scoring/test_replies.py", "tests/bench/test_answers.py",
+                                       "tests/bench/scoring/test_scorers_published.py", "tests/harness/test_protocol.py"],
+    "masbench/bench/scoring/replies.py": ["tests/bench/test_scorers.py", "tests/bench/scoring/test_replies.py", "tests/bench/test_answers.py",
+                                     "tests/bench/scoring/test_scorers_published.py", "tests/harness/test_protocol.py"],
+    "masbench/bench/scoring/benchmarks.py": ["tests/bench/test_scorers.py", "tests/bench/scoring/test_replies.py", "tests/bench/test_answers.py",
+                                        "tests/bench/scoring/test_scorers_published.py", "tests/harness/test_protocol.py"],
+    # not tests/llm/test_gateway_http.py: its retry test runs ~2 min (real timeouts) and every gateway test
     # resolves prices, so each pricing mutant would cost minutes; its price tests have direct
-    # counterparts in tests/test_pricing.py
-    "masbench/llm/pricing.py": ["tests/test_pricing.py", "tests/test_usage.py", "tests/test_metered.py",
-                                "tests/test_costs_wire.py"],
-    "masbench/llm/usage.py": ["tests/test_usage.py", "tests/test_costs_wire.py"],
-    "masbench/harness/stats/majk.py": ["tests/test_stats_majk.py"],
-    "masbench/harness/stats/paired.py": ["tests/test_stats_paired.py"],
-    "masbench/harness/curve.py": ["tests/test_curve.py", "tests/test_stats_harness.py", "tests/test_bench_protocol.py"],
-    "masbench/harness/resume.py": ["tests/test_resume.py"],
+    # counterparts in tests/llm/test_pricing.py
+    "masbench/llm/pricing.py": ["tests/llm/test_pricing.py", "tests/llm/test_usage.py", "tests/llm/test_metered.py",
+                                "tests/llm/test_costs_wire.py"],
+    "masbench/llm/usage.py": ["tests/llm/test_usage.py", "tests/llm/test_costs_wire.py"],
+    "masbench/harness/stats/majk.py": ["tests/harness/stats/test_majk.py"],
+    "masbench/harness/stats/paired.py": ["tests/harness/stats/test_paired.py"],
+    "masbench/harness/curve.py": ["tests/harness/test_curve.py", "tests/harness/stats/test_stats_harness.py", "tests/harness/test_protocol.py"],
+    "masbench/harness/resume.py": ["tests/harness/test_resume.py"],
 }
 
 # tests left out of a module's runs, with why
 DESELECT: dict[str, list[str]] = {
     # runs benchmarks/verdict_calibration.py in a subprocess: mutmut's trampolines do not reach a child
     # process, and in mutmut's copy it fails before any mutant (stats collection)
-    "masbench/harness/curve.py": ["tests/test_stats_harness.py::test_calibration_script_runs_end_to_end"],
+    "masbench/harness/curve.py": ["tests/harness/stats/test_stats_harness.py::test_calibration_script_runs_end_to_end"],
 }
 
 

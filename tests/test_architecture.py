@@ -106,3 +106,16 @@ def test_cli_help_runs(argv: list[str]) -> None:
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 0, res.output
     assert "Usage" in res.output
+
+
+def test_tests_mirror_the_packages() -> None:
+    """Every test folder under tests/ is a package of masbench/ at the same path (``tests/runtime/`` ↔
+    ``masbench/runtime/``), so the test of a module is found by its path; ``seams/`` (the public
+    registries exercised together from outside) and ``data/`` (fixtures) are the two exceptions."""
+    tests = PKG.parent / "tests"
+    extra = {"seams", "data"}
+    dirs = {p.relative_to(tests) for p in tests.rglob("*") if p.is_dir() and "__pycache__" not in p.parts}
+    stray = sorted(str(d) for d in dirs if d.parts[0] not in extra and not (PKG / d / "__init__.py").exists())
+    assert stray == [], f"test folders with no package of that path: {stray}"
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), "test file names must be unique (pytest imports them by basename)"

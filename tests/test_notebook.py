@@ -13,7 +13,7 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "marginal_utility
 
 
 def _builder():
-    spec = importlib.util.spec_from_file_location("_report_fixtures", Path(__file__).with_name("test_report.py"))
+    spec = importlib.util.spec_from_file_location("_report_fixtures", Path(__file__).parent / "report" / "test_report.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

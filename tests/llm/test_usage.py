@@ -1,5 +1,5 @@
 """The per-family usage rules of masbench.llm.usage, on each provider's raw field names (the wire
-tests in test_costs_wire.py cover the same rules through litellm)."""
+tests in tests/llm/test_costs_wire.py cover the same rules through litellm)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from masbench.cli.tasks import resolve_suite, tasks_app
 from masbench.library import bundled_root
 from masbench.spec.suite import SuiteSpec, TaskSource
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SUITES = ["quickstart", "masbench-5axis", "smfr", "my-jsonl", "illusion-smfr", "masbench-depth", "masbench-horizon",
           "masbench-breadth", "masbench-parallel", "masbench-robustness"]
 

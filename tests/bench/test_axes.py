@@ -107,7 +107,7 @@ def test_byte_identical_across_processes(tmp_path: Path):
     for hashseed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                             cwd=Path(__file__).resolve().parents[1], check=True)
+                             cwd=Path(__file__).resolve().parents[2], check=True)
         outs.append(run.stdout)
     assert outs[0] == outs[1] and outs[0].count("\n") == len(GENERATORS) * 2 * 3  # every generator, 2 values x 3
 

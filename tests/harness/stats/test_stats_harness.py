@@ -138,7 +138,7 @@ def test_calibration_script_runs_end_to_end():
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "verdict_calibration.py"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "verdict_calibration.py"
     res = subprocess.run([sys.executable, str(script), "--suites", "2", "--tasks", "40", "--bootstrap", "200"],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr

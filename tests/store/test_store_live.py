@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from test_harness import counts, write_suite
+from simsuite import counts, write_suite
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "250"}
 SLOW = "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 60}}"

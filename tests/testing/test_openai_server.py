@@ -18,7 +18,7 @@ import pytest
 from masbench.testing import FakeOpenAIServer, ServerConfig
 from masbench.testing.openai_server import FAIL_KINDS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 6 times 7?"}]
 
 

@@ -53,6 +53,6 @@ def test_graph_cli_writes_png(tmp_path: Path) -> None:
 
 
 def test_graph_cli_reports_invalid_designs() -> None:
-    bad = Path(__file__).parent / "data" / "bad_designs" / "cycle.yaml"
+    bad = Path(__file__).parents[1] / "data" / "bad_designs" / "cycle.yaml"
     res = CliRunner().invoke(app, ["graph", str(bad), "--no-png"])
     assert res.exit_code == 2

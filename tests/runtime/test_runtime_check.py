@@ -17,7 +17,7 @@ from masbench.spec.problems import SpecError
 from masbench.spec.yamlpos import load_yaml_file
 from masbench.text import parse_choice
 
-RUNTIME = Path(__file__).resolve().parents[1] / "masbench" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[2] / "masbench" / "runtime"
 
 
 def located(tmp_path: Path, text: str):

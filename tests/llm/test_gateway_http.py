@@ -124,7 +124,7 @@ async def test_k_samples_are_k_cache_entries_and_rerun_hits_all(http_server, tmp
 
 async def test_unknown_price_is_recorded_as_unpriced_with_a_warning(http_server, caplog, monkeypatch):
     # An ad-hoc gateway still answers, but the call row says its $0 is not a price (a run stops
-    # before any call instead: see tests/test_costs_run.py).
+    # before any call instead: see tests/harness/test_costs_run.py).
     # The warning is once per model id per process: start from an empty record of warned ids, or
     # the test passes only the first time it runs in a process (mutmut runs the tests twice in one).
     monkeypatch.setattr(pricing, "_warned", set())

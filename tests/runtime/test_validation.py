@@ -15,7 +15,7 @@ from masbench.runtime import compile_design, validate_design
 from masbench.spec import DesignSpec
 from masbench.spec.problems import SpecError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad_designs"
 CASES = sorted(BAD.glob("*.yaml"))
 

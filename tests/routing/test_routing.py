@@ -43,7 +43,7 @@ from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 from masbench.spec.problems import SpecError
 from masbench.store import StoreWriter
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def hb_two(cost_a=1e-3, cost_b=1e-4, **kw) -> HandbookSpec:

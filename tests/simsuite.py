@@ -1,0 +1,52 @@
+"""A small simulated suite written into a test's tmp folder, and the row counts of a run: shared by
+the harness, live-store and other end-to-end tests (importable because pytest puts tests/ on the
+path for its conftest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+SUITE = """name: {name}
+models:
+  default: {model}
+tasks:
+  - {{generator: masbench.depth, values: [1, 2], n: {n}, seed: 3}}
+designs: {designs}
+seeds: {seeds}
+cot_sc: {{k_max: {k_max}, bootstrap: 200}}
+budget: {{per_task_tokens: {budget}}}
+concurrency: 8
+store: {store}
+"""
+
+
+def write_suite(tmp_path: Path, name="simsuite", model="sim/p60", n=4, designs="[cot, {design: cot-sc, params: {k: 3}}, debate]",
+                seeds="[0]", k_max=5, budget=20000) -> Path:
+    d = tmp_path / "tasks"
+    d.mkdir(exist_ok=True)
+    p = d / f"{name}.yaml"
+    p.write_text(SUITE.format(name=name, model=model, n=n, designs=designs, seeds=seeds, k_max=k_max, budget=budget,
+                              store=tmp_path / "runs" / f"{name}.duckdb"))
+    return p
+
+
+def counts(store: Path, run_id: str) -> dict[str, int]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        q = lambda s: con.execute(s, [run_id]).fetchall()[0][0]  # noqa: E731
+        return {
+            "results": q("SELECT count(*) FROM results WHERE run_id = ?"),
+            "distinct_results": q("SELECT count(DISTINCT (design, task_id, seed)) FROM results WHERE run_id = ?"),
+            "pool": q("SELECT count(*) FROM pool WHERE run_id = ?"),
+            "distinct_pool": q("SELECT count(DISTINCT (task_id, seed, sample_index)) FROM pool WHERE run_id = ?"),
+            "calls": q("SELECT count(*) FROM calls WHERE run_id = ?"),
+            "distinct_calls": q("SELECT count(DISTINCT call_id) FROM calls WHERE run_id = ?"),
+            "result_calls": q("SELECT coalesce(sum(calls), 0) FROM results WHERE run_id = ?"),
+            "design_calls": q("SELECT count(*) FROM calls WHERE run_id = ? AND purpose = 'design'"),
+            "pool_calls": q("SELECT count(*) FROM calls WHERE run_id = ? AND purpose = 'pool'"),
+            "curve": q("SELECT count(*) FROM cot_sc_curve WHERE run_id = ?"),
+        }
+    finally:
+        con.close()
