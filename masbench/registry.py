@@ -123,8 +123,8 @@ class Registry(Mapping[str, T], Generic[T]):
 # importing the design package). Lazy entries point up the layer map by *name* only.
 
 DESIGNERS: Registry = Registry("designer", {
-    "meta-designer": "masbench.design.runners:run_meta",
-    "holistic-designer": "masbench.design.runners:run_holistic",
+    "meta-designer": "masbench.design.per_task:run_meta",
+    "holistic-designer": "masbench.design.per_task:run_holistic",
 })
 """Per-task designers a suite may list as a design (``designs: [{design: meta-designer}]``): name →
 ``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``."""

@@ -15,7 +15,7 @@ from rich.console import Console
 from ..bench import TaskDataError
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
-from ..harness.runner import RunOptions, run_suite
+from ..harness.suite_run import RunOptions, run_suite
 from ..spec.problems import SpecError
 from ..store import StoreBusy
 from .common import parse_model_overrides, refuse_busy

@@ -15,7 +15,6 @@ Public API (imported lazily: each name loads only its own module)::
     Runnable / LibraryDesign(name) / Designer(name, runner) # what the harness runs, one protocol
     collapse(spec, library) / structure(spec, library)      # from the spec alone
     export_designs(store, out_dir) / holistic_session(prep, store, config)
-    Ledger                                                  # = masbench.budget.BudgetMeter
     ScriptedDesignerGateway(script) / ExecutionGuard(markers)   # tests and demos
 """
 
@@ -24,27 +23,23 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..budget import BudgetMeter
-
 _EXPORTS = {
     "DesignCheck": "check", "DesignLimits": "check", "Rejected": "check", "SAFE_PYTHON": "check",
     "check_text": "check", "check_data": "check", "spec_data": "check",
     "DesignRecord": "records", "export_designs": "records", "write_records": "records",
     "HolisticConfig": "holistic", "HolisticDesigner": "holistic", "run_holistic_designer": "holistic",
     "MetaDesignerConfig": "meta", "MetaDesigner": "meta", "run_meta_designer": "meta",
-    "DESIGNERS": "runners", "designer_names": "runners", "get_designer": "runners", "is_designer": "runners",
+    "DESIGNERS": "per_task", "designer_names": "per_task", "get_designer": "per_task", "is_designer": "per_task",
     "Runnable": "runnable", "LibraryDesign": "runnable", "Designer": "runnable",
     "collapse": "topology", "structure": "topology", "top_graph": "topology", "SINGLE_CALL": "topology",
     "ScriptedDesignerGateway": "scripted", "ExecutionGuard": "scripted", "pick_reply": "scripted",
     "holistic_session": "session", "derive_suite": "session",
 }
 
-__all__ = sorted([*_EXPORTS, "Ledger"])
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Ledger":  # kept name: the designers' meter is the one budget meter
-        return BudgetMeter
     mod = _EXPORTS.get(name)
     if mod is None:
         raise AttributeError(f"module 'masbench.design' has no attribute {name!r}")

@@ -5,7 +5,7 @@ validator. Nothing here executes anything.
 Order, cheapest first: the safe parse (size, code/shell refusal, no YAML tags/aliases, nesting
 limit); a node-count limit; *safe repairs* (each recorded); the schema (pydantic); a policy for
 generated designs (allow-listed python functions, model aliases only); and the runtime's
-validator (:func:`masbench.runtime.validate_design`). Whatever is not repaired is rejected with
+validator (:func:`masbench.runtime.check_design`). Whatever is not repaired is rejected with
 the reason.
 
 Safe repairs: drop a dangling ``from`` entry or edge; set ``output`` to the unique sink when it is
@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..library import Library
-from ..runtime import RESERVED, node_reads, op_of, sinks, template_refs, validate_design
+from ..runtime import RESERVED, check_design, node_reads, op_of, sinks, template_refs
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem, problems_from_validation
 from ..spec.yamlpos import Located
@@ -335,7 +335,7 @@ def check_data(data: Any, library: Library, limits: DesignLimits | None = None, 
     if probs:
         return DesignCheck(None, _summary(probs), repairs, probs, fixed)
     try:
-        vprobs = [_problem_text(p) for p in validate_design(spec, loc, library)]
+        vprobs = [_problem_text(p) for p in check_design(spec, loc, library)]
     except Exception as exc:  # noqa: BLE001 - a validator crash is a rejection, never a designer crash
         vprobs = [f"<validator>: {type(exc).__name__}: {exc}"]
     if vprobs:

@@ -3,7 +3,7 @@ runtime) and a per-task designer (code that designs, then runs what it designed)
 the harness — ``await runnable.run(task, ctx, params, design_sink=...) -> DesignResult``.
 
 The harness turns a suite entry's name into a :class:`Runnable` in one place
-(:func:`masbench.harness.runnables.resolve_runnable`)."""
+(:func:`masbench.harness.resolve.resolve_runnable`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..runtime import DesignResult, RunContext, run_design
 from .records import DesignSink
-from .runners import DesignerRunner
+from .per_task import DesignerRunner
 
 
 class Runnable(Protocol):

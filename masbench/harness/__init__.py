@@ -6,8 +6,8 @@ from .curve import CurvePoint, build_curve, compute_curve
 from .designers import run_designer_suite
 from .paired_tests import compute_paired
 from .prepare import Prepared, prepare
-from .runnables import resolve_runnable
-from .runner import RunOptions, RunSummary, run_suite
+from .resolve import resolve_runnable
+from .suite_run import RunOptions, RunSummary, run_suite
 
 __all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",
            "compute_paired", "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import RunSession, Store, designer_summary, ensure_views, new_run_id, run_config
-from .cellrunner import CellRunner, Progress, run_cells
+from .engine_inprocess import CellRunner, Progress, run_cells
 from .cells import Cell, DesignEntry
 from .prepare import Prepared
 from .resume import done_cells

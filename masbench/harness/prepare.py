@@ -15,7 +15,7 @@ from ..llm import is_simulated, models_from, require_prices
 from ..spec import DesignSpec, NodeSpec, SuiteSpec
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
-from .runnables import resolve_runnable
+from .resolve import resolve_runnable
 
 
 @dataclass

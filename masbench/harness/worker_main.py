@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..llm import ResponseCache
 from ..store import Store, StoreWriter
-from .cellrunner import CellRunner, Progress, run_cells
+from .engine_inprocess import CellRunner, Progress, run_cells
 from .failures import RunAborted
 from .prepare import RunOptions, prepare
 

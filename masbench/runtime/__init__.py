@@ -26,16 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..budget import BudgetMeter
 from ..spec.design import DesignSpec
-from .check import check_design, validate_design
+from .check import check_design
 from .ops import OPS, Op, op_of
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .reads import RESERVED, node_reads, sinks, template_refs
 from .types import DesignResult, RunContext
-
-Tracker = BudgetMeter
-"""The per-task budget meter (historical name)."""
 
 
 
@@ -58,12 +54,6 @@ def clear_cache() -> None:
     _cache().clear_cache()
 
 
-def __getattr__(name: str) -> Any:
-    if name == "CompiledDesign":
-        return _cache().CompiledDesign
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
                      params: dict[str, Any] | None = None) -> DesignResult:
     """Run a design (a spec, or a name in ``ctx.library``) on one task. Node failures never raise:
@@ -75,7 +65,7 @@ async def run_design(design: DesignSpec | str, task: Any, ctx: RunContext,
 
 
 __all__ = [
-    "CalculatorError", "CompiledDesign", "DesignResult", "OPS", "Op", "PYTHON_FUNCS", "RESERVED", "RunContext",
-    "Tracker", "calculate", "check_design", "clear_cache", "compile_design", "majority_vote", "node_reads",
-    "op_of", "python_func", "run_design", "sinks", "template_refs", "validate_design",
+    "CalculatorError", "DesignResult", "OPS", "Op", "PYTHON_FUNCS", "RESERVED", "RunContext",
+    "calculate", "check_design", "clear_cache", "compile_design", "majority_vote", "node_reads",
+    "op_of", "python_func", "run_design", "sinks", "template_refs",
 ]

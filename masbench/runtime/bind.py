@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .analysis import Analysis
+from .design_analysis import Analysis
 from .info import LoopInfo, NodeInfo
 from .ops.base import SubRunner
 from .plan import Plan

@@ -8,7 +8,7 @@ from typing import Any
 from ..spec.design import DesignSpec
 from ..spec.problems import Problem
 from ..spec.yamlpos import Located
-from .analysis import Analysis
+from .design_analysis import Analysis
 
 
 def check_design(design: DesignSpec, located: Located | None, library: Any) -> list[Problem]:
@@ -18,7 +18,6 @@ def check_design(design: DesignSpec, located: Located | None, library: Any) -> l
     return Analysis(design, located, library).problems
 
 
-validate_design = check_design
 """The same check under its historical name."""
 
-__all__ = ["check_design", "validate_design"]
+__all__ = ["check_design"]

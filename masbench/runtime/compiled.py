@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
-from .analysis import Analysis
+from .design_analysis import Analysis
 from .bind import Binder
 from .graph import build_graph, recursion_bound
 from .node import run_node

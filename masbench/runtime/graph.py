@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from .analysis import Analysis
+from .design_analysis import Analysis
 from .info import LoopInfo
 from .plan import Plan
 from .scope import EMPTY, SKIP, Br, Scope

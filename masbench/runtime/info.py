@@ -81,7 +81,7 @@ class LoopInfo:
 
 class Checking(Protocol):
     """What the parts of the check (:mod:`.node_check`, the ops' checks, :mod:`.links`,
-    :mod:`.refs`) see of the analysis in progress (:class:`~masbench.runtime.analysis.Analysis`)."""
+    :mod:`.refs`) see of the analysis in progress (:class:`~masbench.runtime.design_analysis.Analysis`)."""
 
     design: DesignSpec
     library: Any

@@ -10,7 +10,7 @@ from typing import Any
 import networkx as nx
 
 from ..spec.design import DesignSpec
-from .analysis import Analysis, NodeInfo
+from .design_analysis import Analysis, NodeInfo
 
 FAN_COLOR = "#9ec5fe"
 """Fill of a fan-out node (``repeat`` / ``map``), whatever its op."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import networkx as nx
 
-from .analysis import Analysis
+from .design_analysis import Analysis
 from .pyfuncs import majority_vote
 from .scope import Scope
 from .types import DesignResult

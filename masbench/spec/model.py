@@ -111,12 +111,6 @@ class ModelSpec(Spec):
     skills: list[str] = Field(default_factory=list)
     """Optional skill hints for routing (what this model is known to be good at)."""
 
-    @property
-    def provider(self) -> str:
-        """``sim``, ``embedded`` or ``litellm``."""
-        head = self.id.split("/", 1)[0]
-        return head if head in ("sim", "embedded") else "litellm"
-
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:

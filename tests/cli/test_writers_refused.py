@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from masbench.cli import app
-from masbench.harness.runner import RunOptions, run_suite
+from masbench.harness.suite_run import RunOptions, run_suite
 from masbench.store import WriterLock
 
 SUITE = """name: tiny

@@ -112,13 +112,13 @@ def test_hostile_and_invalid_replies_are_rejected_with_a_reason(case: str, lib: 
 
 def test_a_1000_node_design_is_rejected_cheaply(lib: Library, monkeypatch) -> None:
     # "Cheaply" = before any schema or graph validation: neither may run on a 1,000-node design.
-    import masbench.runtime
+    import masbench.design.check
     from masbench.spec.design import DesignSpec
 
     def must_not_run(*a, **k):
         raise AssertionError("validation ran on a design the size limit should have rejected")
 
-    monkeypatch.setattr(masbench.runtime, "validate_design", must_not_run)
+    monkeypatch.setattr(masbench.design.check, "check_design", must_not_run)
     monkeypatch.setattr(DesignSpec, "model_validate", classmethod(must_not_run))
     text = "nodes:\n" + "".join(f"  n{i}: {{agent: cot-solver, from: [n{i - 1}]}}\n" if i else "  n0: {agent: cot-solver}\n"
                                 for i in range(1000)) + "output: n999\n"

@@ -17,7 +17,7 @@ from masbench.design.holistic import HolisticConfig
 from masbench.design.scripted import ScriptedDesignerGateway
 from masbench.design.session import holistic_session
 from masbench.harness import run_designer_suite
-from masbench.harness.runner import RunOptions, prepare, run_suite
+from masbench.harness.suite_run import RunOptions, prepare, run_suite
 from masbench.library import Library
 from masbench.store import Store, StoreWriter
 

@@ -13,7 +13,7 @@ from masbench.design.scripted import ScriptedDesignerGateway
 from masbench.design.session import holistic_session
 from masbench.harness import run_designer_suite
 from masbench.harness.failures import RunAborted
-from masbench.harness.runner import RunOptions, prepare
+from masbench.harness.suite_run import RunOptions, prepare
 from masbench.store import Store
 
 SUITE = """name: tiny

@@ -8,7 +8,7 @@ import pytest
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
-from masbench.runtime import RunContext, run_design, validate_design
+from masbench.runtime import RunContext, run_design, check_design
 from masbench.spec.model import ModelSpec, SimProfile, TokenDist
 
 BASELINES = ["cot", "cot-sc", "self-refine", "reflexion", "debate", "step-back", "quality-diversity",
@@ -50,7 +50,7 @@ def test_library_design_validates(name: str) -> None:
     lib = Library()
     loaded = lib.get("design", name)
     assert loaded.path.parent.name == ("baselines" if name in BASELINES else "orchestrators")
-    assert validate_design(loaded.spec, loaded.located, lib) == []
+    assert check_design(loaded.spec, loaded.located, lib) == []
     for agent in {n.agent for n in loaded.spec.nodes.values() if isinstance(n.agent, str)}:
         a = lib.agent(agent)
         assert a.model == "default" and a.max_tokens <= 384, agent

@@ -1,5 +1,5 @@
 """Validation before anything runs: a corpus of malformed designs, each rejected with a named
-error at its place in the file; plus the API (validate_design, compile_design) on in-memory specs."""
+error at its place in the file; plus the API (check_design, compile_design) on in-memory specs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from masbench.library import Library
-from masbench.runtime import compile_design, validate_design
+from masbench.runtime import compile_design, check_design
 from masbench.spec import DesignSpec
 from masbench.spec.problems import SpecError
 
@@ -69,12 +69,12 @@ def d(nodes: dict, output: str, **kw) -> DesignSpec:
     return DesignSpec.model_validate({"name": "t", "nodes": nodes, "output": output, **kw})
 
 
-def test_validate_design_on_in_memory_specs() -> None:
+def test_check_design_on_in_memory_specs() -> None:
     lib = Library()
     ok = d({"a": {"agent": "cot-solver"}, "b": {"agent": "refiner", "from": ["a"]}}, "b")
-    assert validate_design(ok, None, lib) == []
+    assert check_design(ok, None, lib) == []
     bad = d({"a": {"agent": "ghost"}}, "a")
-    probs = validate_design(bad, None, lib)
+    probs = check_design(bad, None, lib)
     assert [p.message for p in probs] == ["unknown agent 'ghost' (not in this design's agents nor in any agents/ folder)"]
     assert probs[0].file == "<design t>" and probs[0].field == "nodes.a"
     with pytest.raises(SpecError, match="unknown agent 'ghost'"):
@@ -88,14 +88,14 @@ def test_loop_back_references_are_not_cycles() -> None:
                                 "nodes": {"critic": {"agent": "critic", "from": ["loop", "revise"]},
                                           "revise": {"agent": "refiner", "from": ["loop", "critic"]}},
                                 "output": "revise"}}}, "loop")
-    assert validate_design(spec, None, lib) == []
+    assert check_design(spec, None, lib) == []
 
 
 def test_parallel_writes_with_a_reducer_are_fine() -> None:
     lib = Library()
     spec = d({"a": {"agent": "cot-solver", "into": "pool"}, "b": {"agent": "cot-solver", "into": "pool"},
               "v": {"op": "majority", "from": "pool"}}, "v", reducers={"pool": "append"})
-    assert validate_design(spec, None, lib) == []
+    assert check_design(spec, None, lib) == []
 
 
 def test_unknown_params_are_rejected_at_compile() -> None:

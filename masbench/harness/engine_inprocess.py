@@ -22,7 +22,7 @@ from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
 from .failures import RunAborted, aborted_message
 from .prepare import POOL_DESIGN, Prepared, pool_design
-from .runnables import resolve_runnable
+from .resolve import resolve_runnable
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..llm import ResponseCache
 from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
-from .cellrunner import CellRunner, Progress, run_cells
+from .engine_inprocess import CellRunner, Progress, run_cells
 from .curve import compute_curve, groups_of_tasks
 from .engine_processes import merge_parts, run_sharded
 from .failures import failure_reasons, supersede_failed

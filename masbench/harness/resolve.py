@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..design.runnable import Designer, LibraryDesign, Runnable
-from ..design.runners import get_designer
+from ..design.per_task import get_designer
 
 
 def resolve_runnable(name: str, library: Any) -> Runnable:
