@@ -145,17 +145,17 @@ def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Library) -> tupl
     sig = op.signature(n)
     if sig is not None:
         return (sig, k)
-    name = op.sub_design(n)
-    if name is not None:
+    sub_name = op.sub_design(n)
+    if sub_name is not None:
         try:
-            sub = library.design(name)
+            sub = library.design(sub_name)
         except SpecError:
             return None
         c = collapse(sub, library, {**sub.params, **n.params})
         if c == SINGLE_CALL:
-            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), k)
+            return (("design", sub_name, json.dumps(n.params, sort_keys=True, default=str)), k)
         if c and c.startswith("cot-sc(k=") and k == 1:
-            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
+            return (("design", sub_name, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
     return None
 
 
