@@ -20,7 +20,7 @@ def status(run: Annotated[Optional[str], typer.Argument(help="Run id (default: t
     with Store(store, read_only=True) as st:
         run_id = run or latest_run(st)
         p = run_progress(st, run_id) if run_id else None
-        reasons = failure_reasons(st, run_id)[1] if p else []  # the closing summary's reasons, pool cells too
+        reasons = failure_reasons(st, run_id)[1] if p and run_id else []  # the closing summary's reasons, pool cells too
     if p is None:
         err.print(f"no run {run_id!r} in {store}" if run_id else f"no runs in {store}", markup=False)
         raise typer.Exit(2)

@@ -196,7 +196,8 @@ def repair(data: dict, limits: DesignLimits, *, designer: str,
                     raise Rejected(f"agents.{aname}.model: generated designs may only use a model alias of the "
                                    f"suite (e.g. default), not {json.dumps(m, default=str)[:80]}")
                 _clamp_int(a, "max_tokens", limits.max_tokens, f"agents.{aname}", {}, repairs)
-    params = data.get("params") if isinstance(data.get("params"), dict) else {}
+    raw_params = data.get("params")
+    params: dict = raw_params if isinstance(raw_params, dict) else {}
     if "edges" in data:
         _edges(data, nodes, repairs)
     # name, kind, source

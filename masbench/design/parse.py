@@ -185,6 +185,7 @@ def load_data(text: str, limits: DesignLimits, *, file: str = "<design>",
                 pass
     if first is not None:
         raise first
+    assert located is not None, "a parse succeeded (else `first` was raised)"
     if not has_expected(data):
         hint = _code_hint(body)
         if hint:

@@ -18,10 +18,15 @@ from .per_task import DesignerRunner
 class Runnable(Protocol):
     """A design or a designer, run on one task under ``ctx`` (its gateway, library, budget, sinks)."""
 
-    name: str
-    """The design or designer name a suite lists."""
-    kind: str
-    """``design`` (a library design: a fixed graph) or ``designer`` (writes designs per task)."""
+    @property
+    def name(self) -> str:
+        """The design or designer name a suite lists."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``design`` (a library design: a fixed graph) or ``designer`` (writes designs per task)."""
+        ...
 
     async def run(self, task: Any, ctx: RunContext, params: dict[str, Any] | None = None, *,
                   design_sink: DesignSink | None = None) -> DesignResult: ...

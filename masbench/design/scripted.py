@@ -25,6 +25,13 @@ from ..spec.model import ModelSpec
 Reply = str | Callable[[dict[str, Any]], str]
 
 
+def _pick(entry: Reply | list[Reply], i: int) -> Reply:
+    """The reply to attempt ``i``: a list's ``i``-th (its last one repeats; an empty list: ""), else the one reply."""
+    if isinstance(entry, list):
+        return entry[min(i, len(entry) - 1)] if entry else ""
+    return entry
+
+
 class ScriptedDesignerGateway:
     """``script``: role → a reply, a list of replies (used in order; the last one repeats), or a
     function of the request info ``{"role", "messages", "metadata", "sample_index", "n", ...}``.
@@ -35,7 +42,7 @@ class ScriptedDesignerGateway:
     def __init__(self, script: dict[str, Reply | list[Reply]] | list[Reply] | Reply,
                  models: dict[str, ModelSpec] | None = None,
                  others: Callable[[dict[str, Any]], str | None] | None = None, **kw: Any):
-        self.script = script if isinstance(script, dict) else {"*": script}
+        self.script: dict[str, Reply | list[Reply]] = script if isinstance(script, dict) else {"*": script}
         self.others = others
         self.counts: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []
@@ -75,9 +82,8 @@ class ScriptedDesignerGateway:
         i = self.counts.get(role, 0)
         self.counts[role] = i + 1
         info["n"] = i
-        if isinstance(entry, list):
-            entry = entry[min(i, len(entry) - 1)] if entry else ""
-        return entry(info) if callable(entry) else str(entry)
+        reply = _pick(entry, i)
+        return reply(info) if callable(reply) else str(reply)
 
     def _simulate(self, spec: ModelSpec, info: dict[str, Any]) -> str:
         """The simulator's reply to a non-designer call (its faults raise, so the attempt fails)."""

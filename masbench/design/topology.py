@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..library import Library
 from ..runtime.ops import op_of
 from ..spec.design import DesignSpec, NodeSpec
 from ..spec.problems import SpecError
@@ -61,7 +62,7 @@ class _Weigh:
     """What an op's ``calls`` may ask (:class:`masbench.runtime.ops.Weigher`): params, sub-designs
     (through the library) and sub-graphs."""
 
-    def __init__(self, library: Any, params: dict, seen: tuple[str, ...]):
+    def __init__(self, library: Library, params: dict, seen: tuple[str, ...]):
         self.library = library
         self.params = params
         self.seen = seen
@@ -84,7 +85,7 @@ class _Weigh:
         return _heaviest(g, w) if nx.is_directed_acyclic_graph(g) else sum(w.values())
 
 
-def _stage_weight(node: NodeSpec, library: Any, params: dict, seen: tuple[str, ...]) -> int:
+def _stage_weight(node: NodeSpec, library: Library, params: dict, seen: tuple[str, ...]) -> int:
     """Sequential model calls of one node (its op's ``calls``)."""
     return op_of(node.kind).calls(node, _Weigh(library, params, seen))
 
@@ -97,7 +98,7 @@ def _heaviest(g: nx.DiGraph, w: dict[str, int]) -> int:
     return max(best.values(), default=0)
 
 
-def structure(spec: DesignSpec, library: Any, params: dict | None = None, _seen: tuple[str, ...] = ()) -> dict[str, Any]:
+def structure(spec: DesignSpec, library: Library, params: dict | None = None, _seen: tuple[str, ...] = ()) -> dict[str, Any]:
     """Node count, depth, sequential depth, widest fan-out, ops and agents of a design."""
     params = {**spec.params, **(params or {})}
     g = top_graph(spec)
@@ -131,7 +132,7 @@ def _passthrough(n: NodeSpec) -> bool:
     return op_of(n.kind).passthrough(n)
 
 
-def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Any) -> tuple[Any, int] | None:
+def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Library) -> tuple[Any, int] | None:
     """(signature, samples) if the node is "the same call from the question" k times."""
     if n.map is not None:
         return None
@@ -144,21 +145,21 @@ def _sampler(name: str, n: NodeSpec, spec: DesignSpec, library: Any) -> tuple[An
     sig = op.signature(n)
     if sig is not None:
         return (sig, k)
-    name = op.sub_design(n)
-    if name is not None:
+    sub_name = op.sub_design(n)
+    if sub_name is not None:
         try:
-            sub = library.design(name)
+            sub = library.design(sub_name)
         except SpecError:
             return None
         c = collapse(sub, library, {**sub.params, **n.params})
         if c == SINGLE_CALL:
-            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), k)
+            return (("design", sub_name, json.dumps(n.params, sort_keys=True, default=str)), k)
         if c and c.startswith("cot-sc(k=") and k == 1:
-            return (("design", name, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
+            return (("design", sub_name, json.dumps(n.params, sort_keys=True, default=str)), int(c[9:-1]))
     return None
 
 
-def collapse(spec: DesignSpec, library: Any, params: dict | None = None) -> str | None:
+def collapse(spec: DesignSpec, library: Library, params: dict | None = None) -> str | None:
     """What the design effectively is, if it is a degenerate MAS: ``single call``,
     ``cot-sc(k=K)`` (the same call K times from the question, then a vote or a selector; ``+wrapper``
     if one more call merely restates it), or ``block:<name>`` (it only calls one library block).

@@ -17,7 +17,7 @@ from ..budget import spend_on
 from ..design.runnable import Runnable
 from ..llm import Gateway, ResponseCache
 from ..routing import RouteHook
-from ..runtime import RunContext, run_design
+from ..runtime import DesignResult, RunContext, run_design
 from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
 from .failures import RunAborted, aborted_message
@@ -86,26 +86,32 @@ class CellRunner:
             res = await self.runnable(entry.name).run(task, ctx, entry.params,
                                                       design_sink=self.writer.put)
             sc = score(task, res.answers, reply=res.text)
-            row = dict(answer=", ".join(res.answers), correct=sc.correct, partial=sc.partial,
-                       prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens, tokens=res.tokens,
-                       cost_usd=res.cost_usd, calls=res.calls, wall_s=res.wall_s, status=res.status,
-                       error=res.error, detail=json.dumps(res.detail, default=str))
+            row = self._result_row(entry, task, cell.seed, res, answer=", ".join(res.answers), correct=sc.correct,
+                                   partial=sc.partial, detail=json.dumps(res.detail, default=str))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a harness-level failure is recorded as a failed cell, not lost
-            row = dict(answer="", correct=False, partial=0.0, prompt_tokens=0, completion_tokens=0, tokens=0,
-                       cost_usd=0.0, calls=0, wall_s=time.perf_counter() - t0, status="failed",
-                       error=f"{type(exc).__name__}: {exc}", detail=None)
-        if row["status"] != "failed":
-            self.route_hook.observe_task(task.id, float(bool(row["correct"])))
+            failed = DesignResult(text="", answers=[], status="failed", prompt_tokens=0, completion_tokens=0, tokens=0,
+                                  cost_usd=0.0, calls=0, wall_s=time.perf_counter() - t0,
+                                  error=f"{type(exc).__name__}: {exc}", detail={})
+            row = self._result_row(entry, task, cell.seed, failed, answer="", correct=False, partial=0.0, detail=None)
+        if row.status != "failed":
+            self.route_hook.observe_task(task.id, float(bool(row.correct)))
+        self.writer.put(row)
+        return row.status != "failed"
+
+    def _result_row(self, entry: DesignEntry, task: TaskInstance, seed: int, res: DesignResult, *, answer: str,
+                    correct: bool, partial: float, detail: str | None) -> ResultRow:
+        """The results row of one design cell: its outcome ``res`` scored, with what it spent on the budget basis."""
         basis = self.prep.suite.budget.basis
-        row.update(budget_basis=basis, budget_spent=spend_on(basis, row["prompt_tokens"], row["completion_tokens"],
-                                                             row["cost_usd"]))
-        self.writer.put(ResultRow(
+        return ResultRow(
             run_id=self.run_id, design=entry.label, design_name=entry.name, task_id=task.id,
-            seed=cell.seed, source=task.source, axis=task.axis, axis_value=task.axis_value,
-            gold=", ".join(task.answers), simulated=self.prep.simulated, ts=time.time(), **row))
-        return row["status"] != "failed"
+            seed=seed, source=task.source, axis=task.axis, axis_value=task.axis_value,
+            gold=", ".join(task.answers), simulated=self.prep.simulated, ts=time.time(),
+            answer=answer, correct=correct, partial=partial, prompt_tokens=res.prompt_tokens,
+            completion_tokens=res.completion_tokens, tokens=res.tokens, cost_usd=res.cost_usd, calls=res.calls,
+            wall_s=res.wall_s, status=res.status, error=res.error, detail=detail, budget_basis=basis,
+            budget_spent=spend_on(basis, res.prompt_tokens, res.completion_tokens, res.cost_usd))
 
     async def _pool_cell(self, cell: Cell) -> bool:
         task = self.tasks[cell.task_id]

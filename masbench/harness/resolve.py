@@ -7,9 +7,10 @@ from typing import Any
 
 from ..design.runnable import Designer, LibraryDesign, Runnable
 from ..design.per_task import get_designer
+from ..library import Library
 
 
-def resolve_runnable(name: str, library: Any) -> Runnable:
+def resolve_runnable(name: str, library: Library) -> Runnable:
     """What ``name`` runs. Raises :class:`~masbench.spec.problems.SpecError` (with the place) if it is
     neither a designer nor a loadable library design."""
     runner = get_designer(name)

@@ -18,6 +18,8 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
 
 litellm.suppress_debug_info = True
 litellm.drop_params = True  # providers that lack a param (e.g. seed) get it dropped, not an error
-litellm.telemetry = False
+# the telemetry flag of the litellm releases the pin allows (>=1.70); current releases have none
+# (so it is not in their annotations), where setting it does nothing
+setattr(litellm, "telemetry", False)
 
 __all__ = ["litellm"]

@@ -51,6 +51,7 @@ class LitellmBackend(ModelBackend):
             # not the provider's figure, so the call is priced by our own table instead.
             usage = {k: v for k, v in (as_dict(usage) or {}).items() if k != "cost"} or None
         else:
+            assert not isinstance(resp, litellm.CustomStreamWrapper), "litellm streams only when asked to"
             usage = getattr(resp, "usage", None)
             choice = resp.choices[0]
             text = getattr(choice.message, "content", None) or ""

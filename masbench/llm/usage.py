@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 FAMILIES = ("openai", "anthropic", "gemini", "deepseek", "openai-compatible")
 
@@ -122,7 +122,7 @@ def as_dict(usage: Any) -> dict[str, Any] | None:
         return None
     if isinstance(usage, Mapping):
         return {k: v for k, v in usage.items()}
-    dump = getattr(usage, "model_dump", None)
+    dump: Callable[..., dict[str, Any]] | None = getattr(usage, "model_dump", None)  # a pydantic model's
     if callable(dump):
         try:
             return dump(mode="json", exclude_none=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..library import Library
 from ..spec.design import DesignSpec
 from .check import check_design
 from .ops import OPS, Op, op_of
@@ -43,7 +44,7 @@ def _cache():
     return cache
 
 
-def compile_design(design: DesignSpec | str, library: Any, params: dict[str, Any] | None = None):
+def compile_design(design: DesignSpec | str, library: Library, params: dict[str, Any] | None = None):
     """Check and compile a design to a langgraph graph, cached per (design, params, library).
     Raises :class:`~masbench.spec.problems.SpecError` if the design is invalid."""
     return _cache().compile_design(design, library, params)

@@ -81,9 +81,11 @@ class Binder:
             return lambda e: str(e.br.i + 1) if e.br is not None else ""
         if name == "round":
             L = info.loop
+            assert L is not None, "the check allows {round} only inside a loop body"
             return lambda e: str(e.sc.rounds.get(L, 0))
         if name == "history":
             L = info.loop
+            assert L is not None, "the check allows {history} only inside a loop body"
             return lambda e: e.sc.history(L)
         if name == "inputs":
             return lambda e: render_inputs(plan.input_texts, e)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..library import Library
 from ..spec.design import DesignSpec
 from .compiled import CompiledDesign
 
-_CACHE: dict[tuple, tuple[DesignSpec, Any, CompiledDesign]] = {}
+_CACHE: dict[tuple, tuple[DesignSpec, Library, CompiledDesign]] = {}
 _CACHE_MAX = 512
 
 
@@ -17,7 +18,7 @@ def _params_key(params: dict[str, Any] | None) -> str:
     return json.dumps(params or {}, sort_keys=True, default=str)
 
 
-def compiled(design: DesignSpec, library: Any, params: dict[str, Any] | None,
+def compiled(design: DesignSpec, library: Library, params: dict[str, Any] | None,
              stack: tuple[str, ...] = ()) -> CompiledDesign:
     """The cached compiled design (compiling it on a miss; sub-designs go through here too)."""
     key = (design.name, _params_key(params), id(library))
@@ -31,12 +32,11 @@ def compiled(design: DesignSpec, library: Any, params: dict[str, Any] | None,
     return cd
 
 
-def compile_design(design: DesignSpec | str, library: Any, params: dict[str, Any] | None = None) -> CompiledDesign:
+def compile_design(design: DesignSpec | str, library: Library, params: dict[str, Any] | None = None) -> CompiledDesign:
     """Validate and compile a design (cached by design name, params and library; a changed design
     of the same name is recompiled). Raises :class:`~masbench.spec.problems.SpecError` if invalid."""
-    if isinstance(design, str):
-        design = library.design(design)
-    return compiled(design, library, params)
+    spec = library.design(design) if isinstance(design, str) else design
+    return compiled(spec, library, params)
 
 
 def clear_cache() -> None:

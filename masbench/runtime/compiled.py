@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from .design_analysis import Analysis
@@ -17,14 +18,14 @@ from .result import assemble
 from .scope import SEED_STRIDE, Env, Scope, Shared
 from .types import DesignResult, RunContext
 
-Compile = Callable[[DesignSpec, Any, "dict[str, Any] | None", "tuple[str, ...]"], "CompiledDesign"]
+Compile = Callable[[DesignSpec, Library, "dict[str, Any] | None", "tuple[str, ...]"], "CompiledDesign"]
 """How sub-designs are compiled (through the compile cache: :func:`masbench.runtime.cache.compiled`)."""
 
 
 class CompiledDesign:
     """A design compiled for one params set: the langgraph graph plus the node plans."""
 
-    def __init__(self, design: DesignSpec, library: Any, params: dict[str, Any] | None = None,
+    def __init__(self, design: DesignSpec, library: Library, params: dict[str, Any] | None = None,
                  stack: tuple[str, ...] = (), compile_sub: Compile | None = None):
         self.design = design
         self.library = library

@@ -18,6 +18,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..library import Library
 from ..spec.design import DesignSpec, NodeSpec
 from ..spec.problems import Problem, field_name
 from ..spec.yamlpos import Located
@@ -30,7 +31,7 @@ from .reads import RESERVED
 class Analysis:
     """The resolved design. ``problems`` is empty when the design is valid."""
 
-    def __init__(self, design: DesignSpec, located: Located | None, library: Any,
+    def __init__(self, design: DesignSpec, located: Located | None, library: Library,
                  params: dict[str, Any] | None = None):
         self.design = design
         self.located = located

@@ -57,7 +57,7 @@ class GraphBuilder:
         fields: dict[str, Any] = {key: Annotated[list, operator.add] if p.fan else Any for key, p in plans.items()}
         for ch in an.channels:
             fields[ch] = Annotated[list, operator.add]
-        self.g = StateGraph(TypedDict("State", fields))  # type: ignore[misc,operator]
+        self.g: StateGraph[Any, Any, Any, Any] = StateGraph(TypedDict("State", fields))  # type: ignore[misc,operator]
         self.fan_nodes = {k for k, p in plans.items() if p.fan}
 
     def build(self):
@@ -94,7 +94,7 @@ class GraphBuilder:
             self.g.add_edge(srcs, target)
 
     def _fan_edges(self, p: Plan, srcs: list[str]) -> None:
-        def route(state: dict, runtime: Runtime) -> list[Send]:
+        def route(state: dict, runtime: Runtime[Any]) -> list[Send]:
             return sends(p, state, runtime.context)
         route.__name__ = f"send:{p.key}"
         if not srcs:
@@ -104,7 +104,7 @@ class GraphBuilder:
         else:
             disp = f"{p.key}#send"
 
-            async def dispatch(state: dict) -> dict:
+            async def dispatch(state: object) -> dict:
                 return {}
             self.g.add_node(disp, dispatch)
             self._edges(srcs, disp)
@@ -117,7 +117,7 @@ class GraphBuilder:
         fans = [self.plans[b.key] for b in roots if b.fan is not None]
         exit_key = lp.name
 
-        def route(state: dict, runtime: Runtime) -> list:
+        def route(state: dict, runtime: Runtime[Any]) -> list:
             sc: Scope = runtime.context
             if not sc.go.get(exit_key):
                 return [exit_key]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..library import Library
 from ..spec.agent import AgentSpec
 from ..spec.design import DesignSpec, NodeSpec
 
@@ -84,7 +85,7 @@ class Checking(Protocol):
     :mod:`.refs`) see of the analysis in progress (:class:`~masbench.runtime.design_analysis.Analysis`)."""
 
     design: DesignSpec
-    library: Any
+    library: Library
     params: dict[str, Any]
     top: dict[str, NodeInfo]
     loops: dict[str, LoopInfo]

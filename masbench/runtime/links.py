@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..library import Library
 from ..spec.agent import AgentSpec
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
@@ -32,16 +33,15 @@ def resolve_agent(an: Checking, info: NodeInfo, ref: str | AgentSpec | None, sub
         return None
 
 
-def unchecked_design(library: Any, name: str) -> DesignSpec:
+def unchecked_design(library: Library, name: str) -> DesignSpec:
     """A design's spec, schema-validated but *not* checked: checking it from inside another
     design's check would re-enter that check on a cycle of sub-designs (A → B → A)."""
-    return library.get("design", name, check=False).spec
+    return library.typed("design", name, DesignSpec, check=False)
 
 
-def check_subdesign(an: Checking, info: NodeInfo) -> None:
-    """A ``design:`` node's sub-design exists, is valid, does not (eventually) call this design,
-    and has the params the node passes."""
-    name = info.spec.design
+def check_subdesign(an: Checking, info: NodeInfo, name: str) -> None:
+    """A ``design:`` node's sub-design ``name`` exists, is valid, does not (eventually) call this
+    design, and has the params the node passes."""
     me = an.design.name
     if name == me:
         an.ref_at(info, ("design",), "a design cannot call itself")
@@ -51,7 +51,7 @@ def check_subdesign(an: Checking, info: NodeInfo) -> None:
         an.ref_at(info, ("design",), f"unknown design {name!r}")
         return
     seen: set[str] = set()
-    stack = [(name, [name])]
+    stack: list[tuple[str, list[str]]] = [(name, [name])]
     while stack:  # does `name` (eventually) call this design? (unchecked specs: see unchecked_design)
         cur, chain = stack.pop()
         if cur in seen:

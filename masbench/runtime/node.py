@@ -29,7 +29,7 @@ async def run_node(plan: Plan, sc: Scope, env: Env, i: int | None) -> Val:
     if plan.loop is not None:
         if val.status == OK or val.present:
             sc.hist.setdefault(plan.loop, []).append((sc.rounds.get(plan.loop, 0),
-                                                      plan.name + (f"[{i + 1}]" if plan.fan else ""),
+                                                      plan.name + (f"[{i + 1}]" if plan.fan and i is not None else ""),
                                                       val.text or fmt_data(val.data)))
         if plan.until is not None and not plan.fan:
             check_until(plan, sc, val)

@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable
 from typing import Any, Callable
 
-from .info import NodeInfo
+from .info import NodeInfo, Until
 from .template import Template
 from .types import DesignResult
 
@@ -72,8 +73,10 @@ class Plan:
         function's keyword arguments, a sub-design's params, a registered op's settings)."""
         self.run_sub: Callable[[Any], Awaitable[DesignResult]] | None = None
         """A ``design:`` node's sub-design runner (``CompiledDesign.run_scope`` of the sub-design)."""
-        self.until = None
-        self.until_rx = None
+        self.until: Until | None = None
+        """The loop's stop condition, on the body node it reads (bound by the loop op)."""
+        self.until_rx: re.Pattern[str] | None = None
+        """The stop word's pattern, when the condition is a word."""
         self.loop_cur: Getter | None = None
         self.items: Callable[[dict, Any], Any] | None = None
         """A fan-out's items, from the state and the scope."""

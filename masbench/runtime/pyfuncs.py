@@ -75,7 +75,7 @@ class CalculatorError(ValueError):
     """The text is not an arithmetic expression the calculator accepts."""
 
 
-def _num(x: Any) -> Fraction | float:
+def _num(x: Any) -> Fraction:
     if isinstance(x, bool):
         raise CalculatorError("booleans are not numbers")
     if isinstance(x, int):

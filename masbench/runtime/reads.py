@@ -64,7 +64,8 @@ def node_reads(node: NodeSpec | dict, agents: dict | None = None) -> set[str]:
     if isinstance(lp, dict):
         if isinstance(lp.get("init"), str):
             out.add(lp["init"])
-        body = lp.get("nodes") if isinstance(lp.get("nodes"), dict) else {}
+        nodes = lp.get("nodes")
+        body: dict = nodes if isinstance(nodes, dict) else {}
         for b in body.values():
             if isinstance(b, (dict, NodeSpec)):
                 out |= node_reads(b, agents) - set(body)

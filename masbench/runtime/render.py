@@ -9,6 +9,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..library import Library
 from ..spec.design import DesignSpec
 from .design_analysis import Analysis, NodeInfo
 
@@ -46,11 +47,11 @@ def _shape(info: NodeInfo, text: str) -> str:
     return f"{left}{t}{right}"
 
 
-def analyze(design: DesignSpec, library: Any, params: dict | None = None) -> Analysis:
+def analyze(design: DesignSpec, library: Library, params: dict | None = None) -> Analysis:
     return Analysis(design, None, library, params)
 
 
-def mermaid(design: DesignSpec, library: Any, params: dict | None = None) -> str:
+def mermaid(design: DesignSpec, library: Library, params: dict | None = None) -> str:
     """Mermaid ``flowchart`` text of a design (fan-outs, votes, loops as subgraphs)."""
     an = analyze(design, library, params)
     lines = ["flowchart TD", "  question([question])"]
@@ -91,7 +92,7 @@ def mermaid(design: DesignSpec, library: Any, params: dict | None = None) -> str
     return "\n".join(lines) + "\n"
 
 
-def graph(design: DesignSpec, library: Any, params: dict | None = None) -> nx.DiGraph:
+def graph(design: DesignSpec, library: Library, params: dict | None = None) -> nx.DiGraph:
     """The design as a networkx graph: every node (loop bodies flattened as ``loop.node``) plus
     ``question`` and ``answer``; loop back edges are marked ``back=True``."""
     an = analyze(design, library, params)
@@ -142,7 +143,7 @@ def graph(design: DesignSpec, library: Any, params: dict | None = None) -> nx.Di
     return g
 
 
-def png(design: DesignSpec, library: Any, path: str | Path, params: dict | None = None) -> Path:
+def png(design: DesignSpec, library: Library, path: str | Path, params: dict | None = None) -> Path:
     """Draw the design to a PNG file (layered left-to-right layout)."""
     import matplotlib
 

@@ -27,7 +27,7 @@ def single_step(p: Plan) -> Step:
     L = p.loop
     order = p.order
 
-    async def node(state: dict, runtime: Runtime) -> dict:
+    async def node(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         if L is not None and L in sc.stop:
             return {}
@@ -48,7 +48,7 @@ def branch_step(p: Plan) -> Step:
     L = p.loop
     order = p.order
 
-    async def branch(br: Br, runtime: Runtime) -> dict:
+    async def branch(br: Br, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         it = br.item
         if it is SKIP:
@@ -74,7 +74,7 @@ def round_step(p: Plan, lp: LoopInfo, until_plan: Plan | None) -> Step:
     until = lp.until
     ufan = until_plan is not None and until_plan.fan is not None
 
-    async def controller(state: dict, runtime: Runtime) -> dict:
+    async def controller(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         r = sc.rounds.get(L, 0)
         v = cur(Env(state, sc))  # type: ignore[misc]
@@ -113,7 +113,7 @@ def exit_step(p: Plan, lp: LoopInfo) -> Step:
     L = lp.name
     cur = p.loop_cur
 
-    async def exit_(state: dict, runtime: Runtime) -> dict:
+    async def exit_(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         t0 = time.perf_counter()
         v = cur(Env(state, sc))  # type: ignore[misc]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..library import Library
 from ..spec.budget import Budget
 from ..store import NodeRow
 
@@ -21,7 +22,7 @@ class RunContext:
 
     gateway: Gateway
     """The one gateway every model call goes through."""
-    library: Any
+    library: Library
     """A :class:`masbench.library.Library` (agents and sub-designs are resolved by name in it)."""
     budget: Budget | None = None
     """Per-task budget (tokens / USD / calls); None: unlimited."""

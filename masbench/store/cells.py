@@ -17,7 +17,7 @@ supersede, by the closing summary and by ``masbench status`` alike (:func:`failu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from .db import Store
 
@@ -159,9 +159,19 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
     return n
 
 
-def done_keys(store: Store, run_id: str, k_max: int) -> dict[CellKind, list[tuple[str | int, ...]]]:
+class DoneKeys(TypedDict):
+    """The done cells of a run by kind, as key tuples."""
+
+    design: list[tuple[str, str, int]]
+    """(design, task_id, seed): :data:`DESIGN_KEY`."""
+    pool: list[tuple[str, int]]
+    """(task_id, seed): :data:`POOL_KEY`."""
+
+
+def done_keys(store: Store, run_id: str, k_max: int) -> DoneKeys:
     """The done cells of a run by kind, as key tuples (:data:`DESIGN_KEY` / :data:`POOL_KEY`)."""
-    return {k: store.sql(*_bind(q, run_id, k_max)) for k, q in _DONE.items()}
+    return DoneKeys(design=store.sql(*_bind(_DONE["design"], run_id, k_max)),
+                    pool=store.sql(*_bind(_DONE["pool"], run_id, k_max)))
 
 
 def failure_reasons(store: Store, run_id: str, top: int = 3) -> tuple[int, list[tuple[str, int]]]:
@@ -173,4 +183,4 @@ def failure_reasons(store: Store, run_id: str, top: int = 3) -> tuple[int, list[
 
 
 __all__ = ["CELL_FAILURES", "CELL_TABLES", "DESIGN_KEY", "POOL_DESIGN", "POOL_KEY", "CellRows", "CellTable",
-           "clean_unfinished", "done_keys", "failure_reasons", "supersede_failed"]
+           "DoneKeys", "clean_unfinished", "done_keys", "failure_reasons", "supersede_failed"]

@@ -78,7 +78,7 @@ class Store:
         with self.lock:
             self.con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, summary VARCHAR, "
                              "applied_at TIMESTAMP DEFAULT current_timestamp)")
-            v = self.con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            v = self.con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]  # an aggregate: one row
         return int(v or 0)
 
     def migrate(self) -> list[int]:
@@ -138,7 +138,7 @@ def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
             for t in _schema.TABLES:
                 if t == "runs":
                     continue
-                n = target.con.execute(f"SELECT count(*) FROM part.{t}").fetchone()[0]
+                n = target.con.execute(f"SELECT count(*) FROM part.{t}").fetchall()[0][0]
                 target.con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM part.{t}")
                 counts[t] = int(n)
             target.con.execute("COMMIT")

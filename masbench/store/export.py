@@ -16,12 +16,13 @@ def export_parquet(store: Store, out_dir: str | Path, run_id: str | None = None,
     written = {}
     for t in tables:
         cols = store.columns(t)
-        where = " WHERE run_id = ?" if run_id and "run_id" in cols else ""
+        rid = run_id if run_id and "run_id" in cols else None
+        where = " WHERE run_id = ?" if rid is not None else ""
         path = out / f"{t}.parquet"
         with store.lock:
             q = f"COPY (SELECT * FROM {t}{where}) TO '{path.as_posix()}' (FORMAT parquet)"
-            if where:
-                store.con.execute(q.replace("?", "'" + run_id.replace("'", "''") + "'"))
+            if rid is not None:
+                store.con.execute(q.replace("?", "'" + rid.replace("'", "''") + "'"))
             else:
                 store.con.execute(q)
         written[t] = path

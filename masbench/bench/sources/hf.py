@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from ...spec.suite import TaskSource
 from ..errors import TaskDataError
-from .base import RowGroup
+from .base import Row, RowGroup
 
 
 def hf_rows(name: str, config: str | None, split: str, n: int | None,
@@ -46,6 +46,6 @@ def read_hf(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[Ro
     """Reader ``hf``: one group per config of ``source.configs`` (tasks labelled ``<label>-<config>``),
     or the dataset's default config."""
     for config in source.configs or [None]:
-        rows = list(hf_rows(path, config, source.split, source.n, base_dir))
+        rows: list[Row] = list(hf_rows(path, config, source.split, source.n, base_dir))
         yield RowGroup(rows, f"hf:{path}[{config or 'default'}:{source.split}]", source.split, config=config,
                        label_suffix=config if source.configs else None)

@@ -65,7 +65,8 @@ def smfr_tasks(rows: Iterable[tuple[object, int, dict[str, Any]]], label: str, s
         if several_files:
             ident = f"{getattr(file, 'stem', file)}-{row_no:04d}"
         else:
-            meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+            raw_meta = row.get("metadata")
+            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             n_inv = meta.get("num_instances")
             ident = f"n{n_inv}-{row_no:04d}" if n_inv is not None else f"{row_no:04d}"
         out.append(smfr_task(row, file, row_no, ident, label))

@@ -121,12 +121,17 @@ class BatchDecoder:
         p.n_ctx, p.n_batch, p.n_ubatch, p.n_seq_max = n_ctx, 512, 512, N_SEQ
         p.n_threads = p.n_threads_batch = threads
         p.kv_unified = True  # one pool of cells: sequences share the prompt's cells
-        self._ctx = llama_cpp.llama_init_from_model(llm.model, p)
-        if not self._ctx:
+        ctx = llama_cpp.llama_init_from_model(llm.model, p)
+        if not ctx:
             raise RuntimeError("llama.cpp could not create a context for the embedded model")
+        mem = llama_cpp.llama_get_memory(ctx)
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        if mem is None or vocab is None:  # NULL only on a broken context or model
+            raise RuntimeError("llama.cpp gave no KV memory or vocabulary for the embedded model")
+        self._ctx = ctx
         self.n_ctx = n_ctx
-        self._mem = llama_cpp.llama_get_memory(self._ctx)
-        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        self._mem = mem
+        self._vocab = vocab
         self._batch = llama_cpp.llama_batch_init(512, 0, 1)
         self._kv0: list[int] = []  # tokens held by sequence 0, by position (the prefix cache)
         self.decode_calls = 0

@@ -149,16 +149,18 @@ def register_embedded() -> EmbeddedLLM:
     global _HANDLER
     with _REGISTER_LOCK:
         for item in litellm.custom_provider_map:
-            if item.get("provider") == EMBEDDED_PROVIDER and isinstance(item.get("custom_handler"), EmbeddedLLM):
-                _HANDLER = item["custom_handler"]
+            found = item.get("custom_handler")
+            if item.get("provider") == EMBEDDED_PROVIDER and isinstance(found, EmbeddedLLM):
+                handler = found
                 break
         else:
-            _HANDLER = _HANDLER or EmbeddedLLM()
+            handler = _HANDLER or EmbeddedLLM()
             # Replace any foreign "embedded" entry in place, then append ours.
             litellm.custom_provider_map[:] = [
                 item for item in litellm.custom_provider_map if item.get("provider") != EMBEDDED_PROVIDER
             ]
-            litellm.custom_provider_map.append({"provider": EMBEDDED_PROVIDER, "custom_handler": _HANDLER})
+            litellm.custom_provider_map.append({"provider": EMBEDDED_PROVIDER, "custom_handler": handler})
+        _HANDLER = handler
         # completion_cost() finds the price under the full id "embedded/smollm2" (verified
         # with litellm 1.110 both from a response and from model=...). Cache prices are given
         # explicitly so register_model does not warn about them.
@@ -182,4 +184,4 @@ def register_embedded() -> EmbeddedLLM:
         custom_llm_setup = getattr(litellm.utils, "custom_llm_setup", None)
         if callable(custom_llm_setup):
             custom_llm_setup()
-        return _HANDLER
+        return handler

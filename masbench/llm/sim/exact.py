@@ -194,14 +194,14 @@ def tune_unanimity(model: SimModel, target: float, k: int = 3,
     (a debate's round one) agree at once on a share ``target`` of ``tasks`` (default: 400 task ids):
     premature consensus at a configured rate. Raises if the target is out of reach at the model's
     difficulty (all-right unanimity alone exceeds it, or even one wrong answer per task falls short)."""
-    if model.profile.errors is None:
+    errors = model.profile.errors
+    if errors is None:
         raise ValueError("the profile needs an `errors` block to tune its wrong answers")
     pairs = [(str(t), list(g)) for t, g in (tasks if tasks is not None else
                                             ((f"tune-{i}", ["1"]) for i in range(400)))]
 
     def at(alpha: float) -> tuple[SimModel, float]:
-        prof = model.profile.model_copy(update={"errors": model.profile.errors.model_copy(
-            update={"concentration": alpha})})
+        prof = model.profile.model_copy(update={"errors": errors.model_copy(update={"concentration": alpha})})
         m = SimModel(model.model_id, prof)
         return m, expected_unanimity(m, pairs, k)
 

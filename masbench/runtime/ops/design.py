@@ -29,7 +29,7 @@ class DesignOp(Op):
         if info.spec.design is None:
             an.at(info, (), "a design node needs `design:` naming the sub-design")
         else:
-            links.check_subdesign(an, info)
+            links.check_subdesign(an, info, info.spec.design)
 
     def compile_templates(self, b: Binding, p: Plan) -> set[str]:
         prompt = p.info.spec.prompt
