@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +31,32 @@ class ResponseCache:
     def __init__(self, path: str | Path, flush_every: int = 64):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False, isolation_level=None)
+        self._setup()
         self._pending: dict[str, str] = {}
         self._lock = threading.Lock()
         self.flush_every = flush_every
         self.hits = 0
         self.misses = 0
+
+    def _setup(self, wait_s: float = 10.0) -> None:
+        """WAL mode and the table. Worker processes open the shared cache at the same moment, and
+        switching a new file to WAL upgrades a lock where SQLite answers "database is locked" at
+        once rather than calling its busy handler (deadlock avoidance): retry for a while."""
+        deadline = time.monotonic() + wait_s
+        delay = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA busy_timeout=10000")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
