@@ -20,9 +20,11 @@ readme-plot:
 test: setup
 	@.venv/bin/python scripts/review_signals.py
 	.venv/bin/lint-imports --no-cache
+	.venv/bin/basedpyright
 	.venv/bin/python -m pytest -q -p no:cacheprovider
 
-# The type checker over masbench/ ([tool.basedpyright] in pyproject.toml: standard mode, 0 errors).
+# The type checker alone over masbench/ ([tool.basedpyright] in pyproject.toml: standard mode, 0 errors;
+# `make test` runs it too).
 typecheck: setup
 	.venv/bin/basedpyright
 
