@@ -39,7 +39,8 @@ def sends(p: Plan, state: dict, sc: Scope) -> list[Send]:
     key = p.key
     if p.loop is not None and p.loop in sc.stop:
         return [Send(key, Br(state, 0, SKIP))]
-    items = p.items(state, sc)  # type: ignore[misc]
+    assert p.items is not None  # bound for every fan-out plan
+    items = p.items(state, sc)
     if not items:
         return [Send(key, Br(state, 0, EMPTY))]
     if isinstance(items, range):
