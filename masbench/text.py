@@ -146,8 +146,9 @@ def normalize_answer(s: str) -> str:
     parts = split_list(s)
     if len(parts) >= 2:
         values = [parse_number(p) for p in parts]
-        if all(v is not None for v in values):
-            return ", ".join(canonical_number(v) for v in values)  # type: ignore[arg-type]
+        numbers = [v for v in values if v is not None]
+        if len(numbers) == len(values):
+            return ", ".join(canonical_number(v) for v in numbers)
         if all(_name_like(p) for p in parts):
             return ", ".join(sorted({_plain_text(_clean(p)) for p in parts}))
     tokens = number_tokens(s)

@@ -201,9 +201,10 @@ def collapse(spec: DesignSpec, library: Library, params: dict | None = None) -> 
     if oop.aggregates(o):
         srcs = [x for x in o.inputs if x != "question"]
         if srcs and set(nodes) == set(srcs) | {out}:
-            sigs = [_sampler(s, nodes[s], sub, library) for s in srcs]
-            if all(sigs) and len({s[0] for s in sigs}) == 1:  # type: ignore[index]
-                k = sum(s[1] for s in sigs)  # type: ignore[index]
+            found = [_sampler(s, nodes[s], sub, library) for s in srcs]
+            sigs = [s for s in found if s is not None]
+            if len(sigs) == len(found) and len({s[0] for s in sigs}) == 1:
+                k = sum(s[1] for s in sigs)
                 if k >= 2:
                     return f"cot-sc(k={k})"
     # a single restating call after a collapsed core

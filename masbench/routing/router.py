@@ -364,15 +364,25 @@ class RouteHook:
             return self.achoose(agent, messages, task, **ctx)
         return self.choose(agent, messages, task, **ctx)
 
-    def bind(self, **tags: Any) -> Callable[..., Any]:
+    def bind(self, **tags: Any) -> BoundRoute:
         """A hook for one cell: ``RunContext(route=hook.bind(run_id=…, design=…, task_id=…, seed=…))``,
         so each decision row names its run, design, task and seed (routers stay shared)."""
-        def route(agent: Any, messages: Any = None, task: Any = None, **ctx: Any):
-            return self(agent, messages, task, **{**tags, **ctx})
-
-        route.hook = self  # type: ignore[attr-defined]
-        return route
+        return BoundRoute(self, tags)
 
     def observe_task(self, task_id: str, correct: float) -> int:
         """Feed a task's outcome to every router's pending decisions (online learning)."""
         return sum(r.observe_task(task_id, correct) for r in list(self._routers.values()))
+
+
+class BoundRoute:
+    """:meth:`RouteHook.bind`'s result: the hook with one cell's tags, called as ``route(agent, messages,
+    task, **ctx)`` (a call's own tags win over the cell's); ``hook`` is the shared :class:`RouteHook`."""
+
+    __slots__ = ("hook", "tags")
+
+    def __init__(self, hook: RouteHook, tags: dict[str, Any]):
+        self.hook = hook
+        self.tags = tags
+
+    def __call__(self, agent: Any, messages: Any = None, task: Any = None, **ctx: Any):
+        return self.hook(agent, messages, task, **{**self.tags, **ctx})

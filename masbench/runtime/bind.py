@@ -159,7 +159,8 @@ class Binder:
             items = list(info.map_param)
             p.items = lambda state, sc: items
             return
-        name, fld = info.map_src  # type: ignore[misc]
+        assert info.map_src is not None  # a map over neither a param nor a node output fails the check
+        name, fld = info.map_src
         vg = self.val_getter(name, info)
         key = p.key
 

@@ -39,7 +39,8 @@ def sends(p: Plan, state: dict, sc: Scope) -> list[Send]:
     key = p.key
     if p.loop is not None and p.loop in sc.stop:
         return [Send(key, Br(state, 0, SKIP))]
-    items = p.items(state, sc)  # type: ignore[misc]
+    assert p.items is not None  # bound for every fan-out plan
+    items = p.items(state, sc)
     if not items:
         return [Send(key, Br(state, 0, EMPTY))]
     if isinstance(items, range):
@@ -57,7 +58,9 @@ class GraphBuilder:
         fields: dict[str, Any] = {key: Annotated[list, operator.add] if p.fan else Any for key, p in plans.items()}
         for ch in an.channels:
             fields[ch] = Annotated[list, operator.add]
-        self.g: StateGraph[Any, Any, Any, Any] = StateGraph(TypedDict("State", fields))  # type: ignore[misc,operator]
+        # the fields are built at run time, but the functional TypedDict form is typed for a dict literal only
+        State = TypedDict("State", fields)  # pyright: ignore[reportArgumentType]  # see above
+        self.g: StateGraph[Any, Any, Any, Any] = StateGraph(State)
         self.fan_nodes = {k for k, p in plans.items() if p.fan}
 
     def build(self):

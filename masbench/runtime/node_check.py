@@ -73,7 +73,8 @@ def _repeat(an: Checking, info: NodeInfo) -> None:
 
 def _map(an: Checking, info: NodeInfo) -> None:
     info.fan = "map"
-    src = info.spec.map.strip()  # type: ignore[union-attr]
+    assert info.spec.map is not None  # called only when the node has `map:`
+    src = info.spec.map.strip()
     try:
         v = substitute_params(src, an.params)
     except KeyError as exc:

@@ -71,21 +71,23 @@ def round_step(p: Plan, lp: LoopInfo, until_plan: Plan | None) -> Step:
     """A loop's round controller: judge the round just finished, then start another or exit."""
     L = lp.name
     cur = p.loop_cur
+    assert cur is not None  # bound by the loop op before the graph is built
     until = lp.until
-    ufan = until_plan is not None and until_plan.fan is not None
+    # the until node when it fans out (judged here, once all its branches are in), else None
+    ufan = until_plan if until_plan is not None and until_plan.fan is not None else None
 
     async def controller(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         r = sc.rounds.get(L, 0)
-        v = cur(Env(state, sc))  # type: ignore[misc]
+        v = cur(Env(state, sc))
         if r == 0:
             if v is not None:
                 sc.hist.setdefault(L, []).append((0, lp.init or "start", vtext(v)))
         else:
-            if ufan and L not in sc.stop:  # a fanned-out until node is judged once all branches are in
-                uv = read(state, until_plan.key, True)  # type: ignore[union-attr]
+            if ufan is not None and L not in sc.stop:  # a fanned-out until node is judged once all branches are in
+                uv = read(state, ufan.key, True)
                 if uv is not None:
-                    check_until(until_plan, sc, uv)  # type: ignore[arg-type]
+                    check_until(ufan, sc, uv)
             if until is not None and until.converged and L not in sc.stop:
                 if v is not None and v.answers is not None and v.answers == sc.prev.get(L):
                     sc.stop[L] = "converged"
@@ -112,11 +114,12 @@ def exit_step(p: Plan, lp: LoopInfo) -> Step:
     """A loop's exit: write the loop's value and record its rounds."""
     L = lp.name
     cur = p.loop_cur
+    assert cur is not None  # bound by the loop op before the graph is built
 
     async def exit_(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         t0 = time.perf_counter()
-        v = cur(Env(state, sc))  # type: ignore[misc]
+        v = cur(Env(state, sc))
         if v is None:
             v = Val(status="empty", error="the loop produced no value")
         elif v.items is not None:

@@ -70,12 +70,13 @@ class Template:
         self.parts = tuple(parts)
         self.names = names
         """Every name the template references (after params were substituted)."""
-        self.static = "".join(parts) if all(isinstance(p, str) for p in parts) else None  # type: ignore[arg-type]
+        literals = [p for p in parts if isinstance(p, str)]
+        self.static = "".join(literals) if len(literals) == len(parts) else None
 
     def render(self, env: Any) -> str:
         if self.static is not None:
             return self.static
-        return "".join(p if p.__class__ is str else p(env) for p in self.parts)  # type: ignore[operator,misc]
+        return "".join(p if isinstance(p, str) else p(env) for p in self.parts)
 
 
 def compile_template(text: str, params: dict[str, Any], resolve: Callable[[str, str | None], Getter]) -> Template:

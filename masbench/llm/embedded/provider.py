@@ -75,7 +75,7 @@ class EmbeddedLLM(CustomLLM):
     is not enforced (a call cannot be interrupted once llama.cpp runs it).
     """
 
-    def completion(  # type: ignore[override]
+    def completion(
         self,
         model: str,
         messages: list,
@@ -103,7 +103,7 @@ class EmbeddedLLM(CustomLLM):
             raise CustomLLMError(status_code=500, message=str(exc)) from exc
         return _to_model_response(results, model_response)
 
-    async def acompletion(  # type: ignore[override]
+    async def acompletion(
         self,
         model: str,
         messages: list,

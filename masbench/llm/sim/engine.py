@@ -156,13 +156,13 @@ class Simulator:
             good = [i for i, c in enumerate(keys) if gold and c == g]
             bad = [i for i in range(len(cands)) if i not in good]
             c = consensus(cands) if r is not None else None
-            if c is None:
+            if r is None or c is None:
                 pick_good = u < p
             elif c == g:
-                pick_good = u < r.keep_right  # type: ignore[union-attr]
+                pick_good = u < r.keep_right
             else:
-                pick_good = u < r.fix_wrong  # type: ignore[union-attr]
-                if not pick_good and u < r.fix_wrong + r.adopt_wrong:  # type: ignore[union-attr]
+                pick_good = u < r.fix_wrong
+                if not pick_good and u < r.fix_wrong + r.adopt_wrong:
                     bad = [keys.index(c)]
                 elif not pick_good:
                     bad = [i for i in bad if keys[i] != c] or bad
@@ -175,17 +175,17 @@ class Simulator:
             return self._body(mode, meta, gold, u < p, m.profile, rng)
         shown = [str(s) for s in meta.get("shown") or []]
         c = consensus(shown) if r is not None else None
-        if c is None:
+        if r is None or c is None:
             correct = u < p
             answers = gold if correct else m.draw_wrong(task, gold, rng)
         elif c == g:
-            correct = u < r.keep_right  # type: ignore[union-attr]
+            correct = u < r.keep_right
             answers = gold if correct else m.draw_wrong(task, gold, rng)
         else:
-            correct = u < r.fix_wrong  # type: ignore[union-attr]
+            correct = u < r.fix_wrong
             if correct:
                 answers = gold
-            elif u < r.fix_wrong + r.adopt_wrong:  # type: ignore[union-attr]
+            elif u < r.fix_wrong + r.adopt_wrong:
                 answers = [a.strip() for a in c.split(",")] if gold else [c]
             else:
                 answers = m.draw_wrong(task, gold, rng, exclude=c)

@@ -39,8 +39,10 @@ class DesignOp(Op):
         return set(p.prompt.names)
 
     def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
+        design = p.info.spec.design
+        assert design is not None  # the checker rejects a design node without `design:`
         p.kwargs = b.node_params(p)
-        p.run_sub = sub_runner(p.info.spec.design, p.kwargs)  # type: ignore[arg-type]
+        p.run_sub = sub_runner(design, p.kwargs)
 
     def actor(self, info: NodeInfo) -> str | None:
         return info.agent.name if info.agent is not None else info.spec.design

@@ -85,7 +85,8 @@ async def python_body(plan: Plan, sc: Scope, env: Env) -> Val:
         args = [pyval(item) if isinstance(item, Val) else item]
     else:
         args = [g(env) for g in plan.py_args]
-    ret = plan.pyfn(*args, **plan.kwargs)  # type: ignore[misc]
+    assert plan.pyfn is not None  # the checker rejects unregistered functions
+    ret = plan.pyfn(*args, **plan.kwargs)
     if inspect.isawaitable(ret):
         ret = await ret
     text = ret if isinstance(ret, str) else fmt_data(ret) if not isinstance(ret, (list, dict)) else \

@@ -14,7 +14,8 @@ def check_until(plan: Plan, sc: Scope, val: Val) -> None:
         return
     if u.word is not None:
         rx = plan.until_rx
-        hit = all(rx.search(m.text or "") for m in val.members())  # type: ignore[union-attr]
+        assert rx is not None  # the loop op compiles it whenever the condition has a word
+        hit = all(rx.search(m.text or "") for m in val.members())
     elif u.field is not None:
         if u.field == "answer":
             hit = all(bool(m.answers) for m in val.members())
@@ -27,4 +28,5 @@ def check_until(plan: Plan, sc: Scope, val: Val) -> None:
     if u.negate:
         hit = not hit
     if hit:
-        sc.stop[plan.loop] = "until"  # type: ignore[index]
+        assert plan.loop is not None  # an until node is in a loop body
+        sc.stop[plan.loop] = "until"

@@ -9,7 +9,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -345,5 +345,5 @@ class FakeOpenAIServer:
 class _Done:
     """An already-finished awaitable (what the synchronous ``stop()`` returns)."""
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Iterator[None]:
         return iter(())
