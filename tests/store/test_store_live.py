@@ -16,7 +16,7 @@ from pathlib import Path
 from simsuite import counts, write_suite
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "250"}
-SLOW = "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 60}}"
+SLOW = "default: {{id: sim/p60-slow, sim: {{accuracy: {{default: 0.6}}, latency_ms: {ms}}}}}"
 
 
 def masbench(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -24,10 +24,11 @@ def masbench(*args: str, **kw) -> subprocess.CompletedProcess:
                           timeout=300, env=ENV, **kw)
 
 
-def slow_suite(d: Path, n: int = 8) -> Path:
+def slow_suite(d: Path, n: int = 8, latency_ms: int = 60) -> Path:
+    """The suite of these tests; ``latency_ms`` only changes how long a run takes, never its rows."""
     d.mkdir(parents=True, exist_ok=True)
     suite = write_suite(d, name="live", model="slowsim", n=n, designs="[cot, debate]", k_max=3)
-    suite.write_text(suite.read_text().replace("default: slowsim", SLOW))
+    suite.write_text(suite.read_text().replace("default: slowsim", SLOW.format(ms=latency_ms)))
     return suite
 
 
@@ -46,7 +47,10 @@ def reference(tmp_path: Path, n: int = 8) -> dict:
 
 def test_status_and_runs_read_the_store_while_a_run_writes_it_and_a_second_writer_is_refused(tmp_path):
     want = reference(tmp_path)
-    suite = slow_suite(tmp_path / "live")
+    # slow enough (~4x the reference's latency) that a second `masbench run` and `masbench runs`, each a
+    # fresh Python process, still find the run going on a loaded 2-core machine (at 60 ms the run could
+    # finish first: the test then failed on main's code too)
+    suite = slow_suite(tmp_path / "live", latency_ms=250)
     store = tmp_path / "live" / "runs" / "live.duckdb"
     proc = start(suite)
     try:
