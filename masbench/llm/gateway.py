@@ -231,10 +231,4 @@ def _cache_entry(res: CallResult, u: Usage) -> dict[str, Any]:
             "usage_status": res.usage_status, "usage_raw": res.usage_raw}
 
 
-def prompt_token_bound(gateway: Gateway, model: str, messages: list[dict[str, Any]]) -> int:
-    """An upper bound on the prompt tokens a call will be billed, for budget enforcement: the
-    model's provider backend's (exact for ``sim/…``; litellm's counter with a margin otherwise)."""
-    return gateway.prompt_token_bound(model, messages)
-
-
-__all__ = ["CallResult", "Gateway", "ModelUnavailable", "Reply", "models_from", "prompt_token_bound"]
+__all__ = ["CallResult", "Gateway", "ModelUnavailable", "Reply", "models_from"]
