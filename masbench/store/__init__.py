@@ -2,21 +2,23 @@
 views, the per-cell table list (resume and supersede), the run session, Parquet export."""
 
 from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
+                    drop_orphans,
                     failure_reasons, supersede_failed)
 from .db import Store, merge_into
 from .design_views import designer_summary
 from .export import export_parquet
 from .lock import StoreBusy, WriterLock
 from .outcomes import fill_outcomes
-from .rows import ROWS, CallRow, DesignRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row
+from .rows import ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow
 from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
                    run_progress, set_run_plan, start_run, suite_config)
-from .schema import MIGRATIONS, TABLES
+from .schema import CONTENT_TABLES, MIGRATIONS, TABLES
+from .texts import text_hash
 from .session import RunFailed, RunSession, end_status, failure_reason
 from .views import VIEWS, ensure_views, register_view
 from .writer import StoreWriter
 
-__all__ = ["CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "POOL_KEY", "ROWS", "CallRow",
+__all__ = ["CONTENT_TABLES", "MessageRow", "TextRow", "drop_orphans", "text_hash", "CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "POOL_KEY", "ROWS", "CallRow",
            "CellRows", "CellTable", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
            "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock",
            "clean_unfinished", "designer_summary", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",

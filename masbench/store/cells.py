@@ -17,9 +17,13 @@ supersede, by the closing summary and by ``masbench status`` alike (:func:`failu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from .db import Store
+from .schema import CONTENT_TABLES
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 POOL_DESIGN = "__cot_pool__"
 """The ``design`` tag of the CoT-SC pool's own rows (``nodes``): they belong to pool cells."""
@@ -86,6 +90,9 @@ CELL_TABLES: tuple[CellTable, ...] = (
     CellTable("calls", (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
                         CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'")),
               superseded_to="calls_superseded"),
+    CellTable("call_messages", (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
+                                CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'")),
+              superseded_to="call_messages_superseded"),
     CellTable("nodes", (CellRows("design", DESIGN_KEY, f"design <> '{POOL_DESIGN}'"),
                         CellRows("pool", POOL_KEY, f"design = '{POOL_DESIGN}'"))),
     CellTable("routing_decisions", (CellRows("design", DESIGN_KEY),)),
@@ -94,6 +101,16 @@ CELL_TABLES: tuple[CellTable, ...] = (
     CellTable("results", (CellRows("design", DESIGN_KEY),), done=True),
 )
 """Every table with per-cell rows; the tables that mark cells done (``done=True``) come last."""
+
+
+def drop_orphans(con: "DuckDBPyConnection") -> int:
+    """Delete the rows of content-addressed tables (:data:`~.schema.CONTENT_TABLES`) that no row
+    references any more (run inside the caller's transaction, after it deleted per-cell rows)."""
+    n = 0
+    for table, refs in CONTENT_TABLES.items():
+        used = " UNION ALL ".join(f"SELECT text_hash FROM {r}" for r in refs)
+        n += int(con.execute(f"DELETE FROM {table} WHERE text_hash NOT IN ({used})").fetchall()[0][0])
+    return n
 
 
 def _bind(sql: str, run_id: str, k_max: int = 0) -> tuple[str, dict[str, object]]:
@@ -125,6 +142,8 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
                     n = int(con.execute(sql, params).fetchall()[0][0])
                     name = ct.table if rows.kind == "design" or ct.done else f"pool_{ct.table}"
                     counts[name] = counts.get(name, 0) + n
+            if any(counts.values()):
+                counts["orphan_texts"] = drop_orphans(con)
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
@@ -152,6 +171,8 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
                                              f"epoch(current_timestamp) AS superseded_at FROM {ct.table} t "
                                              f"WHERE {where}", run_id))
                     con.execute(*_bind(f"DELETE FROM {ct.table} t WHERE {where}", run_id))
+            if any(n.values()):
+                drop_orphans(con)
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
@@ -183,4 +204,4 @@ def failure_reasons(store: Store, run_id: str, top: int = 3) -> tuple[int, list[
 
 
 __all__ = ["CELL_FAILURES", "CELL_TABLES", "DESIGN_KEY", "POOL_DESIGN", "POOL_KEY", "CellRows", "CellTable",
-           "DoneKeys", "clean_unfinished", "done_keys", "failure_reasons", "supersede_failed"]
+           "DoneKeys", "clean_unfinished", "drop_orphans", "done_keys", "failure_reasons", "supersede_failed"]

@@ -139,7 +139,8 @@ def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
                 if t == "runs":
                     continue
                 n = target.con.execute(f"SELECT count(*) FROM part.{t}").fetchall()[0][0]
-                target.con.execute(f"INSERT INTO {t} BY NAME SELECT * FROM part.{t}")
+                verb = "INSERT OR IGNORE" if t in _schema.CONTENT_TABLES else "INSERT"  # texts: once per store
+                target.con.execute(f"{verb} INTO {t} BY NAME SELECT * FROM part.{t}")
                 counts[t] = int(n)
             target.con.execute("COMMIT")
         except Exception:

@@ -87,6 +87,10 @@ class CallRow(Row):
     cost_source: str | None = None
     status: str | None = None
     """ok | error | usage_missing | truncated | empty"""
+    t_start: float | None = None
+    """Epoch seconds the call began (``ts`` is when it was recorded)."""
+    request: str | None = None
+    """JSON text: the allow-listed request parameters (temperature, max_tokens, …); never keys."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -110,6 +114,10 @@ class NodeRow(Row):
     error: str | None = None
     output: str | None = None
     ts: float | None = None
+    t_start: float | None = None
+    """Epoch seconds the node began (its timeline)."""
+    t_end: float | None = None
+    """Epoch seconds the node ended."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -217,8 +225,45 @@ class DesignRow(Row):
     ts: float | None = None
 
 
+@dataclass(kw_only=True, slots=True)
+class TextRow(Row):
+    """One distinct text (a message's content, a reply), stored once: ``text_hash`` is
+    :func:`~masbench.store.texts.text_hash` of ``text``."""
+
+    TABLE: ClassVar[str] = "texts"
+    text_hash: str
+    text: str
+    chars: int | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class MessageRow(Row):
+    """One message of one call's transcript: a request message (``direction`` input, in order) or
+    the reply (output). Its content is the :class:`TextRow` named by ``text_hash``."""
+
+    TABLE: ClassVar[str] = "call_messages"
+    call_id: str
+    direction: str
+    """input | output"""
+    position: int
+    """Order within the direction (the request's messages 0..n-1; the reply 0)."""
+    text_hash: str
+    run_id: str | None = None
+    purpose: str | None = None
+    design: str | None = None
+    task_id: str | None = None
+    seed: int | None = None
+    role: str | None = None
+    """system | user | assistant | tool"""
+    content_type: str = "text"
+    """text | json (content that was not a string, stored as JSON text)"""
+    extra: str | None = None
+    """JSON text: the message's other fields (name, tool_calls, tool_call_id)."""
+
+
 ROWS: dict[str, type[Row]] = {r.TABLE: r for r in (CallRow, NodeRow, ResultRow, PoolRow, RoutingDecisionRow,
-                                                    DesignRow)}
+                                                    DesignRow, TextRow, MessageRow)}
 """Table name → its record type."""
 
-__all__ = ["ROWS", "CallRow", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row"]
+__all__ = ["ROWS", "CallRow", "DesignRow", "MessageRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
+           "TextRow"]

@@ -236,8 +236,49 @@ ALTER TABLE runs ADD COLUMN total_cells INTEGER;  -- cells of the run (live prog
 -- migration adding a column to calls adds it here too) plus when the cell was superseded.
 CREATE TABLE calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at FROM calls WHERE false;
 """),
+    (7, "transcripts: texts once per distinct text, call messages; call and node times", """
+-- Every distinct text once (content-addressed): the k samples of one prompt, and the thousand calls
+-- sharing a system prompt, keep one copy. Inserted with OR IGNORE (store/schema.py CONTENT_TABLES);
+-- a text no call_messages row references is removed when resume or supersede deletes rows.
+CREATE TABLE texts (
+    text_hash VARCHAR PRIMARY KEY,  -- 32 hex chars: blake2b-128 of the UTF-8 text (masbench/store/texts.py)
+    text VARCHAR,
+    chars INTEGER
+);
+-- One row per message of a call: the request's messages in order (direction 'input', position
+-- 0..n-1) and the reply (direction 'output', position 0). Per-cell rows, keyed like calls.
+CREATE TABLE call_messages (
+    run_id VARCHAR,
+    call_id VARCHAR,             -- calls.call_id
+    purpose VARCHAR,             -- the call's purpose, design, task and seed (its cell), as in calls
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    direction VARCHAR,           -- input | output
+    position INTEGER,            -- order within the direction
+    role VARCHAR,                -- system | user | assistant | tool
+    text_hash VARCHAR,           -- texts.text_hash of the content (JSON text when it is not a string)
+    content_type VARCHAR,        -- text | json
+    extra JSON                   -- the message's other fields (name, tool_calls, tool_call_id); never keys or headers
+);
+CREATE TABLE call_messages_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at FROM call_messages WHERE false;
+ALTER TABLE calls ADD COLUMN t_start DOUBLE;           -- epoch seconds the call began (ts: when it was recorded)
+ALTER TABLE calls ADD COLUMN request JSON;             -- allow-listed request parameters (temperature, max_tokens, ...)
+ALTER TABLE calls_superseded ADD COLUMN t_start DOUBLE;
+ALTER TABLE calls_superseded ADD COLUMN request JSON;
+ALTER TABLE nodes ADD COLUMN t_start DOUBLE;           -- epoch seconds: the node's timeline
+ALTER TABLE nodes ADD COLUMN t_end DOUBLE;
+ALTER TABLE runs ADD COLUMN transcripts VARCHAR;       -- full | errors | none: what the run kept
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
 TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions",
-          "designs", "price_table", "cot_sc_task_curve", "paired_tests")
+          "designs", "price_table", "cot_sc_task_curve", "paired_tests", "texts", "call_messages",
+          "call_messages_superseded")
+
+CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded")}
+"""Content-addressed tables (a primary key over the content's hash) → the tables whose
+``text_hash`` references them. The writer and :func:`~.db.merge_into` insert their rows with
+``OR IGNORE`` (a text already stored is not stored twice); resume and supersede remove the rows
+nothing references any more (:func:`~.cells.drop_orphans`)."""

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from .db import Store
 from .rows import Row
+from .schema import CONTENT_TABLES
 
 
 class StoreWriter:
@@ -76,7 +77,8 @@ class StoreWriter:
                         raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
                     data = {c: [r.get(c) for r in rows] for c in cols if any(c in r for r in rows)}
                     tbl = pa.table(data)  # noqa: F841 - referenced by name in SQL
-                    st.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM tbl")
+                    verb = "INSERT OR IGNORE" if table in CONTENT_TABLES else "INSERT"  # a text stored once
+                    st.con.execute(f"{verb} INTO {table} BY NAME SELECT * FROM tbl")
                     n += len(rows)
                     self.written[table] = self.written.get(table, 0) + len(rows)
                 st.con.execute("COMMIT")
