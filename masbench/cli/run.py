@@ -88,10 +88,10 @@ def _mode(value: str | None) -> TranscriptMode | None:
     """The ``--transcripts`` value as a mode (None: the suite's); anything else is a usage error."""
     if value is None:
         return None
-    mode = next((m for m in TRANSCRIPT_MODES if m == value), None)
-    if mode is None:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(TRANSCRIPT_MODES)}")
-    return mode
+    for mode in TRANSCRIPT_MODES:
+        if mode == value:
+            return mode
+    raise typer.BadParameter(f"{value!r} is not one of {', '.join(TRANSCRIPT_MODES)}")
 
 
 def register(app: typer.Typer) -> None:
