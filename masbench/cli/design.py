@@ -24,6 +24,7 @@ from ..design.scripted import ScriptedDesignerGateway
 from ..design.session import holistic_session
 from ..harness import RunOptions, prepare, run_designer_suite
 from ..library import Library
+from ..llm import TranscriptRecorder
 from ..spec.problems import SpecError
 from ..store import Store, ensure_views
 from .common import parse_model_overrides  # one parser for --model ALIAS=ID
@@ -58,7 +59,8 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
     data = yaml.safe_load(script.read_text(encoding="utf-8"))
     if not isinstance(data, (dict, list, str)):
         raise typer.BadParameter("--script must hold a mapping of role → replies")
-    return ScriptedDesignerGateway(data, models=prep.models, sink=sink)
+    return ScriptedDesignerGateway(data, models=prep.models, sink=sink,
+                                   transcripts=TranscriptRecorder(sink, prep.transcripts))
 
 
 def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):

@@ -17,6 +17,7 @@ from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
 from ..harness.suite_run import RunOptions, run_suite
 from ..spec.problems import SpecError
+from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
 from ..store import StoreBusy
 from .common import parse_model_overrides, refuse_busy
 
@@ -34,7 +35,11 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         no_retry_failed: Annotated[bool, typer.Option("--no-retry-failed",
                                                       help="On resume, keep failed cells instead of rerunning them.")] = False,
         allow_failures: Annotated[bool, typer.Option("--allow-failures",
-                                                     help="Exit 0 even if some cells failed.")] = False) -> None:
+                                                     help="Exit 0 even if some cells failed.")] = False,
+        transcripts: Annotated[Optional[str], typer.Option(
+            "--transcripts", metavar="MODE", callback=lambda v: _mode(v),
+            help="Keep the calls' messages and replies: full, errors (only calls whose status is not ok) or "
+                 "none (default: the suite's `transcripts`, full).")] = None) -> None:
     """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume.
 
     Exit codes: 0 every cell succeeded (or --allow-failures); 1 some cells failed; 2 bad input or
@@ -43,7 +48,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     console = Console(stderr=True)
     opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
-                      retry_failed=not no_retry_failed)
+                      retry_failed=not no_retry_failed, transcripts=_mode(transcripts))
     try:
         summary = asyncio.run(run_suite(opts, RunDisplay(console)))
     except SpecError as exc:
@@ -77,6 +82,16 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     typer.echo(summary.run_id)
     if summary.failed_cells and not allow_failures:
         raise typer.Exit(1)
+
+
+def _mode(value: str | None) -> TranscriptMode | None:
+    """The ``--transcripts`` value as a mode (None: the suite's); anything else is a usage error."""
+    if value is None:
+        return None
+    for mode in TRANSCRIPT_MODES:
+        if mode == value:
+            return mode
+    raise typer.BadParameter(f"{value!r} is not one of {', '.join(TRANSCRIPT_MODES)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..llm import Gateway
+from ..llm import Gateway, TranscriptRecorder
 from ..store import RunSession, Store, ensure_views, new_run_id
 from .holistic import HolisticConfig, HolisticDesigner
 from .records import DesignRecord, export_designs
@@ -67,9 +67,9 @@ async def _holistic(prep: Any, session: RunSession, config: HolisticConfig, expo
     run_id = session.start(new_run_id(f"{prep.suite.name}-holistic"), f"{prep.suite.name}:design-search",
                            {"designer": "holistic", "suite": prep.suite.name, "n": config.n, "model": config.model},
                            {a: m.id for a, m in prep.models.items()}, prep.simulated,
-                           command="masbench design holistic")
+                           command="masbench design holistic", transcripts=prep.transcripts)
     writer = session.writer
-    gw = gateway or Gateway(prep.models, sink=writer.put)
+    gw = gateway or Gateway(prep.models, sink=writer.put, transcripts=TranscriptRecorder(writer.put, prep.transcripts))
     d = HolisticDesigner(gw, prep.library, config, tags={"run_id": run_id}, design_sink=writer.put)
     recs = await d.generate(_examples(prep.tasks, config.examples), description=prep.suite.description, seed=seed)
     writer.flush()

@@ -54,8 +54,15 @@ class Cell:
         return int.from_bytes(hashlib.blake2b(self.key.encode(), digest_size=8).digest(), "big") % n
 
 
+NOT_IDENTITY = {"transcripts"}
+"""Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""
+
+
 def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, base_dir: Path | None) -> str:
-    """Identity of a run's configuration: the same suite, overrides and limit resume one run."""
-    blob = json.dumps({"suite": suite.model_dump(mode="json", by_alias=True), "overrides": overrides,
+    """Identity of a run's configuration: the same suite, overrides and limit resume one run.
+    ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
+    suite from before the setting hashes as it did)."""
+    data = suite.model_dump(mode="json", by_alias=True, exclude=NOT_IDENTITY)
+    blob = json.dumps({"suite": data, "overrides": overrides,
                        "limit": limit}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -35,7 +35,7 @@ async def _run(prep: Prepared, session: RunSession, designer: str, params: dict[
     if run_id is None:
         run_id = session.start(new_run_id(f"{prep.suite.name}-{designer}"), prep.suite.name, run_config(prep.suite),
                                {a: m.id for a, m in prep.models.items()}, prep.simulated,
-                               command=f"masbench design {designer}")
+                               command=f"masbench design {designer}", transcripts=prep.transcripts)
     else:
         session.attach(run_id)
     entry = DesignEntry(label, designer, dict(params or {}))

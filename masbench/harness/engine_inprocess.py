@@ -15,7 +15,7 @@ from ..bench import raw_vote_key, score
 from ..bench.types import TaskInstance
 from ..budget import spend_on
 from ..design.runnable import Runnable
-from ..llm import Gateway, ResponseCache
+from ..llm import Gateway, ResponseCache, TranscriptRecorder
 from ..routing import RouteHook
 from ..runtime import DesignResult, RunContext, run_design
 from ..store import PoolRow, ResultRow, Store, StoreWriter
@@ -42,12 +42,15 @@ class CellRunner:
     def __init__(self, prep: Prepared, store: Store, run_id: str, cache: ResponseCache | None,
                  writer: StoreWriter, *, gateway: Gateway | None = None, entries: list[DesignEntry] | None = None):
         """``gateway``: use this one (e.g. a scripted gateway) instead of one built from the suite's
-        models; ``entries``: design entries beyond the suite's own (e.g. a designer added to a run)."""
+        models (its transcripts are what it was built with); ``entries``: design entries beyond the
+        suite's own (e.g. a designer added to a run). The built gateway records transcripts to the
+        writer under the run's mode (``prep.transcripts``)."""
         self.prep = prep
         self.store = store
         self.run_id = run_id
         self.writer = writer
-        self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.put)
+        self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.put,
+                                          transcripts=TranscriptRecorder(writer.put, prep.transcripts))
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}

@@ -73,6 +73,7 @@ async def run_sharded(opts: RunOptions, prep: Prepared, run_id: str, store: Stor
         worker_opts = {
             "suite": str(prep.suite_path), "lib": [str(p) for p in opts.lib], "overrides": opts.overrides,
             "limit": opts.limit, "cache": opts.cache, "concurrency": concurrency, "run_id": run_id,
+            "transcripts": prep.transcripts,
             "part": str(d / f"{run_id}-w{i}.duckdb"), "cells": str(cells_file), "cache_path": str(
                 Path(store_path).with_suffix(".cache.sqlite")),
         }

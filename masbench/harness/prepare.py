@@ -12,7 +12,7 @@ from ..bench import load_suite_tasks, load_tasks
 from ..bench.types import TaskInstance
 from ..library import Library
 from ..llm import is_simulated, models_from, require_prices
-from ..spec import DesignSpec, NodeSpec, SuiteSpec
+from ..spec import DesignSpec, NodeSpec, SuiteSpec, TranscriptMode
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .resolve import resolve_runnable
@@ -46,6 +46,8 @@ class RunOptions:
     """On resume, rerun cells that failed (their calls stay recorded as spent, not counted)."""
     shard: tuple[int, int] | None = None
     """Worker mode: run only cells with shard index i of n, into ``store``, no curve."""
+    transcripts: TranscriptMode | None = None
+    """What to keep of the calls' transcripts (``full | errors | none``; default: the suite's)."""
 
 
 @dataclass
@@ -61,6 +63,8 @@ class Prepared:
     config_hash: str
     store_path: Path
     simulated: bool
+    transcripts: TranscriptMode = "full"
+    """The run's transcript mode: ``--transcripts``, else the suite's ``transcripts``."""
 
     def cells(self) -> list[Cell]:
         out = []
@@ -92,7 +96,8 @@ def prepare(opts: RunOptions) -> Prepared:
     simulated = any(is_simulated(m) for m in models.values())
     store_path = Path(opts.store or suite.store)
     return Prepared(suite, loaded.path, library, tasks, designs, models,
-                    config_hash(suite, opts.overrides, opts.limit, base), store_path, simulated)
+                    config_hash(suite, opts.overrides, opts.limit, base), store_path, simulated,
+                    opts.transcripts or suite.transcripts)
 
 
 def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:

@@ -76,7 +76,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         todo = [c for c in all_cells if c.key not in done]
         config = run_config(prep.suite, opts.overrides, opts.limit)
         session.start(run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()}, prep.simulated,
-                      command=" ".join(sys.argv))
+                      command=" ".join(sys.argv), transcripts=prep.transcripts)
         set_run_plan(store, run_id, prep.config_hash, len(all_cells))
         progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
         progress.done = progress.skipped

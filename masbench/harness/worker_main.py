@@ -23,7 +23,8 @@ from .prepare import RunOptions, prepare
 
 async def run_shard(o: dict) -> int:
     """Run the cells listed in ``o["cells"]`` into the part file ``o["part"]``."""
-    opts = RunOptions(suite=o["suite"], lib=[Path(p) for p in o["lib"]], overrides=o["overrides"], limit=o["limit"])
+    opts = RunOptions(suite=o["suite"], lib=[Path(p) for p in o["lib"]], overrides=o["overrides"], limit=o["limit"],
+                      transcripts=o.get("transcripts"))
     prep = prepare(opts)
     wanted = set(json.loads(Path(o["cells"]).read_text()))
     cells = [c for c in prep.cells() if c.key in wanted]

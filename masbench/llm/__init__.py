@@ -14,13 +14,14 @@ from .pricing import FREE, Prices, require_prices, resolve_prices
 from .record import Sink
 from .result import CallResult
 from .scripted import ScriptBackend, ScriptedGateway
+from .transcripts import MESSAGE_EXTRA, RecordSink, TranscriptRecorder
 from .sim import BUILTIN_PROFILES, Simulator, profile_for, skill_accuracy, wrong_answer
 from .usage import Usage
 
 __all__ = [
-    "Attempt", "BACKENDS", "Backend", "BUILTIN_PROFILES", "CallResult", "FREE", "Gateway", "ModelBackend",
-    "ModelUnavailable", "Prices", "Reply", "ResponseCache", "ScriptBackend", "ScriptedGateway", "SimFault", "Simulator",
-    "Sink", "Usage", "backend_class", "cache_key", "is_retryable", "is_simulated", "metered_call", "models_from",
-    "profile_for", "provider_of", "require_prices", "resolve_prices", "skill_accuracy",
-    "wrong_answer",
+    "Attempt", "BACKENDS", "Backend", "BUILTIN_PROFILES", "CallResult", "FREE", "Gateway", "MESSAGE_EXTRA",
+    "ModelBackend", "ModelUnavailable", "Prices", "RecordSink", "Reply", "ResponseCache", "ScriptBackend",
+    "ScriptedGateway", "SimFault", "Simulator", "Sink", "TranscriptRecorder", "Usage", "backend_class", "cache_key",
+    "is_retryable", "is_simulated", "metered_call", "models_from", "profile_for", "provider_of", "require_prices",
+    "resolve_prices", "skill_accuracy", "wrong_answer",
 ]

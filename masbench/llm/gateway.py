@@ -3,8 +3,9 @@
 Per call: cache lookup (keyed with the sample index), the attempt loop (:mod:`.attempts`: the
 model's health gate, a per-model concurrency slot, retries with backoff on retryable errors only)
 sending each attempt to the model's provider backend (:data:`~masbench.llm.backends.BACKENDS`),
-USD cost per token class (:mod:`.pricing`, with its provenance), and one call row to the sink
-(:mod:`.record`). A call that still fails is *recorded* and returned with ``error`` set — never
+USD cost per token class (:mod:`.pricing`, with its provenance), one call row to the sink
+(:mod:`.record`) and, with a recorder, the call's transcript (:mod:`.transcripts`) — on every path:
+success, failure, cache hit. A call that still fails is *recorded* and returned with ``error`` set — never
 dropped. What a call's usage means, reported and counted, is :mod:`.result`.
 """
 
@@ -24,6 +25,7 @@ from .health import BreakerConfig, ModelHealth
 from .pricing import Prices, resolve_prices
 from .record import Sink, call_row, new_stats, tally
 from .result import NO_USAGE, CallResult, call_status, worst_case
+from .transcripts import TranscriptRecorder
 from .usage import Usage
 
 USAGE_MISSING = ("usage_missing: the provider returned no token usage (set estimate_usage: true on the model "
@@ -53,12 +55,15 @@ class Gateway:
 
     def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
                  sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0,
-                 backend: Backend | None = None, breaker: BreakerConfig | None = None):
+                 backend: Backend | None = None, breaker: BreakerConfig | None = None,
+                 transcripts: TranscriptRecorder | None = None):
         self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, self._health_stats)
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
         """Receives one :class:`~masbench.store.rows.CallRow` per call (e.g. ``StoreWriter.put``)."""
+        self.transcripts = transcripts
+        """Records each call's messages and reply (None: no transcripts)."""
         self._prices: dict[str, Prices] = {}
         self.backend = backend
         """Answers every model's attempts instead of the providers' backends (scripted tests)."""
@@ -144,6 +149,7 @@ class Gateway:
         if max_tokens is not None:
             req["max_tokens"] = max_tokens
         call_id = f"{self._prefix}-{next(_counter)}"
+        t_start = time.time()
         t0 = time.perf_counter()
         key = None
         if self.cache is not None:
@@ -152,7 +158,7 @@ class Gateway:
             if hit is not None:
                 res = self._from_cache(hit, spec, alias, call_id)
                 res.latency_s = time.perf_counter() - t0
-                self._record(res, tags, sample_index, [])
+                self._record(res, tags, sample_index, [], t_start, req, messages)
                 return res
         backend = self.backend or self.provider(spec)
         t = tags or {}
@@ -165,7 +171,7 @@ class Gateway:
         res.latency_s = time.perf_counter() - t0
         if self.cache is not None and key is not None and res.error is None and res.usage is not None:
             self.cache.put(key, _cache_entry(res, res.usage))
-        self._record(res, tags, sample_index, out.log)
+        self._record(res, tags, sample_index, out.log, t_start, req, messages)
         return res
 
     def _result(self, out: Outcome, spec: ModelSpec, alias: str, call_id: str, messages: list[dict[str, Any]],
@@ -213,10 +219,19 @@ class Gateway:
         self.stats["breakers_open"] = self.loop.breakers_open()
         self.stats["retry_after_waits"] = self.loop.retry_after_waits()
 
-    def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> None:
+    def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str],
+                t_start: float, req: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """Tally the call; send its row to the sink and its transcript to the recorder (a call
+        without a reply — status ``error`` — records its request messages only)."""
         tally(self.stats, res)
-        if self.sink is not None:
-            self.sink(call_row(res, tags, sample_index, attempt_log))
+        sink, rec = self.sink, self.transcripts
+        if sink is None and rec is None:
+            return
+        row = call_row(res, tags, sample_index, attempt_log, t_start=t_start, req=req)
+        if sink is not None:
+            sink(row)
+        if rec is not None:
+            rec.record(row, messages, None if res.status == "error" else res.text)
 
     def close(self) -> None:
         if self.cache is not None:

@@ -1,6 +1,8 @@
 """What a call leaves behind: its ``calls`` row (a :class:`~masbench.store.rows.CallRow`, with
-what the provider *reported*: NULL token and cost columns when usage is missing) and its share of
-the gateway's running totals (what it was *counted*, like every other tally)."""
+what the provider *reported*: NULL token and cost columns when usage is missing; when it began;
+its allow-listed request parameters, :data:`REQUEST_PARAMS`) and its share of the gateway's
+running totals (what it was *counted*, like every other tally). Its transcript is
+:mod:`.transcripts`."""
 
 from __future__ import annotations
 
@@ -12,7 +14,12 @@ from ..store.rows import CallRow
 from .result import CallResult
 
 Sink = Callable[[CallRow], None]
-"""Where a gateway sends its call rows, e.g. ``StoreWriter.put`` or ``rows.append``."""
+"""Where a gateway sends its call rows, e.g. ``StoreWriter.put`` or ``rows.append`` (the
+transcript's records go to the recorder's own sink, :data:`~.transcripts.RecordSink`)."""
+
+REQUEST_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "response_format", "tool_choice")
+"""The request parameters ``calls.request`` keeps — an allow-list: keys, headers, ``api_base``
+and every other parameter a model's ``params`` may hold never reach the store."""
 
 STATS_KEYS = ("calls", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "breakers_open",
               "retry_after_waits")
@@ -34,9 +41,18 @@ def tally(stats: dict[str, Any], res: CallResult) -> None:
     stats["cost_usd"] += res.cost_usd
 
 
-def call_row(res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str]) -> CallRow:
+def request_json(req: dict[str, Any]) -> str | None:
+    """``calls.request``: the :data:`REQUEST_PARAMS` the request set, as JSON (None if none)."""
+    kept = {k: req[k] for k in REQUEST_PARAMS if req.get(k) is not None}
+    return json.dumps(kept, sort_keys=True, default=str) if kept else None
+
+
+def call_row(res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str], *,
+             t_start: float | None = None, req: dict[str, Any] | None = None) -> CallRow:
     """The ``calls`` row of one call. ``tags`` are its run columns (run_id, purpose, design,
-    task_id, seed, node, agent); an unknown tag is a ``TypeError`` here, where the row is made."""
+    task_id, seed, node, agent); an unknown tag is a ``TypeError`` here, where the row is made.
+    ``t_start``: epoch seconds the call began; ``req``: its request parameters (only the
+    :data:`REQUEST_PARAMS` are kept)."""
     u = res.usage
     return CallRow(
         call_id=res.call_id, model_alias=res.alias, model=res.model, sample_index=sample_index,
@@ -53,9 +69,10 @@ def call_row(res: CallResult, tags: dict[str, Any] | None, sample_index: int, at
         reasoning_tokens=None if u is None else u.reasoning,
         usage_status=res.usage_status,
         usage_raw=json.dumps(res.usage_raw, default=str) if res.usage_raw is not None else None,
-        cost_source=res.cost_source, status=res.status,
+        cost_source=res.cost_source, status=res.status, t_start=t_start,
+        request=request_json(req) if req else None,
         **(tags or {}),
     )
 
 
-__all__ = ["STATS_KEYS", "Sink", "call_row", "new_stats", "tally"]
+__all__ = ["REQUEST_PARAMS", "STATS_KEYS", "Sink", "call_row", "new_stats", "request_json", "tally"]

@@ -112,7 +112,8 @@ class Scope:
 
     def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Stats, val: Val,
              t0: float) -> None:
-        """Send one node row (a :class:`~masbench.store.NodeRow`) to the sink."""
+        """Send one node row (a :class:`~masbench.store.NodeRow`) to the sink. ``t0``: the
+        ``perf_counter`` the node began at; its ``t_start``/``t_end`` are epoch seconds."""
         sink = self.sh.sink
         if sink is None:
             return
@@ -122,9 +123,11 @@ class Scope:
             out = val.text if val.text else (fmt_data(val.data) if val.data is not None else None)
         if out is not None and len(out) > OUTPUT_CHARS:
             out = out[:OUTPUT_CHARS]
+        latency = time.perf_counter() - t0
+        t_end = time.time()
         sink(NodeRow(**self.sh.row_base, node=self.prefix + display, op=op, agent=agent, model=st.model or model,
-                     calls=st.calls, tokens=st.tokens, cost_usd=st.cost, latency_s=time.perf_counter() - t0,
-                     status=val.status, error=val.error, output=out, ts=time.time()))
+                     calls=st.calls, tokens=st.tokens, cost_usd=st.cost, latency_s=latency,
+                     status=val.status, error=val.error, output=out, ts=t_end, t_start=t_end - latency, t_end=t_end))
 
     def record(self, display: str, val: Val, branch: int | None = None) -> None:
         """Record a node's (or branch's) status and error."""

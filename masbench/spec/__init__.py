@@ -11,7 +11,7 @@ from .handbook import HandbookSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
 from .sim import SimDifficulty, SimErrors, SimReaction
 from .stats import StatsSpec
-from .suite import CotScSpec, DesignRef, SuiteSpec, TaskSource
+from .suite import TRANSCRIPT_MODES, CotScSpec, DesignRef, SuiteSpec, TaskSource, TranscriptMode
 
 KINDS: Registry[type[Spec]] = Registry("kind", {
     "agent": AgentSpec,
@@ -41,6 +41,7 @@ def json_schema(kind: str) -> dict:
 __all__ = [
     "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "KINDS", "LoopSpec",
     "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimDifficulty", "SimErrors", "SimFaults",
-    "SimProfile", "SimReaction", "Spec", "StatsSpec", "SuiteSpec", "TaskSource", "TokenDist", "json_schema",
+    "SimProfile", "SimReaction", "Spec", "StatsSpec", "SuiteSpec", "TRANSCRIPT_MODES", "TaskSource", "TokenDist",
+    "TranscriptMode", "json_schema",
     "register_kind", "walk_nodes",
 ]

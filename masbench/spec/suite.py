@@ -191,6 +191,14 @@ class CotScSpec(Spec):
         return self
 
 
+TranscriptMode = Literal["full", "errors", "none"]
+"""What a run keeps of its calls' transcripts (messages and replies, ``call_messages``/``texts``):
+every call's (``full``), only the calls whose status is not ``ok`` (``errors``), or none."""
+
+TRANSCRIPT_MODES: tuple[TranscriptMode, ...] = ("full", "errors", "none")
+"""The transcript modes, in the order the CLI lists them."""
+
+
 class SuiteSpec(Spec):
     """A benchmark suite: designs × tasks × seeds (× models), compared with CoT-SC at equal budget."""
 
@@ -218,3 +226,8 @@ class SuiteSpec(Spec):
     """DuckDB file (relative to the working directory)."""
     cache: bool = True
     """Use the durable response cache (reruns hit it)."""
+    transcripts: TranscriptMode = "full"
+    """Keep each call's messages and reply in the store: ``full`` (every call), ``errors`` (calls
+    whose status is not ``ok``) or ``none``; ``masbench run --transcripts`` overrides it. A setting
+    of what is recorded, not of what is measured: it is not part of the run's configuration
+    identity (a run resumes whichever mode it is given). Keys and headers are never stored."""

@@ -5,25 +5,38 @@ from __future__ import annotations
 from pathlib import Path
 
 from .db import Store
-from .schema import TABLES
+from .schema import CONTENT_TABLES, TABLES
+
+
+def _quote(value: str) -> str:
+    """A SQL string literal (COPY takes no bound parameters)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _select(store: Store, table: str, run_id: str | None) -> str:
+    """The rows of ``table`` an export writes: all, or one run's. A content-addressed table has no
+    run: the run's rows are the ones its rows in the referencing tables name."""
+    if run_id is None:
+        return f"SELECT * FROM {table}"
+    rid = _quote(run_id)
+    if table in CONTENT_TABLES:
+        used = " UNION ".join(f"SELECT text_hash FROM {r} WHERE run_id = {rid}" for r in CONTENT_TABLES[table])
+        return f"SELECT * FROM {table} WHERE text_hash IN ({used})"
+    if "run_id" in store.columns(table):
+        return f"SELECT * FROM {table} WHERE run_id = {rid}"
+    return f"SELECT * FROM {table}"
 
 
 def export_parquet(store: Store, out_dir: str | Path, run_id: str | None = None,
                    tables: tuple[str, ...] = TABLES) -> dict[str, Path]:
-    """Write ``<table>.parquet`` for each table (rows of one run if ``run_id``)."""
+    """Write ``<table>.parquet`` for each table (rows of one run if ``run_id``; of ``texts``, the
+    texts that run's transcripts reference)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = {}
     for t in tables:
-        cols = store.columns(t)
-        rid = run_id if run_id and "run_id" in cols else None
-        where = " WHERE run_id = ?" if rid is not None else ""
         path = out / f"{t}.parquet"
         with store.lock:
-            q = f"COPY (SELECT * FROM {t}{where}) TO '{path.as_posix()}' (FORMAT parquet)"
-            if rid is not None:
-                store.con.execute(q.replace("?", "'" + rid.replace("'", "''") + "'"))
-            else:
-                store.con.execute(q)
+            store.con.execute(f"COPY ({_select(store, t, run_id)}) TO {_quote(path.as_posix())} (FORMAT parquet)")
         written[t] = path
     return written

@@ -23,17 +23,21 @@ def new_run_id(suite: str) -> str:
 
 
 def start_run(store: Store, run_id: str, suite: str, config: dict[str, Any], models: dict[str, str],
-              simulated: bool, command: str = "") -> None:
+              simulated: bool, command: str = "", transcripts: str | None = None) -> None:
+    """Create run ``run_id`` (status ``running``), or mark an existing one running again.
+    ``transcripts``: what the run keeps of its calls' transcripts (``full | errors | none``;
+    ``runs.transcripts``, the mode it was last started with; None leaves it as it was)."""
     with store.lock:
         exists = store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if exists:
-            store.con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
+            store.con.execute("UPDATE runs SET status = 'running', finished_at = NULL, "
+                              "transcripts = coalesce(?, transcripts) WHERE run_id = ?", [transcripts, run_id])
         else:
             store.con.execute(
-                "INSERT INTO runs(run_id, suite, status, config, models, simulated, masbench_version, host, command) "
-                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs(run_id, suite, status, config, models, simulated, masbench_version, host, command, "
+                "transcripts) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 [run_id, suite, json.dumps(config, default=str), json.dumps(models), simulated, __version__,
-                 socket.gethostname(), command])
+                 socket.gethostname(), command, transcripts])
 
 
 def finish_run(store: Store, run_id: str, status: str = "finished", reason: str | None = None) -> None:

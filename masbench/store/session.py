@@ -128,9 +128,10 @@ class RunSession:
         return self._writer
 
     def start(self, run_id: str, suite: str, config: dict[str, Any], models: dict[str, str], simulated: bool,
-              command: str = "") -> str:
-        """Start (or resume) run ``run_id`` as this session's own: it is marked at the end."""
-        start_run(self.store, run_id, suite, config, models, simulated, command=command)
+              command: str = "", transcripts: str | None = None) -> str:
+        """Start (or resume) run ``run_id`` as this session's own: it is marked at the end.
+        ``transcripts``: the run's transcript mode (``runs.transcripts``)."""
+        start_run(self.store, run_id, suite, config, models, simulated, command=command, transcripts=transcripts)
         self.run_id, self.owns_run = run_id, True
         return run_id
 

@@ -102,6 +102,8 @@ class ServerStats:
         prompt_tokens / completion_tokens: totals reported in successful responses.
         request_times: ``time.monotonic()`` at the arrival of each chat completion (capped
             like ``auth_headers``).
+        messages: the ``messages`` of every well-formed chat-completion request, as received, in
+            arrival order (capped like ``auth_headers``): what a client really sent.
     """
 
     requests: int = 0
@@ -111,6 +113,7 @@ class ServerStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     request_times: list[float] = field(default_factory=list)
+    messages: list[list[Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (status keys become strings)."""

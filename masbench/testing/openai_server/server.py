@@ -122,6 +122,8 @@ class FakeOpenAIServer:
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             self._count(400)
             return _error_response(400, "invalid_request_error", f"bad request: {exc}")
+        if len(stats.messages) < cfg.auth_log_limit:
+            stats.messages.append(messages)
 
         if cfg.latency_ms > 0:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
