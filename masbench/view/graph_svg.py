@@ -22,7 +22,7 @@ from ..library import Library
 from ..runtime.render import graph
 from ..store import Store, suite_config
 
-BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 170, 46, 50, 18, 12
+BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 196, 46, 40, 18, 12
 STATUS_STROKE = {"ok": "#2e7d32", "degraded": "#ef8f00", "budget_exhausted": "#ef8f00", "failed": "#c62828",
                  "error": "#c62828", "skipped": "#9e9e9e"}
 """Box outline by node status (anything else: grey)."""
