@@ -18,6 +18,7 @@ readme-plot:
 	@bash scripts/readme_plot.sh
 
 test: setup
+	@bash scripts/setup_browser.sh
 	@.venv/bin/python scripts/review_signals.py
 	.venv/bin/lint-imports --no-cache
 	.venv/bin/basedpyright

@@ -44,8 +44,18 @@ def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lin
     return "\n".join(head)
 
 
-def write_report(store_path: str | Path, out: str | Path, run_id: str | None = None) -> ReportResult:
-    """Write figures, tables and ``index.html`` for one run (default: the latest) into ``out``."""
+def _svgs(out: Path, stems: list[str]) -> dict[str, str]:
+    """``{stem}.png`` → the text of ``{stem}.svg`` for the figures drawn with links."""
+    return {f"{s}.png": (out / f"{s}.svg").read_text(encoding="utf-8") for s in stems if (out / f"{s}.svg").exists()}
+
+
+def write_report(store_path: str | Path, out: str | Path, run_id: str | None = None,
+                 links: dict[str, str] | None = None, traces_href: str | None = None) -> ReportResult:
+    """Write figures, tables and ``index.html`` for one run (default: the latest) into ``out``.
+
+    ``links``: design label → href (relative to ``out``) of the design's traces, e.g. in a trace
+    viewer export beside the report: design names in the tables and the design's point in the
+    cost/accuracy plot (drawn inline as SVG) link there; ``traces_href``: the viewer's run page."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with data.open_store(store_path) as st:
@@ -59,7 +69,7 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         curve_axis = data.curve_by_axis(st, rid)
         costs = data.cost_lines(st, rid)
     res = ReportResult(info, out)
-    f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out)
+    f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out, links)
     f2, n2 = plots.accuracy_by_axis(by_axis, curve_axis, info, out, plots.design_colors(comp))
     res.files += f1 + f2
     res.notes += n1 + n2
@@ -71,7 +81,8 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
     (out / MD).write_text(_markdown(info, comp, by_axis, [v.line for v in vs], costs), encoding="utf-8")
     res.files += [out / CSV, out / CSV_AXIS, out / MD]
     page = html.page(info, comp, by_axis, vs, ["cost_accuracy.png", "accuracy_by_axis.png"],
-                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], costs + res.notes)
+                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], costs + res.notes, links,
+                     _svgs(out, ["cost_accuracy"]) if links else None, traces_href)
     (out / "index.html").write_text(page, encoding="utf-8")
     res.files.append(out / "index.html")
     return res

@@ -20,7 +20,7 @@ h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;borde
 .meta td{padding:.1em .8em .1em 0;vertical-align:top} .meta td:first-child{color:#666}
 table.mu{border-collapse:collapse;font-size:.85em;margin:.5em 0} table.mu th,table.mu td{border:1px solid #ddd;padding:.25em .5em;text-align:right}
 table.mu th{background:#f4f4f4} table.mu td:first-child,table.mu th:first-child{text-align:left}
-.pos{color:#137333} .neg{color:#b3261e} img{max-width:100%;border:1px solid #eee} .note{color:#666;font-size:.9em}
+.fig svg{max-width:100%;height:auto} .pos{color:#137333} .neg{color:#b3261e} img{max-width:100%;border:1px solid #eee} .note{color:#666;font-size:.9em}
 """
 
 
@@ -28,16 +28,22 @@ def _e(x: Any) -> str:
     return html.escape(str(x))
 
 
-def _table(df: pd.DataFrame) -> str:
+def _table(df: pd.DataFrame, links: dict[str, str] | None = None) -> str:
+    """The marginal-utility table; ``links`` (design label → href) links each design's name to its traces."""
     if df.empty:
         return "<p class='note'>no rows</p>"
     f = formatted(df)
     head = "".join(f"<th>{_e(h)}</th>" for h in HEADERS)
     body = []
     gap_col = HEADERS.index("iso-cost gap (tokens)")
-    for row in f.itertuples(index=False):
+    designs = [str(d) for d in df["design"]] if "design" in df else []
+    for n, row in enumerate(f.itertuples(index=False)):
         cells = []
+        href = (links or {}).get(designs[n]) if n < len(designs) else None
         for i, v in enumerate(row):
+            if i == 0 and href:
+                cells.append(f"<td><a href='{_e(href)}' title='traces of this design'>{_e(v)}</a></td>")
+                continue
             cls = ""
             if i == gap_col and v.startswith("+") and v != "+0.0 pp":
                 cls = " class='pos'"
@@ -48,8 +54,19 @@ def _table(df: pd.DataFrame) -> str:
     return f"<table class='mu'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _inline_svg(svg: str) -> str:
+    """A matplotlib SVG file's ``<svg>`` element, to embed in the page (links inside an ``<img>``
+    cannot be clicked). The SVG is our own drawing; names in it were escaped by matplotlib."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else ""
+
+
 def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: list[Verdict], images: list[str],
-         csvs: list[str], notes: list[str]) -> str:
+         csvs: list[str], notes: list[str], links: dict[str, str] | None = None,
+         inline_svgs: dict[str, str] | None = None, traces_href: str | None = None) -> str:
+    """The report page. ``links``: design label → href of its traces (design names in the tables
+    link there); ``inline_svgs``: image name → SVG text drawn inline instead of the ``<img>`` (so the
+    plotted points' links work); ``traces_href``: the trace viewer's run page, linked at the top."""
     title = f"masbench report — {info.suite} — {info.run_id}"
     banner = f"<div class='banner'>{_e(info.label)}</div>" if info.label else ""
     meta = [("run", info.run_id), ("suite", info.suite), ("status", info.status), ("models", info.models_text),
@@ -59,11 +76,18 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
              f"<style>{_CSS}</style></head><body>",
              f"<h1>masbench report: {_e(info.suite)}{' — ' + _e(info.label) if info.label else ''}</h1>", banner,
              "<table class='meta'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in meta) + "</table>"]
+    if traces_href:
+        parts.append(f"<p><a href='{_e(traces_href)}'>Traces: every call's messages and reply, task by task</a> "
+                     "<span class='note'>(click a design's point or name to see its traces)</span></p>")
     parts.append("<h2>Cost vs accuracy</h2>")
     for img in images:
-        parts.append(f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>")
+        svg = (inline_svgs or {}).get(img)
+        if svg:
+            parts.append(f"<div class='fig'>{_inline_svg(svg)}</div>")
+        else:
+            parts.append(f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>")
     parts.append("<h2>Marginal utility (all tasks)</h2>")
-    parts.append(_table(comp))
+    parts.append(_table(comp, links))
     parts.append("<p class='note'>Accuracy with Wilson 95% CI; iso-cost gap = accuracy minus the CoT-SC curve "
                  "interpolated at the design's tokens (– outside the curve: see 'cost vs curve'); MU = marginal "
                  "utility against CoT in accuracy points per 1k tokens / per USD; ★ = Pareto-optimal on "
@@ -76,7 +100,7 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
     if not by_axis.empty:
         parts.append("<h2>By task group</h2>")
         for _axis, _value, label, g in tables.task_groups(by_axis):
-            parts.append(f"<h3>{_e(label)}</h3>" + _table(g))
+            parts.append(f"<h3>{_e(label)}</h3>" + _table(g, links))
     if csvs:
         parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")
     if notes:

@@ -70,9 +70,10 @@ def _placeholder(out: Path, stem: str, info: RunInfo, what: str, message: str) -
 
 
 def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFrame, info: RunInfo,
-                  out: Path) -> tuple[list[Path], list[str]]:
+                  out: Path, links: dict[str, str] | None = None) -> tuple[list[Path], list[str]]:
     """Scatter of every design (log tokens, accuracy ± Wilson CI), the CoT-SC curve with its band
-    and k labels, the Pareto frontier as a step line. Returns (files, notes)."""
+    and k labels, the Pareto frontier as a step line. ``links``: design label → href; each
+    design's point and label link there in the SVG (its traces). Returns (files, notes)."""
     notes: list[str] = []
     if comp.empty:
         return _placeholder(out, "cost_accuracy", info, "Cost vs accuracy", "no design results in this run"), \
@@ -129,8 +130,9 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
         yerr = [[max(0.0, y - 100 * float(r["ci_lo"]))], [max(0.0, 100 * float(r["ci_hi"]) - y)]] \
             if _finite(r.get("ci_lo")) else None
         is_par = is_true(r.get("pareto"))
-        ax.errorbar([r["_x"]], [y], yerr=yerr, fmt=marker, color=color, ms=8 if is_par else 6.5, capsize=3,
-                    mec="black" if is_par else color, mew=1.6 if is_par else 1, zorder=3)
+        bar = ax.errorbar([r["_x"]], [y], yerr=yerr, fmt=marker, color=color, ms=8 if is_par else 6.5, capsize=3,
+                          mec="black" if is_par else color, mew=1.6 if is_par else 1, zorder=3)
+        href = (links or {}).get(str(r["design"]))
         sig = significance(r)
         if sig:  # the verdict's paired test is significant: a win (▲ green) or a loss (▼ red) vs the curve
             ax.scatter([r["_x"]], [y + (6 if sig > 0 else -6)], marker="^" if sig > 0 else "v", s=70,
@@ -138,10 +140,13 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
             marked.add(sig)
         label = str(r["design"]) + (" (0 tokens, clipped)" if r["_clipped"] else "") + ("  ★" if is_par else "")
         right = r["_x"] >= x_hi * 0.75 and r["_x"] > min(comp["_x"])  # near the right edge: label to the left
-        ax.annotate(label, (r["_x"], y), xytext=(-7 if right else 7, 5), textcoords="offset points", fontsize=8.5,
-                    color=color, ha="right" if right else "left",
-                    fontweight="bold" if not r.get("baseline") else "normal", zorder=4,
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.75))
+        text = ax.annotate(label, (r["_x"], y), xytext=(-7 if right else 7, 5), textcoords="offset points",
+                           fontsize=8.5, color=color, ha="right" if right else "left",
+                           fontweight="bold" if not r.get("baseline") else "normal", zorder=4,
+                           bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.75))
+        if href:  # the SVG wraps the point and its label in a link to the design's traces
+            bar.lines[0].set_url(href)
+            text.set_url(href)
 
     for sig in sorted(marked, reverse=True):  # legend entries only for marks that appear
         ax.scatter([], [], marker="^" if sig > 0 else "v", s=70, color=WIN_COLOR if sig > 0 else LOSS_COLOR,
