@@ -37,6 +37,8 @@ COMMANDS: dict[str, Command] = {
     "runs": Command("masbench.cli.store", "List the runs in a store."),
     "status": Command("masbench.cli.status", "Show a run's progress (cells, calls, tokens, USD, failures), also "
                                              "while it runs."),
+    "view": Command("masbench.cli.view", "Browse a store's runs, task grids, traces and CoT-SC pools in a local "
+                                         "web viewer (read-only)."),
     "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
     "reprice": Command("masbench.cli.costs", "Re-price a finished run's token classes under other price tables "
                                              "(counterfactual pricing)."),

@@ -1,0 +1,61 @@
+"""``masbench view``: the trace viewer on 127.0.0.1, or ``--export DIR`` for static pages."""
+
+from __future__ import annotations
+
+import threading
+import webbrowser
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..view import NotFound, check_host, export_site, serve
+from .common import DEFAULT_STORE, StoreOpt, console, err
+
+
+def view(store: StoreOpt = DEFAULT_STORE,
+         port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = 8765,
+         host: Annotated[str, typer.Option("--host", help="Loopback address to bind (127.0.0.1 or ::1 only).")]
+         = "127.0.0.1",
+         open_browser: Annotated[bool, typer.Option("--open/--no-open", help="Open the start page in a browser.")]
+         = False,
+         export: Annotated[Optional[Path], typer.Option("--export", help="Instead of serving: write the pages as "
+                                                         "static HTML into this folder.")] = None,
+         run: Annotated[Optional[str], typer.Option("--run", help="With --export: only this run's pages.")] = None
+         ) -> None:
+    """Browse a store's runs, task grids, traces and CoT-SC pools in a local web viewer (read-only)."""
+    if not store.exists():
+        err.print(f"error: no store at {store}", markup=False, highlight=False)
+        raise typer.Exit(2)
+    if export is not None:
+        try:
+            res = export_site(store, export, run)
+        except NotFound as exc:
+            err.print(f"error: {exc}", markup=False, highlight=False)
+            raise typer.Exit(2)
+        console.print(f"wrote {res.pages} pages to {export}/ — open {export / 'index.html'}", markup=False,
+                      highlight=False)
+        for m in res.missing:
+            console.print(f"note: {m}", markup=False, highlight=False)
+        return
+    if run is not None:
+        err.print("error: --run goes with --export (the live viewer lists every run)", markup=False)
+        raise typer.Exit(2)
+    try:
+        host = check_host(host)
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2)
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    console.print(f"masbench view: {url} (store {store}, read-only; Ctrl-C stops)", markup=False, highlight=False)
+    if open_browser:
+        threading.Timer(0.8, webbrowser.open, [url]).start()
+    serve(store, host, port)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``view``."""
+    app.command()(view)
+
+
+__all__ = ["register", "view"]
