@@ -12,6 +12,7 @@ demo: setup
 	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis arithmetic
 	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis depth
 	@echo "report: $$(pwd)/reports/quickstart/index.html"
+	@echo "traces: .venv/bin/masbench view --store runs/quickstart.duckdb  (then open http://127.0.0.1:8765/)"
 
 # The README's plot, regenerated from the demo's store (run `make demo` first).
 readme-plot:

@@ -3,26 +3,72 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 from rich.console import Console
 
 from ..report.build import write_report
-from ..report.data import ReportError
+from ..report.data import ReportError, TraceLinks
+from ..store import Store
+from ..view import Grid, LiveLinks, Run, export_site, grid_href, run_href
 from ..report.terminal import compare as _compare
 from ..report.terminal import compare_against
 from .common import DEFAULT_STORE, RunOpt, StoreOpt
 
 
+VIEWER_URL = "http://127.0.0.1:8765"
+"""Where ``masbench view`` serves by default."""
+TRACE_MODES = ("live", "export", "none")
+TRACES_DIR = "traces"
+"""The folder of the report (``--traces export``) that holds the viewer's exported pages."""
+
+
+def trace_links(mode: str, store: Path, out: Path, viewer_url: str) -> Callable[[str], TraceLinks] | None:
+    """Run id → the report's links to its traces, for ``--traces MODE`` (``export`` writes the
+    viewer's pages of the run into ``out/traces`` first)."""
+    if mode == "none":
+        return None
+
+    def live(run_id: str) -> TraceLinks:
+        links = LiveLinks(viewer_url)
+        designs = _designs(store, run_id)
+        return TraceLinks({d: links.href(Grid(run_id, "all", d, 1)) for d in designs}, links.href(Run(run_id)),
+                          f"they open in the trace viewer: run `masbench view --store {store}`")
+
+    def exported(run_id: str) -> TraceLinks:
+        export_site(store, out / TRACES_DIR, run_id)
+        base = TRACES_DIR + "/"
+        return TraceLinks({d: grid_href(run_id, "all", d, base) for d in _designs(store, run_id)},
+                          run_href(run_id, base), f"the viewer's pages of this run, exported into {TRACES_DIR}/")
+
+    return live if mode == "live" else exported
+
+
+def _designs(store: Path, run_id: str) -> list[str]:
+    """The design labels of a run's results."""
+    with Store(store, read_only=True) as st:
+        return [str(d) for (d,) in st.sql("SELECT DISTINCT design FROM results WHERE run_id = ? ORDER BY 1", [run_id])]
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def report(out: Annotated[Path, typer.Option("--out", help="Folder to write the report into.")],
-               store: StoreOpt = DEFAULT_STORE, run: RunOpt = None) -> None:
+               store: StoreOpt = DEFAULT_STORE, run: RunOpt = None,
+               traces: Annotated[str, typer.Option("--traces", help="Where design names and plotted points link: "
+                                                   "'live' (the trace viewer, `masbench view`, at --viewer-url), "
+                                                   "'export' (write the viewer's pages of this run into OUT/traces "
+                                                   "and link there: works offline, can be shared) or 'none'.")]
+               = "live",
+               viewer_url: Annotated[str, typer.Option("--viewer-url", help="The live viewer's address "
+                                                       "(--traces live).")] = VIEWER_URL) -> None:
         """Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) and index.html."""
         console, err = Console(), Console(stderr=True)
+        if traces not in TRACE_MODES:
+            err.print(f"error: --traces {traces!r}: use one of {', '.join(TRACE_MODES)}", style="red", markup=False)
+            raise typer.Exit(2)
         try:
-            res = write_report(store, out, run)
+            res = write_report(store, out, run, links=trace_links(traces, store, out, viewer_url))
         except ReportError as exc:
             err.print(f"error: {exc}", style="red", markup=False)
             raise typer.Exit(2)
@@ -34,6 +80,12 @@ def register(app: typer.Typer) -> None:
             console.print(f"  {f}", markup=False, highlight=False)
         for n in res.notes:
             console.print(f"note: {n}", style="dim", markup=False, highlight=False)
+        if traces == "export":
+            console.print(f"traces: the viewer's pages of this run in {out / TRACES_DIR}/", markup=False,
+                          highlight=False)
+        elif traces == "live":
+            console.print(f"traces: its links open in the viewer — masbench view --store {store}", markup=False,
+                          highlight=False)
         console.print(f"open {out / 'index.html'}", markup=False, highlight=False)
 
     @app.command()

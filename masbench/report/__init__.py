@@ -10,9 +10,9 @@ Every number is read from the store's SQL views (``design_comparison``, ``design
 """
 
 from .build import ReportResult, write_report
-from .data import BASELINES, ReportError, RunInfo, comparison, curve, open_store, run_info
+from .data import BASELINES, ReportError, RunInfo, TraceLinks, comparison, curve, open_store, run_info
 from .terminal import compare
 from .verdict import Verdict, verdict, verdicts
 
-__all__ = ["BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",
+__all__ = ["TraceLinks", "BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",
            "open_store", "run_info", "verdict", "verdicts", "write_report"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
 from . import data, html, plots, tables
+from .data import TraceLinks
 from .verdict import RULE, verdicts
 
 CSV = "marginal_utility.csv"
@@ -50,12 +51,12 @@ def _svgs(out: Path, stems: list[str]) -> dict[str, str]:
 
 
 def write_report(store_path: str | Path, out: str | Path, run_id: str | None = None,
-                 links: dict[str, str] | None = None, traces_href: str | None = None) -> ReportResult:
+                 links: Callable[[str], TraceLinks | None] | None = None) -> ReportResult:
     """Write figures, tables and ``index.html`` for one run (default: the latest) into ``out``.
 
-    ``links``: design label → href (relative to ``out``) of the design's traces, e.g. in a trace
-    viewer export beside the report: design names in the tables and the design's point in the
-    cost/accuracy plot (drawn inline as SVG) link there; ``traces_href``: the viewer's run page."""
+    ``links``: run id → where its traces are (:class:`~.data.TraceLinks`, hrefs relative to
+    ``out`` or absolute): design names in the tables and the design's point in the cost/accuracy
+    plot (then drawn inline as SVG) link to the design's traces."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with data.open_store(store_path) as st:
@@ -69,7 +70,8 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         curve_axis = data.curve_by_axis(st, rid)
         costs = data.cost_lines(st, rid)
     res = ReportResult(info, out)
-    f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out, links)
+    tl = links(rid) if links else None
+    f1, n1 = plots.cost_accuracy(comp, curve, frontier, info, out, tl.designs if tl else None)
     f2, n2 = plots.accuracy_by_axis(by_axis, curve_axis, info, out, plots.design_colors(comp))
     res.files += f1 + f2
     res.notes += n1 + n2
@@ -81,8 +83,8 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
     (out / MD).write_text(_markdown(info, comp, by_axis, [v.line for v in vs], costs), encoding="utf-8")
     res.files += [out / CSV, out / CSV_AXIS, out / MD]
     page = html.page(info, comp, by_axis, vs, ["cost_accuracy.png", "accuracy_by_axis.png"],
-                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], costs + res.notes, links,
-                     _svgs(out, ["cost_accuracy"]) if links else None, traces_href)
+                     [CSV, CSV_AXIS, MD, "cost_accuracy.svg", "accuracy_by_axis.svg"], costs + res.notes, tl,
+                     _svgs(out, ["cost_accuracy"]) if tl else None)
     (out / "index.html").write_text(page, encoding="utf-8")
     res.files.append(out / "index.html")
     return res

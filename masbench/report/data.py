@@ -35,6 +35,19 @@ class ReportError(Exception):
     """A store or run that cannot be reported (missing file, no runs, unknown run id)."""
 
 
+@dataclass(frozen=True)
+class TraceLinks:
+    """Where a report links to its run's traces (the trace viewer, live or exported; the CLI
+    builds this with :mod:`masbench.view.links`)."""
+
+    designs: dict[str, str]
+    """Design label → href of that design's traces (its task grid)."""
+    run: str | None = None
+    """Href of the run's page in the viewer."""
+    note: str = ""
+    """What the reader needs to know to follow the links (e.g. the command that starts the viewer)."""
+
+
 @dataclass
 class RunInfo:
     run_id: str

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from . import tables
-from .data import RunInfo
+from .data import RunInfo, TraceLinks
 from .tables import HEADERS, formatted
 from .verdict import RULE, Verdict
 
@@ -62,11 +62,12 @@ def _inline_svg(svg: str) -> str:
 
 
 def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: list[Verdict], images: list[str],
-         csvs: list[str], notes: list[str], links: dict[str, str] | None = None,
-         inline_svgs: dict[str, str] | None = None, traces_href: str | None = None) -> str:
-    """The report page. ``links``: design label → href of its traces (design names in the tables
-    link there); ``inline_svgs``: image name → SVG text drawn inline instead of the ``<img>`` (so the
-    plotted points' links work); ``traces_href``: the trace viewer's run page, linked at the top."""
+         csvs: list[str], notes: list[str], links: TraceLinks | None = None,
+         inline_svgs: dict[str, str] | None = None) -> str:
+    """The report page. ``links``: where each design's traces are (design names in the tables
+    link there) and the viewer's run page; ``inline_svgs``: image name → SVG text drawn inline
+    instead of the ``<img>`` (so the plotted points' links work)."""
+    designs = links.designs if links else None
     title = f"masbench report — {info.suite} — {info.run_id}"
     banner = f"<div class='banner'>{_e(info.label)}</div>" if info.label else ""
     meta = [("run", info.run_id), ("suite", info.suite), ("status", info.status), ("models", info.models_text),
@@ -76,9 +77,9 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
              f"<style>{_CSS}</style></head><body>",
              f"<h1>masbench report: {_e(info.suite)}{' — ' + _e(info.label) if info.label else ''}</h1>", banner,
              "<table class='meta'>" + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in meta) + "</table>"]
-    if traces_href:
-        parts.append(f"<p><a href='{_e(traces_href)}'>Traces: every call's messages and reply, task by task</a> "
-                     "<span class='note'>(click a design's point or name to see its traces)</span></p>")
+    if links and links.run:
+        parts.append(f"<p><a href='{_e(links.run)}'>Traces: every call's messages and reply, task by task</a> "
+                     f"<span class='note'>(click a design's point or name to see its traces{'; ' + _e(links.note) if links.note else ''})</span></p>")
     parts.append("<h2>Cost vs accuracy</h2>")
     for img in images:
         svg = (inline_svgs or {}).get(img)
@@ -87,7 +88,7 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
         else:
             parts.append(f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>")
     parts.append("<h2>Marginal utility (all tasks)</h2>")
-    parts.append(_table(comp, links))
+    parts.append(_table(comp, designs))
     parts.append("<p class='note'>Accuracy with Wilson 95% CI; iso-cost gap = accuracy minus the CoT-SC curve "
                  "interpolated at the design's tokens (– outside the curve: see 'cost vs curve'); MU = marginal "
                  "utility against CoT in accuracy points per 1k tokens / per USD; ★ = Pareto-optimal on "
@@ -100,7 +101,7 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
     if not by_axis.empty:
         parts.append("<h2>By task group</h2>")
         for _axis, _value, label, g in tables.task_groups(by_axis):
-            parts.append(f"<h3>{_e(label)}</h3>" + _table(g, links))
+            parts.append(f"<h3>{_e(label)}</h3>" + _table(g, designs))
     if csvs:
         parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")
     if notes:

@@ -20,6 +20,7 @@ from ..store import Store
 from .links import Page, Runs, StaticLinks, filename
 from .pages import render, render_error
 from .trace import NotFound
+from .trace import memo as trace_memo
 
 RELEASE_S = 0.5
 """Seconds between read-only reconnects while exporting (lets a writer in)."""
@@ -51,7 +52,7 @@ def export_site(store_path: str | Path, out: str | Path, run: str | None = None)
     start: Page = Runs(run)
     todo: deque[Page] = deque([start])
     seen: set[Page] = {start}
-    with Store(store_path, read_only=True) as st:
+    with Store(store_path, read_only=True) as st, trace_memo():
         if run is not None and not st.sql("SELECT 1 FROM runs WHERE run_id = ?", [run]):
             raise NotFound(f"no run {run!r} in {store_path}")
         last = time.monotonic()

@@ -5,9 +5,12 @@ any store size."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ..store import POOL_DESIGN, Store
 
@@ -217,8 +220,46 @@ def pool(store: Store, run: str, task: str, seed: int) -> Pool:
     return Pool(samples, tally)
 
 
+class _Memo(OrderedDict[tuple[str, str, str, int], "TraceData"]):
+    """The last cells :func:`trace` read, oldest first, at most ``size``."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+
+_MEMO: contextvars.ContextVar[_Memo | None] = contextvars.ContextVar("trace_memo", default=None)
+
+
+@contextlib.contextmanager
+def memo(size: int = 128) -> Iterator[None]:
+    """Within the block, :func:`trace` keeps the last ``size`` cells it read (the static export
+    writes a cell's trace and its side-by-side pages one after another: each is read once)."""
+    token = _MEMO.set(_Memo(size))
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def trace(store: Store, run: str, design: str, task: str, seed: int) -> TraceData:
     """The whole trace of one cell (:class:`NotFound` if the store has no such cell)."""
+    cache = _MEMO.get()
+    if cache is None:
+        return _trace(store, run, design, task, seed)
+    key = (run, design, task, seed)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = _trace(store, run, design, task, seed)
+        while len(cache) > cache.size:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return hit
+
+
+def _trace(store: Store, run: str, design: str, task: str, seed: int) -> TraceData:
+    """:func:`trace` without the memo."""
     res = result_row(store, run, design, task, seed)
     res["detail"] = _json(res.get("detail"))
     nodes = _dicts(store, "SELECT * FROM nodes WHERE run_id = $run AND design = $design AND task_id = $task "
@@ -229,5 +270,5 @@ def trace(store: Store, run: str, design: str, task: str, seed: int) -> TraceDat
     return TraceData(res, nodes, cs, bars, span, pool(store, run, task, seed))
 
 
-__all__ = ["Bar", "Call", "Message", "NotFound", "Pool", "TOKEN_CLASSES", "TraceData", "calls", "pool", "result_row",
+__all__ = ["Bar", "Call", "Message", "NotFound", "Pool", "TOKEN_CLASSES", "TraceData", "calls", "memo", "pool", "result_row",
            "trace"]

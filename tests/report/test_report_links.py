@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from masbench.report.build import write_report
+from masbench.report.data import TraceLinks
 
 from test_report import DESIGNS, RUN, build_synthetic_store
 
@@ -15,7 +16,14 @@ from test_report import DESIGNS, RUN, build_synthetic_store
 def test_design_rows_and_points_link_to_their_traces(tmp_path: Path) -> None:
     store = build_synthetic_store(tmp_path / "s.duckdb")
     links = {label: f"traces/grid-{i}.html?x=<b>&y=1" for i, (label, *_rest) in enumerate(DESIGNS)}
-    res = write_report(store, tmp_path / "rep", RUN, links=links, traces_href="traces/index.html")
+    seen: list[str] = []
+
+    def where(run: str) -> TraceLinks:
+        seen.append(run)
+        return TraceLinks(links, "traces/index.html", "start the viewer")
+
+    res = write_report(store, tmp_path / "rep", RUN, links=where)
+    assert seen == [RUN]
     page = (res.out / "index.html").read_text(encoding="utf-8")
     for i, (label, *_rest) in enumerate(DESIGNS):
         href = f"traces/grid-{i}.html?x=&lt;b&gt;&amp;y=1"  # escaped in the HTML attribute
@@ -26,7 +34,7 @@ def test_design_rows_and_points_link_to_their_traces(tmp_path: Path) -> None:
     hrefs = re.findall(r'xlink:href="([^"]+)"', svg) or re.findall(r'href="([^"]+)"', svg)
     for i, _ in enumerate(DESIGNS):
         assert hrefs.count(f"traces/grid-{i}.html?x=&lt;b&gt;&amp;y=1") >= 2  # the point and its label
-    assert "<img src='cost_accuracy.png'" not in page and "traces/index.html" in page
+    assert "<img src='cost_accuracy.png'" not in page and "traces/index.html" in page and "start the viewer" in page
 
 
 def test_without_links_the_report_is_unchanged(tmp_path: Path) -> None:

@@ -21,6 +21,11 @@ from viewrun import FIRST_TASK, HOSTILE, debater_call, discordant_cell, view_run
 CANARY = "sk-canary-VIEW-0123456789abcdef"
 
 
+def page_text(page: str) -> str:
+    """What a reader sees of an HTML page: its tags dropped and entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 @pytest.fixture(scope="module")
 def client(view_run):
     store, _ = view_run
@@ -45,7 +50,7 @@ def test_overview_shows_the_reports_tables_and_links_the_filters(client, view_ru
     r = client.get(_q("run", run=run))
     assert r.status_code == 200
     for d in ("cot", "cot-sc[k=3]", "debate-tiny"):
-        assert html.escape(d) in r.text
+        assert d in page_text(r.text)
     assert "Marginal utility" in r.text and "Verdicts" in r.text and "<svg" in r.text
     assert "accuracy [95% CI]" in r.text  # the report's own headers
     for name in FILTERS:
@@ -75,7 +80,8 @@ def test_trace_shows_messages_tokens_pool_and_graph(client, view_run):
     call = debater_call(store, run, "debate-tiny", task, seed)
     r = client.get(_q("trace", run=run, design="debate-tiny", task=task, seed=seed))
     assert r.status_code == 200
-    assert html.escape(call["reply"]) in r.text and html.escape(call["inputs"][-1]) in r.text
+    shown = page_text(r.text)  # the text a reader sees (tags dropped, entities decoded)
+    assert call["reply"] in shown and call["inputs"][-1] in shown
     rows = re.findall(r'<tr class="tokens">(.*?)</tr>', r.text, re.S)
     first = [c for c in re.findall(r'<td class="n"[^>]*>([^<]*)', rows[0])]
     assert first[:7] == [str(call[k]) for k in ("prompt_tokens", "completion_tokens", "prompt_fresh_tokens",

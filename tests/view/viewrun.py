@@ -2,9 +2,7 @@
 sim models) and helpers that read what its pages must show. Importable by the tests of tests/view/
 (pytest puts this folder on the path).
 
-Until the transcript recorder lands on main, :func:`insert_stand_in_transcripts` writes
-``texts``/``call_messages`` rows for the calls a run left without any (clearly made-up texts, keyed
-and shaped exactly like the recorder's rows); a run that recorded its own leaves it nothing to do.
+The transcripts the pages show are the ones the run recorded (``transcripts: full``, the default);
 :func:`poison_reply` plants a hostile reply for the escaping test.
 """
 
@@ -20,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: simsuite
 
 from masbench.harness import RunOptions, run_suite  # noqa: E402
-from masbench.store import MessageRow, Store, StoreWriter, TextRow, text_hash  # noqa: E402
+from masbench.store import Store, text_hash  # noqa: E402
 from simsuite import write_suite  # noqa: E402
 
 DESIGNS = "[cot, {design: cot-sc, params: {k: 3}}, debate-tiny]"
@@ -35,33 +33,18 @@ def build_run(tmp: Path) -> tuple[Path, str]:
     suite = write_suite(tmp, name="viewsim", n=4, designs=DESIGNS, k_max=5)
     s = asyncio.run(run_suite(RunOptions(suite=str(suite))))
     assert s.failed == 0
-    insert_stand_in_transcripts(Path(s.store), s.run_id)
+    assert untranscribed_calls(Path(s.store), s.run_id) == 0  # the run's own recorded transcripts
     poison_reply(Path(s.store), s.run_id, "cot", FIRST_TASK)
     return Path(s.store), s.run_id
 
 
-def insert_stand_in_transcripts(store: Path, run_id: str) -> int:
-    """Stand-in transcripts for every call of ``run_id`` that has no ``call_messages`` row: a system
-    and a user message and a reply per call. Returns the calls given one (0 once the recorder fills
-    them)."""
-    st = Store(store)
+def untranscribed_calls(store: Path, run_id: str) -> int:
+    """Calls of ``run_id`` without a ``call_messages`` row (0: the recorder kept every transcript)."""
+    st = Store(store, read_only=True)
     try:
-        calls = st.sql("""SELECT call_id, purpose, design, task_id, seed, node, agent, sample_index FROM calls c
-                          WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM call_messages m WHERE m.run_id = c.run_id
-                                                           AND m.call_id = c.call_id)""", [run_id])
-        w = StoreWriter(st)
-        for call_id, purpose, design, task, seed, node, agent, idx in calls:
-            texts = [("system", "input", 0, f"You are {agent}. (stand-in transcript)"),
-                     ("user", "input", 1, f"[{node}] Solve task {task}, seed {seed}."),
-                     ("assistant", "output", 0, f"{agent} at {node}, sample {idx}: I argue the answer is 7. "
-                                                f"(stand-in reply of call {call_id})")]
-            for role, direction, pos, text in texts:
-                h = text_hash(text)
-                w.put(TextRow(text_hash=h, text=text, chars=len(text)))
-                w.put(MessageRow(call_id=call_id, direction=direction, position=pos, text_hash=h, run_id=run_id,
-                                 purpose=purpose, design=design, task_id=task, seed=seed, role=role))
-        w.close()
-        return len(calls)
+        return int(st.sql("""SELECT count(*) FROM calls c WHERE run_id = ? AND NOT EXISTS (
+                                 SELECT 1 FROM call_messages m WHERE m.run_id = c.run_id AND m.call_id = c.call_id)""",
+                          [run_id])[0][0])
     finally:
         st.close()
 
