@@ -308,7 +308,7 @@ def chat(res: CallLike, request: Mapping[str, Any], messages: Sequence[Mapping[s
                              "masbench.model_alias": res.alias, "masbench.call_id": res.call_id,
                              "masbench.cache_hit": res.cache_hit, "masbench.attempts": res.attempts,
                              "masbench.status": res.status, "masbench.cost_source": res.cost_source,
-                             "masbench.simulated": res.simulated, "masbench.latency_s": res.latency_s}
+                             "masbench.simulated": res.simulated}
     attrs.update(g.request_attributes(request))
     attrs.update(g.server_attributes(api_base))
     attrs.update(g.tag_attributes(tags))
