@@ -14,6 +14,8 @@ from masbench.llm import Attempt, Gateway, Reply, ResponseCache
 from masbench.llm.errors import SimFault
 from masbench.spec import ModelSpec
 
+from otelfix import clean_otel_env, memory  # noqa: F401 - fixtures
+
 CANARY = "sk-canary-7f3a9b1c-do-not-export"
 MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 40 + 2?"}]
 

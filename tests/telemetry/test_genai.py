@@ -11,6 +11,8 @@ import pytest
 from masbench import telemetry
 from masbench.telemetry import genai as g
 
+from otelfix import clean_otel_env, otlp_receiver  # noqa: F401 - fixtures
+
 
 @pytest.mark.parametrize("model_id, provider, model", [
     ("openai/gpt-4o-mini", "openai", "gpt-4o-mini"), ("gpt-4o", "openai", "gpt-4o"),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from otelfix import otlp_receiver  # noqa: F401 - fixtures
 from simsuite import write_suite
 
 BLOCKER = """

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections import Counter
 
+from otelfix import otlp_receiver  # noqa: F401 - fixtures
 from simsuite import counts, write_suite
 
 

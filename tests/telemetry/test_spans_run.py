@@ -15,6 +15,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from masbench import telemetry
 from masbench.harness import RunOptions, run_suite
 
+from otelfix import clean_otel_env, memory  # noqa: F401 - fixtures
 from simsuite import write_suite
 
 

@@ -1,5 +1,7 @@
-"""Telemetry fixtures: the SDK's in-memory exporter configured for one test, and an OTLP/HTTP
-receiver on 127.0.0.1 that decodes what an exporter POSTs to /v1/traces."""
+"""Telemetry fixtures for tests/telemetry/ (imported by its test modules, like simsuite.py: a
+conftest.py there would shadow tests/conftest.py as the module ``conftest``): the SDK's in-memory
+exporter configured for one test, and an OTLP/HTTP receiver on 127.0.0.1 that decodes what an
+exporter POSTs to /v1/traces."""
 
 from __future__ import annotations
 
