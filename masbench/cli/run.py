@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from .. import telemetry
 from ..bench import TaskDataError
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
@@ -39,7 +40,10 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         transcripts: Annotated[Optional[str], typer.Option(
             "--transcripts", metavar="MODE", callback=lambda v: _mode(v),
             help="Keep the calls' messages and replies: full, errors (only calls whose status is not ok) or "
-                 "none (default: the suite's `transcripts`, full).")] = None) -> None:
+                 "none (default: the suite's `transcripts`, full).")] = None,
+        otel: Annotated[bool, typer.Option("--otel", help="Export OpenTelemetry spans over OTLP/HTTP (to the "
+                                           "OTEL_EXPORTER_OTLP_* endpoint, default localhost:4318; setting that "
+                                           "variable alone also turns it on). docs/telemetry.md")] = False) -> None:
     """Run a suite (designs × tasks × seeds + the CoT-SC pool) into DuckDB. Rerun to resume.
 
     Exit codes: 0 every cell succeeded (or --allow-failures); 1 some cells failed; 2 bad input or
@@ -50,12 +54,17 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
                       retry_failed=not no_retry_failed, transcripts=_mode(transcripts))
     try:
+        if otel:
+            telemetry.configure(why="--otel was given")
         summary = asyncio.run(run_suite(opts, RunDisplay(console)))
     except SpecError as exc:
         for p in exc.problems:
             console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except telemetry.TelemetryUnavailable as exc:  # telemetry on without the otel extra: the install command
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except StoreBusy as exc:  # a second writer: one line naming the store and its holder; nothing touched

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import telemetry
 from ..bench import raw_vote_key, score
 from ..bench.types import TaskInstance
 from ..budget import spend_on
@@ -69,9 +70,10 @@ class CellRunner:
 
     async def run_cell(self, cell: Cell) -> bool:
         """Run one cell; True if it completed without a failed status."""
-        if cell.kind == "pool":
-            return await self._pool_cell(cell)
-        return await self._design_cell(cell)
+        with telemetry.cell(self.run_id, cell.kind, cell.design or POOL_DESIGN, cell.task_id, cell.seed) as span:
+            ok = await (self._pool_cell(cell) if cell.kind == "pool" else self._design_cell(cell))
+            span.cell_result(ok)
+        return ok
 
     def runnable(self, name: str) -> Runnable:
         """What a design entry's name runs (resolved once per name)."""

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import telemetry
 from ..store import Store, merge_into
 from .cells import Cell
 from .failures import RunAborted
@@ -76,6 +77,7 @@ async def run_sharded(opts: RunOptions, prep: Prepared, run_id: str, store: Stor
             "transcripts": prep.transcripts,
             "part": str(d / f"{run_id}-w{i}.duckdb"), "cells": str(cells_file), "cache_path": str(
                 Path(store_path).with_suffix(".cache.sqlite")),
+            "otel": telemetry.carrier(),  # None when off; else the run span's traceparent (workers nest under it)
         }
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "masbench.harness.worker_main", json.dumps(worker_opts),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import telemetry
 from ..llm import ResponseCache
 from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from .engine_inprocess import CellRunner, Progress, run_cells
@@ -56,6 +57,7 @@ def cache_path(store_path: Path) -> Path:
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
     prep = prepare(opts)
+    telemetry.decide()  # telemetry on without its extra: say so before anything is opened
     store_path = opts.store or prep.store_path
     use_cache = prep.suite.cache if opts.cache is None else opts.cache
     concurrency = opts.concurrency or prep.suite.concurrency
@@ -84,17 +86,19 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         if display:
             display.start(prep, run_id, progress)
         session.share()  # from here on the store is readable between flushes (masbench status)
+        run_span = telemetry.run(run_id, prep.suite.name, cells=len(todo), simulated=prep.simulated)  # off: no-op
         try:
             if opts.workers > 1 and len(todo) > 1:
-                stats = await run_sharded(opts, prep, run_id, store, store_path, todo, concurrency, progress, display)
+                stats = await telemetry.within(run_span, run_sharded(opts, prep, run_id, store, store_path, todo,
+                                                                     concurrency, progress, display))
             elif todo:
                 cache = ResponseCache(cache_path(Path(store_path))) if use_cache else None
                 runner = CellRunner(prep, store, run_id, cache, session.writer)
                 if display:
                     display.attach(runner.gateway.stats)
                 try:
-                    await run_cells(runner, todo, concurrency, progress,
-                                    (lambda: display.update()) if display else None)
+                    await telemetry.within(run_span, run_cells(runner, todo, concurrency, progress,
+                                                               (lambda: display.update()) if display else None))
                 finally:
                     session.writer.flush()
                     if cache:
@@ -109,6 +113,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
+    await telemetry.aflush()  # every span exported before the command returns (off the loop)
     return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
                       cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import telemetry
 from ..llm import ResponseCache
 from ..store import Store, StoreWriter
 from .engine_inprocess import CellRunner, Progress, run_cells
@@ -26,6 +27,7 @@ async def run_shard(o: dict) -> int:
     opts = RunOptions(suite=o["suite"], lib=[Path(p) for p in o["lib"]], overrides=o["overrides"], limit=o["limit"],
                       transcripts=o.get("transcripts"))
     prep = prepare(opts)
+    telemetry.decide()
     wanted = set(json.loads(Path(o["cells"]).read_text()))
     cells = [c for c in prep.cells() if c.key in wanted]
     store = Store(o["part"])
@@ -56,7 +58,9 @@ async def run_shard(o: dict) -> int:
     wd = asyncio.ensure_future(watchdog())
     aborted: str | None = None
     try:
-        await run_cells(runner, cells, o["concurrency"], progress, report)
+        # the parent's run span (carried as a traceparent) parents this worker's cell spans
+        await telemetry.within(telemetry.joined(o.get("otel")), run_cells(runner, cells, o["concurrency"], progress,
+                                                                           report))
     except RunAborted as exc:  # a misconfigured model: tell the parent, which stops every worker
         aborted = str(exc)
     finally:
@@ -66,6 +70,7 @@ async def run_shard(o: dict) -> int:
             cache.close()
         store.close()
     report(force=True)
+    await telemetry.aflush()
     if aborted:
         print(json.dumps({"fatal": aborted}), flush=True)
         return 3

@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+from .. import telemetry
 from ..spec.model import ModelSpec
 from .attempts import AttemptLoop, ModelUnavailable, Outcome
 from .backends import Attempt, Backend, ModelBackend, Reply, backend_class, provider_of
@@ -159,6 +160,7 @@ class Gateway:
                 res = self._from_cache(hit, spec, alias, call_id)
                 res.latency_s = time.perf_counter() - t0
                 self._record(res, tags, sample_index, [], t_start, req, messages)
+                telemetry.chat(res, req, messages, tags, spec.api_base)
                 return res
         backend = self.backend or self.provider(spec)
         t = tags or {}
@@ -172,6 +174,7 @@ class Gateway:
         if self.cache is not None and key is not None and res.error is None and res.usage is not None:
             self.cache.put(key, _cache_entry(res, res.usage))
         self._record(res, tags, sample_index, out.log, t_start, req, messages)
+        telemetry.chat(res, req, messages, tags, spec.api_base)
         return res
 
     def _result(self, out: Outcome, spec: ModelSpec, alias: str, call_id: str, messages: list[dict[str, Any]],

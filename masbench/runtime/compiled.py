@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from .. import telemetry
 from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
@@ -73,6 +74,12 @@ class CompiledDesign:
 
     async def run_scope(self, sc: Scope) -> DesignResult:
         """Run in a given scope (a top-level run, or a sub-design's scope)."""
+        with telemetry.workflow(self.name, sc.sh.tags, sc.prefix) as span:
+            res = await self._run_scope(sc)
+            span.design_result(res)
+        return res
+
+    async def _run_scope(self, sc: Scope) -> DesignResult:
         t0 = time.perf_counter()
         error = None
         final: dict | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from .. import telemetry
 from .calls import CALLS, BudgetRefused
 from .ops.until import check_until
 from .plan import Plan
@@ -16,8 +17,18 @@ from .values import OK, Val, fmt_data
 
 async def run_node(plan: Plan, sc: Scope, env: Env, i: int | None) -> Val:
     """Run one node execution (branch ``i`` of a fan-out). Never raises, except cancellation."""
-    t0 = time.perf_counter()
     st = Stats()
+    with telemetry.node(sc.prefix + plan.key, plan.row_op, plan.agent.name if plan.agent is not None else None,
+                        sc.sh.tags, round=sc.rounds.get(plan.loop, 0) if plan.loop is not None else None,
+                        branch=i if plan.fan else None) as span:
+        val = await _execute(plan, sc, env, i, st)
+        span.node_result(val, st)
+    return val
+
+
+async def _execute(plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats) -> Val:
+    """:func:`run_node`'s body: the op, its failure as a status, the loop history, the node row."""
+    t0 = time.perf_counter()
     try:
         val = await plan.op.run(plan, sc, env, i, st, CALLS)
     except asyncio.CancelledError:
