@@ -50,3 +50,31 @@ def counts(store: Path, run_id: str) -> dict[str, int]:
         }
     finally:
         con.close()
+
+
+def _one(store: Path, sql: str):
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return con.execute(sql).fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def assert_transcripts_consistent(store: Path) -> None:
+    """No orphan or duplicate transcript rows: every message's call and text exist, every text is
+    referenced, no (call, direction, position) twice, and each call's inputs are 0..n-1."""
+    assert _one(store, "SELECT count(*) FROM call_messages m WHERE NOT EXISTS "
+                      "(SELECT 1 FROM calls c WHERE c.call_id = m.call_id)") == 0
+    assert _one(store, "SELECT count(*) FROM call_messages_superseded m WHERE NOT EXISTS "
+                      "(SELECT 1 FROM calls_superseded c WHERE c.call_id = m.call_id)") == 0
+    assert _one(store, "SELECT count(*) FROM (SELECT text_hash FROM call_messages UNION ALL "
+                      "SELECT text_hash FROM call_messages_superseded) m "
+                      "WHERE text_hash NOT IN (SELECT text_hash FROM texts)") == 0
+    assert _one(store, "SELECT count(*) FROM texts WHERE text_hash NOT IN (SELECT text_hash FROM call_messages "
+                      "UNION ALL SELECT text_hash FROM call_messages_superseded)") == 0
+    assert _one(store, "SELECT count(*) FROM (SELECT call_id, direction, position FROM call_messages "
+                      "GROUP BY ALL HAVING count(*) > 1)") == 0
+    assert _one(store, "SELECT count(*) FROM (SELECT call_id FROM call_messages WHERE direction = 'input' "
+                      "GROUP BY call_id HAVING max(position) <> count(*) - 1 OR min(position) <> 0)") == 0
+    assert _one(store, "SELECT count(*) FROM (SELECT call_id FROM call_messages WHERE direction = 'output' "
+                      "GROUP BY call_id HAVING count(*) > 1)") == 0

@@ -7,8 +7,10 @@ import webbrowser
 from pathlib import Path
 from typing import Annotated, Optional
 
+import duckdb
 import typer
 
+from ..store import Store
 from ..view import NotFound, check_host, export_site, serve
 from .common import DEFAULT_STORE, StoreOpt, console, err
 
@@ -27,6 +29,7 @@ def view(store: StoreOpt = DEFAULT_STORE,
     if not store.exists():
         err.print(f"error: no store at {store}", markup=False, highlight=False)
         raise typer.Exit(2)
+    migrate(store)
     if export is not None:
         try:
             res = export_site(store, export, run)
@@ -51,6 +54,16 @@ def view(store: StoreOpt = DEFAULT_STORE,
     if open_browser:
         threading.Timer(0.8, webbrowser.open, [url]).start()
     serve(store, host, port)
+
+
+def migrate(store: Path) -> None:
+    """Bring an older store's schema forward (a store written before transcripts has no
+    ``call_messages``; the viewer reads read-only and cannot migrate it). A no-op on a current
+    store; skipped when a run holds the file (that run has migrated it)."""
+    try:
+        Store(store, lock_timeout_s=2.0).close()
+    except duckdb.IOException:
+        pass
 
 
 def register(app: typer.Typer) -> None:

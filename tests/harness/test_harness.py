@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from masbench.cli import app
 from masbench.harness import RunOptions, run_suite
 
-from simsuite import SUITE, counts, write_suite  # noqa: F401 - shared with other test modules
+from simsuite import SUITE, assert_transcripts_consistent, counts, write_suite  # noqa: F401 - shared with other test modules
 
 
 
@@ -176,6 +176,18 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     for key in ("results", "distinct_results", "pool", "distinct_pool", "curve", "design_calls", "pool_calls"):
         assert got[key] == want[key], (key, got, want)
     assert got["calls"] == got["distinct_calls"] and got["design_calls"] == got["result_calls"]
+    # the transcripts of a killed-and-resumed run: none orphaned or duplicated, every call's kept,
+    # as many messages as the uninterrupted run's
+    assert_transcripts_consistent(store)
+    con = duckdb.connect(str(store), read_only=True)
+    bare = con.execute("SELECT count(*) FROM calls c WHERE NOT EXISTS (SELECT 1 FROM call_messages m "
+                       "WHERE m.call_id = c.call_id)").fetchall()[0][0]
+    n_msgs = con.execute("SELECT count(*) FROM call_messages").fetchall()[0][0]
+    con.close()
+    con = duckdb.connect(str(tmp_path / "ref" / "runs" / "slow.duckdb"), read_only=True)
+    ref_msgs = con.execute("SELECT count(*) FROM call_messages").fetchall()[0][0]
+    con.close()
+    assert bare == 0 and n_msgs == ref_msgs > 0, (bare, n_msgs, ref_msgs)
 
 
 async def test_workers_shard_and_merge_to_the_same_counts(tmp_path):

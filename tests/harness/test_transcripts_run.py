@@ -15,7 +15,7 @@ from masbench.harness.cells import config_hash
 from masbench.harness.prepare import prepare
 from masbench.store import TABLES
 
-from simsuite import write_suite
+from simsuite import write_suite, assert_transcripts_consistent as assert_consistent
 
 FAULTY = "{id: sim/p60-faulty, sim: {accuracy: {default: 0.6}, faults: {rate: 0.25, permanent: true, kinds: [bad_request]}}}"
 
@@ -30,26 +30,6 @@ def q(store: Path, sql: str, params: list | None = None) -> list[tuple]:
 
 def one(store: Path, sql: str, params: list | None = None):
     return q(store, sql, params)[0][0]
-
-
-def assert_consistent(store: Path) -> None:
-    """No orphan or duplicate transcript rows: every message's call and text exist, every text is
-    referenced, no (call, direction, position) twice, and each call's inputs are 0..n-1."""
-    assert one(store, "SELECT count(*) FROM call_messages m WHERE NOT EXISTS "
-                      "(SELECT 1 FROM calls c WHERE c.call_id = m.call_id)") == 0
-    assert one(store, "SELECT count(*) FROM call_messages_superseded m WHERE NOT EXISTS "
-                      "(SELECT 1 FROM calls_superseded c WHERE c.call_id = m.call_id)") == 0
-    assert one(store, "SELECT count(*) FROM (SELECT text_hash FROM call_messages UNION ALL "
-                      "SELECT text_hash FROM call_messages_superseded) m "
-                      "WHERE text_hash NOT IN (SELECT text_hash FROM texts)") == 0
-    assert one(store, "SELECT count(*) FROM texts WHERE text_hash NOT IN (SELECT text_hash FROM call_messages "
-                      "UNION ALL SELECT text_hash FROM call_messages_superseded)") == 0
-    assert one(store, "SELECT count(*) FROM (SELECT call_id, direction, position FROM call_messages "
-                      "GROUP BY ALL HAVING count(*) > 1)") == 0
-    assert one(store, "SELECT count(*) FROM (SELECT call_id FROM call_messages WHERE direction = 'input' "
-                      "GROUP BY call_id HAVING max(position) <> count(*) - 1 OR min(position) <> 0)") == 0
-    assert one(store, "SELECT count(*) FROM (SELECT call_id FROM call_messages WHERE direction = 'output' "
-                      "GROUP BY call_id HAVING count(*) > 1)") == 0
 
 
 async def test_a_full_run_keeps_every_calls_transcript_with_times(tmp_path):

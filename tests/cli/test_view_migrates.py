@@ -1,0 +1,29 @@
+"""`masbench view` on a store written before transcripts (schema v6): the viewer reads read-only,
+so the command brings the schema forward first instead of failing on every trace page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+from typer.testing import CliRunner
+
+from masbench.cli import app
+from masbench.store import Store, schema
+
+
+def test_view_export_migrates_an_older_store(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "old.duckdb"
+    with monkeypatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", [mig for mig in schema.MIGRATIONS if mig[0] <= 6])
+        Store(path).close()
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT max(version) FROM schema_version").fetchall() == [(6,)]
+    con.close()
+    res = CliRunner().invoke(app, ["view", "--store", str(path), "--export", str(tmp_path / "site")])
+    assert res.exit_code == 0, res.output
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT max(version) FROM schema_version").fetchall() == [(max(v for v, *_ in schema.MIGRATIONS),)]
+    assert con.execute("SELECT count(*) FROM call_messages").fetchall() == [(0,)]
+    con.close()
+    assert (tmp_path / "site" / "index.html").is_file()
