@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import webbrowser
 from pathlib import Path
 from typing import Annotated, Optional
@@ -32,7 +33,7 @@ def view(store: StoreOpt = DEFAULT_STORE,
     migrate(store)
     if export is not None:
         try:
-            res = export_site(store, export, run)
+            res = export_site(store, export, run, progress=_progress())
         except NotFound as exc:
             err.print(f"error: {exc}", markup=False, highlight=False)
             raise typer.Exit(2)
@@ -54,6 +55,19 @@ def view(store: StoreOpt = DEFAULT_STORE,
     if open_browser:
         threading.Timer(0.8, webbrowser.open, [url]).start()
     serve(store, host, port)
+
+
+def _progress(every_s: float = 2.0):
+    """A progress callback printing one line to stderr at most every ``every_s`` seconds (an
+    export of a large run writes tens of thousands of pages)."""
+    last = [time.monotonic()]
+
+    def report(written: int, known: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every_s:
+            last[0] = now
+            err.print(f"exporting: {written} of {known} pages found so far", markup=False, highlight=False)
+    return report
 
 
 def migrate(store: Path) -> None:

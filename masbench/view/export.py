@@ -15,6 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..store import Store
 from .links import Page, Runs, StaticLinks, filename
@@ -43,8 +44,10 @@ def _in_scope(page: Page, run: str | None) -> bool:
     return not isinstance(page, Runs) and (run is None or getattr(page, "run", run) == run)
 
 
-def export_site(store_path: str | Path, out: str | Path, run: str | None = None) -> ExportResult:
-    """Write the static viewer of ``store_path`` (only ``run`` if given) into ``out``."""
+def export_site(store_path: str | Path, out: str | Path, run: str | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ExportResult:
+    """Write the static viewer of ``store_path`` (only ``run`` if given) into ``out``.
+    ``progress(written, known)`` is called after every page (pages written, pages found so far)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     res = ExportResult(out)
@@ -65,6 +68,8 @@ def export_site(store_path: str | Path, out: str | Path, run: str | None = None)
                 html = render_error(str(exc), links)
             (out / filename(page)).write_text(html, encoding="utf-8")
             res.pages += 1
+            if progress is not None:
+                progress(res.pages, res.pages + len(todo))
             for p in links.drain():
                 if p not in seen and _in_scope(p, run):
                     seen.add(p)

@@ -170,3 +170,12 @@ def test_export_links_are_the_pages_of_static_links(view_run, tmp_path):
     res = export_site(store, tmp_path / "x", run)
     assert res.missing == [] and res.pages == len(list((tmp_path / "x").iterdir()))
     assert StaticLinks(base="v/").href(Grid(run)).startswith("v/grid-")
+
+
+def test_export_reports_progress_page_by_page(view_run, tmp_path):
+    store, run = view_run
+    seen: list[tuple[int, int]] = []
+    res = export_site(store, tmp_path / "site", run, progress=lambda w, k: seen.append((w, k)))
+    assert [w for w, _ in seen] == list(range(1, res.pages + 1))  # once per page written, in order
+    assert all(k >= w for w, k in seen) and seen[-1] == (res.pages, res.pages)
+    assert len(list((tmp_path / "site").glob("*.html"))) == res.pages
