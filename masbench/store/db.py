@@ -75,9 +75,15 @@ class Store:
 
     # ----- schema ----------------------------------------------------------------------------
     def version(self) -> int:
+        """The schema version of the file (0: a new file). Read-only too: then nothing is created."""
         with self.lock:
-            self.con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, summary VARCHAR, "
-                             "applied_at TIMESTAMP DEFAULT current_timestamp)")
+            if self.read_only:
+                if not self.con.execute("SELECT 1 FROM information_schema.tables "
+                                        "WHERE table_name = 'schema_version'").fetchall():
+                    return 0
+            else:
+                self.con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, summary VARCHAR, "
+                                 "applied_at TIMESTAMP DEFAULT current_timestamp)")
             v = self.con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]  # an aggregate: one row
         return int(v or 0)
 

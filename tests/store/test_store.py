@@ -22,6 +22,17 @@ def test_fresh_store_is_at_latest_version_and_reopen_applies_nothing(tmp_path):
         assert st.migrate() == []
 
 
+def test_version_reads_a_read_only_store(tmp_path):
+    p = tmp_path / "s.duckdb"
+    Store(p).close()
+    with Store(p, read_only=True) as st:  # no CREATE on a read-only connection
+        assert st.version() == MIGRATIONS[-1][0]
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    with Store(empty, read_only=True) as st:
+        assert st.version() == 0
+
+
 def test_forward_migration_applies_once(tmp_path, monkeypatch):
     p = tmp_path / "s.duckdb"
     with Store(p) as st:
