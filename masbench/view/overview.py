@@ -19,15 +19,13 @@ RUNS_PAGE = 200
 
 
 def runs(store: Store, only: str | None = None) -> list[dict[str, Any]]:
-    """The newest :data:`RUNS_PAGE` runs (or just ``only``) with their cell and call counts (SQL aggregates)."""
+    """The newest :data:`RUNS_PAGE` runs (or just ``only``) with their cell and call counts (the
+    store's ``run_summary`` view) and transcript mode."""
     with store.lock:
         cur = store.con.execute(f"""
-            WITH r AS (SELECT run_id, suite, status, created_at, finished_at, simulated, transcripts FROM runs
-                       WHERE $only IS NULL OR run_id = $only {LATEST} LIMIT {RUNS_PAGE})
-            SELECT r.*, (SELECT count(*) FROM results x WHERE x.run_id = r.run_id) AS results,
-                   (SELECT count(*) FROM calls c WHERE c.run_id = r.run_id) AS calls,
-                   (SELECT coalesce(sum(c.cost_usd), 0) FROM calls c WHERE c.run_id = r.run_id) AS cost_usd
-            FROM r {LATEST}""", {"only": only})
+            SELECT run_id, suite, status, created_at, finished_at, simulated, transcripts, results, calls, cost_usd
+            FROM (SELECT s.*, r.transcripts FROM run_summary s JOIN runs r USING (run_id))
+            WHERE $only IS NULL OR run_id = $only {LATEST} LIMIT {RUNS_PAGE}""", {"only": only})
         cols = [d[0] for d in cur.description or []]
         return [dict(zip(cols, row)) for row in cur.fetchall()]
 
