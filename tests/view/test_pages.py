@@ -37,10 +37,15 @@ def _q(kind: str, **p) -> str:
 
 
 def test_runs_list_links_to_the_run(client, view_run):
-    _, run = view_run
+    store, run = view_run
     r = client.get("/")
     assert r.status_code == 200 and "text/html" in r.headers["content-type"]
     assert f'href="/run?run={run}"' in r.text and "SIMULATED" in r.text
+    con = duckdb.connect(str(store), read_only=True)
+    cells, calls = con.execute("SELECT (SELECT count(*) FROM results WHERE run_id = $1), "
+                               "(SELECT count(*) FROM calls WHERE run_id = $1)", [run]).fetchall()[0]
+    con.close()
+    assert f'<td class="n">{cells}</td><td class="n">{calls}</td>' in r.text  # the run's cells and calls
     assert "script-src" not in r.headers["content-security-policy"] and "default-src 'none'" in \
         r.headers["content-security-policy"]
 
@@ -179,3 +184,49 @@ def test_export_reports_progress_page_by_page(view_run, tmp_path):
     assert [w for w, _ in seen] == list(range(1, res.pages + 1))  # once per page written, in order
     assert all(k >= w for w, k in seen) and seen[-1] == (res.pages, res.pages)
     assert len(list((tmp_path / "site").glob("*.html"))) == res.pages
+
+
+def _expected_discordant(store: Path, run: str, design: str) -> tuple[set, set]:
+    """(wrong where the CoT-SC majority is right, right where it is wrong) for ``design``, worked out
+    here from the raw rows: the stored k nearest the verdict row's k_match (ties to the smaller k),
+    the cell's maj@k accuracy at that k > 0.5 (right) or < 0.5 (wrong)."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        ks = sorted(k for (k,) in con.execute("SELECT DISTINCT k FROM cot_sc_task_curve WHERE run_id = ?", [run]).fetchall())
+        units = {u for (u,) in con.execute("SELECT unit FROM paired_tests WHERE run_id = ? AND is_verdict",
+                                            [run]).fetchall()}
+        assert len(units) == 1  # the run's verdict unit (baselines' rows carry no verdict, but have this unit too)
+        km = con.execute("SELECT k_match FROM paired_tests WHERE run_id = ? AND design = ? AND against = 'curve' "
+                         "AND axis = 'all' AND unit = ?", [run, design, units.pop()]).fetchall()
+        acc = {(t, s): a for t, s, k, a in con.execute(
+            "SELECT task_id, seed, k, accuracy FROM cot_sc_task_curve WHERE run_id = ?", [run]).fetchall()}
+        acc_k: dict = {}
+        if km and km[0][0] is not None:
+            k = min(ks, key=lambda k: (abs(k - km[0][0]), k))
+            acc_k = {(t, s): a for (t, s, kk, a) in con.execute(
+                "SELECT task_id, seed, k, accuracy FROM cot_sc_task_curve WHERE run_id = ? AND k = ?", [run, k]).fetchall()}
+        assert acc  # the run has a pool curve
+        cells = con.execute("SELECT task_id, seed, correct FROM results WHERE run_id = ? AND design = ?",
+                            [run, design]).fetchall()
+    finally:
+        con.close()
+    loses = {(t, s) for t, s, c in cells if not c and (t, s) in acc_k and acc_k[(t, s)] > 0.5}
+    wins = {(t, s) for t, s, c in cells if c and (t, s) in acc_k and acc_k[(t, s)] < 0.5}
+    return loses, wins
+
+
+def _listed(page: str) -> set:
+    return {(t, int(s)) for t, s in re.findall(r'<tr><td>([^<]+)</td><td class="n">(\d+)</td>', page)}
+
+
+def test_discordant_filters_list_exactly_the_paired_tests_discordant_tasks(client, view_run):
+    store, run = view_run
+    seen_any = False
+    for design in ("cot", "cot-sc[k=3]", "debate-tiny"):
+        loses, wins = _expected_discordant(store, run, design)
+        seen_any |= bool(loses or wins)
+        for name, want in (("wrong-sc-right", loses), ("right-sc-wrong", wins)):
+            r = client.get(_q("grid", run=run, filter=name, design=design))
+            assert r.status_code == 200
+            assert _listed(r.text) == want, (design, name)
+    assert seen_any  # the fixture run has discordant tasks to list
