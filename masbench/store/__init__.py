@@ -2,8 +2,7 @@
 views, the per-cell table list (resume and supersede), the run session, Parquet export."""
 
 from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
-                    drop_orphans,
-                    failure_reasons, supersede_failed)
+                    drop_orphans, failure_reasons, supersede_failed)
 from .db import Store, merge_into
 from .design_views import designer_summary
 from .export import export_parquet
@@ -18,10 +17,10 @@ from .session import RunFailed, RunSession, end_status, failure_reason
 from .views import VIEWS, ensure_views, register_view
 from .writer import StoreWriter
 
-__all__ = ["CONTENT_TABLES", "MessageRow", "TextRow", "drop_orphans", "text_hash", "CELL_TABLES", "DESIGN_KEY", "LATEST", "MIGRATIONS", "POOL_DESIGN", "POOL_KEY", "ROWS", "CallRow",
-           "CellRows", "CellTable", "DesignRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
-           "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "VIEWS", "WriterLock",
-           "clean_unfinished", "designer_summary", "done_keys", "end_status", "ensure_views", "export_parquet", "failure_reason",
-           "failure_reasons", "fill_outcomes", "finish_run", "has_run", "latest_run", "list_runs", "merge_into", "new_run_id",
-           "recent_runs", "register_view", "run_config", "run_progress", "set_run_plan", "start_run",
-           "supersede_failed", "suite_config"]
+__all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "LATEST",
+           "MIGRATIONS", "MessageRow", "NodeRow", "POOL_DESIGN", "POOL_KEY", "PoolRow", "ROWS", "ResultRow",
+           "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "TextRow",
+           "VIEWS", "WriterLock", "clean_unfinished", "designer_summary", "done_keys", "drop_orphans", "end_status",
+           "ensure_views", "export_parquet", "failure_reason", "failure_reasons", "fill_outcomes", "finish_run", "has_run",
+           "latest_run", "list_runs", "merge_into", "new_run_id", "recent_runs", "register_view", "run_config", "run_progress",
+           "set_run_plan", "start_run", "suite_config", "supersede_failed", "text_hash"]

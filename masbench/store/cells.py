@@ -86,13 +86,12 @@ class CellTable:
 
 
 _CELL_CALLS = "task_id IS NOT NULL AND "
+_CALL_ROWS = (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
+              CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'"))
+"""How a call's rows key to cells (by its purpose): ``calls`` and its transcript's ``call_messages`` alike."""
 CELL_TABLES: tuple[CellTable, ...] = (
-    CellTable("calls", (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
-                        CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'")),
-              superseded_to="calls_superseded"),
-    CellTable("call_messages", (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
-                                CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'")),
-              superseded_to="call_messages_superseded"),
+    CellTable("calls", _CALL_ROWS, superseded_to="calls_superseded"),
+    CellTable("call_messages", _CALL_ROWS, superseded_to="call_messages_superseded"),
     CellTable("nodes", (CellRows("design", DESIGN_KEY, f"design <> '{POOL_DESIGN}'"),
                         CellRows("pool", POOL_KEY, f"design = '{POOL_DESIGN}'"))),
     CellTable("routing_decisions", (CellRows("design", DESIGN_KEY),)),
