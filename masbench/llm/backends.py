@@ -61,6 +61,9 @@ class Reply:
     """``reported``, ``estimated`` (counted by a tokenizer, opt-in) or ``missing`` (no usage came back)."""
     reported_cost: float | None = None
     """USD the provider reported for the call, if it does."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """Tool calls the model asked for (function calling), in the OpenAI shape
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``; None: it asked for none."""
 
     @classmethod
     def of(cls, text: str, u: Usage, finish_reason: str | None, simulated: bool = False,
@@ -125,6 +128,11 @@ class ModelBackend:
     @classmethod
     def register_prices(cls, spec: ModelSpec, prices: Prices) -> None:
         """Tell the provider's client the prices we charge (litellm's cost map); default: nothing."""
+
+    def supports_tools(self, spec: ModelSpec) -> bool:
+        """Whether the model takes ``tools`` and answers with ``tool_calls`` (function calling) when
+        its YAML does not say (``function_calling``). Default: no (the text protocol is used)."""
+        return False
 
     def prompt_token_bound(self, spec: ModelSpec, messages: list[dict[str, Any]]) -> int:
         """An upper bound on the prompt tokens a call will be billed. Default: UTF-8 bytes plus 8

@@ -200,7 +200,7 @@ class Gateway:
         res = CallResult(text=r.text, model=spec.id, alias=alias, call_id=call_id, simulated=r.simulated,
                          usage=usage, counted=counted, cost_usd=cost, cost_source=source, attempts=out.attempts,
                          error=USAGE_MISSING if usage is None else None, finish_reason=r.finish_reason,
-                         usage_raw=r.usage_raw)
+                         usage_raw=r.usage_raw, tool_calls=r.tool_calls)
         res.status = call_status(res)
         return res
 

@@ -61,6 +61,9 @@ class CallResult:
     """``ok``, ``error``, ``usage_missing``, ``truncated`` or ``empty`` (see :func:`call_status`)."""
     usage_raw: dict[str, Any] | None = None
     """The usage object as received, also when it could not be read (a usage-missing call)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """Tool calls the model asked for (function calling; OpenAI shape, see
+    :attr:`masbench.llm.backends.Reply.tool_calls`); None: none."""
 
     @property
     def ok(self) -> bool:
@@ -110,14 +113,14 @@ def worst_case(prompt_bound: int, max_tokens: int | None, prices: Prices) -> tup
 def call_status(res: CallResult) -> str:
     """The call's status class: ``usage_missing`` (no usage and no opt-in estimate: an error, never
     0 tokens), ``error`` (failed after retries), ``truncated`` (``finish_reason = length``),
-    ``empty`` (no visible text) or ``ok``."""
+    ``empty`` (no visible text and no tool call) or ``ok``."""
     if res.usage is None:
         return "usage_missing"
     if res.error is not None:
         return "error"
     if res.finish_reason == "length":
         return "truncated"
-    if not res.text.strip():
+    if not res.text.strip() and not res.tool_calls:
         return "empty"
     return "ok"
 

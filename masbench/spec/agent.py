@@ -73,6 +73,14 @@ class AgentSpec(Spec):
     """Structured output, if the agent must return JSON."""
     skills: list[str] = Field(default_factory=list)
     """Skill hints for routing (dotted ids)."""
+    tools: list[str] = Field(default_factory=list)
+    """Tools this agent may call, by registered name (:data:`masbench.tools.TOOLS`: ``calculator``,
+    ``search``, ``read_document``, or a python function registered with ``@tool``). Used by ``react``
+    nodes; a tool the model names that is not listed here is refused and recorded, never run."""
+    tool_mode: Literal["auto", "native", "text"] = "auto"
+    """How the agent calls tools: ``native`` (the OpenAI protocol's ``tools`` / ``tool_calls``),
+    ``text`` (the ReAct text protocol: ``Action: search[query]`` lines, for models without function
+    calling such as the embedded one), or ``auto`` (native where the model supports it)."""
     judge: bool = False
     """This agent judges a candidate answer (critic / verifier). The candidate is the answer of the
     first input in the node's ``from`` that has one; simulated models answer in ``judge`` mode."""

@@ -110,6 +110,11 @@ class ModelSpec(Spec):
     """Simulator profile, for ``sim/…`` ids. A bare ``sim/<name>`` uses a built-in profile."""
     skills: list[str] = Field(default_factory=list)
     """Optional skill hints for routing (what this model is known to be good at)."""
+    function_calling: bool | None = None
+    """Whether the model takes the OpenAI protocol's ``tools`` and answers with ``tool_calls``.
+    None: its provider's backend says (litellm's capability map for hosted models; the embedded
+    model has none). An agent with ``tool_mode: auto`` uses function calling where this holds and
+    the text protocol (``Action: tool[arguments]``) elsewhere."""
 
     @field_validator("api_key_env")
     @classmethod

@@ -8,7 +8,8 @@ from .design_views import designer_summary
 from .export import export_parquet
 from .lock import StoreBusy, WriterLock
 from .outcomes import fill_outcomes
-from .rows import ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow
+from .rows import (ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow,
+                   ToolCallRow)
 from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
                    run_progress, set_run_plan, start_run, suite_config)
 from .schema import CONTENT_TABLES, MIGRATIONS, TABLES
@@ -19,7 +20,7 @@ from .writer import StoreWriter
 
 __all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "LATEST",
            "MIGRATIONS", "MessageRow", "NodeRow", "POOL_DESIGN", "POOL_KEY", "PoolRow", "ROWS", "ResultRow",
-           "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "TextRow",
+           "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "TextRow", "ToolCallRow",
            "VIEWS", "WriterLock", "clean_unfinished", "designer_summary", "done_keys", "drop_orphans", "end_status",
            "ensure_views", "export_parquet", "failure_reason", "failure_reasons", "fill_outcomes", "finish_run", "has_run",
            "latest_run", "list_runs", "merge_into", "new_run_id", "recent_runs", "register_view", "run_config", "run_progress",

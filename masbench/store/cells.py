@@ -92,6 +92,7 @@ _CALL_ROWS = (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'd
 CELL_TABLES: tuple[CellTable, ...] = (
     CellTable("calls", _CALL_ROWS, superseded_to="calls_superseded"),
     CellTable("call_messages", _CALL_ROWS, superseded_to="call_messages_superseded"),
+    CellTable("tool_calls", _CALL_ROWS, superseded_to="tool_calls_superseded"),
     CellTable("nodes", (CellRows("design", DESIGN_KEY, f"design <> '{POOL_DESIGN}'"),
                         CellRows("pool", POOL_KEY, f"design = '{POOL_DESIGN}'"))),
     CellTable("routing_decisions", (CellRows("design", DESIGN_KEY),)),
@@ -107,7 +108,7 @@ def drop_orphans(con: "DuckDBPyConnection") -> int:
     references any more (run inside the caller's transaction, after it deleted per-cell rows)."""
     n = 0
     for table, refs in CONTENT_TABLES.items():
-        used = " UNION ALL ".join(f"SELECT text_hash FROM {r}" for r in refs)
+        used = " UNION ALL ".join(f"SELECT text_hash FROM {r} WHERE text_hash IS NOT NULL" for r in refs)
         n += int(con.execute(f"DELETE FROM {table} WHERE text_hash NOT IN ({used})").fetchall()[0][0])
     return n
 

@@ -261,9 +261,46 @@ class MessageRow(Row):
     """JSON text: the message's other fields (name, tool_calls, tool_call_id)."""
 
 
+@dataclass(kw_only=True, slots=True)
+class ToolCallRow(Row):
+    """One tool call a tool-using node made (a ReAct step's action): the tool, its arguments, what
+    the model was shown back (the :class:`TextRow` named by ``text_hash``) and its cost in time."""
+
+    TABLE: ClassVar[str] = "tool_calls"
+    tool: str
+    """The tool's registered name (as the model wrote it, when no such tool is allowed)."""
+    status: str
+    """ok | invalid_args | unknown_tool | not_allowed | error | refused"""
+    run_id: str | None = None
+    call_id: str | None = None
+    """The model call whose reply asked for this tool call (``calls.call_id``)."""
+    tool_call_id: str | None = None
+    """The provider's id of the tool call, or one of ours (text protocol)."""
+    purpose: str | None = None
+    design: str | None = None
+    task_id: str | None = None
+    seed: int | None = None
+    node: str | None = None
+    step: int | None = None
+    """The ReAct step (0-based) that made it."""
+    position: int | None = None
+    """Order among the tool calls of one step."""
+    arguments: str | None = None
+    """JSON text: the arguments object, or a JSON string holding the raw text that did not parse."""
+    error: str | None = None
+    latency_s: float | None = None
+    bytes_out: int | None = None
+    """UTF-8 bytes of the full result, before the size cap."""
+    truncated: bool | None = None
+    text_hash: str | None = None
+    """The observation the model was shown (``texts.text_hash``)."""
+    t_start: float | None = None
+    ts: float | None = None
+
+
 ROWS: dict[str, type[Row]] = {r.TABLE: r for r in (CallRow, NodeRow, ResultRow, PoolRow, RoutingDecisionRow,
-                                                    DesignRow, TextRow, MessageRow)}
+                                                    DesignRow, TextRow, MessageRow, ToolCallRow)}
 """Table name → its record type."""
 
 __all__ = ["ROWS", "CallRow", "DesignRow", "MessageRow", "NodeRow", "PoolRow", "ResultRow", "RoutingDecisionRow", "Row",
-           "TextRow"]
+           "TextRow", "ToolCallRow"]

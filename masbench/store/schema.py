@@ -270,14 +270,44 @@ ALTER TABLE nodes ADD COLUMN t_start DOUBLE;           -- epoch seconds: the nod
 ALTER TABLE nodes ADD COLUMN t_end DOUBLE;
 ALTER TABLE runs ADD COLUMN transcripts VARCHAR;       -- full | errors | none: what the run kept
 """),
+    (8, "tool calls: one row per tool call an agent made (arguments, result, latency, bytes)", """
+-- One row per tool call of a tool-using node (a `react` node's steps): which model call asked for
+-- it, the tool, its arguments as the model sent them (validated, or the raw text when they failed
+-- their schema), what came back (the text the model was shown: texts.text_hash) and how long it
+-- took. Per-cell rows, keyed like calls (purpose, design, task, seed).
+CREATE TABLE tool_calls (
+    run_id VARCHAR,
+    call_id VARCHAR,             -- calls.call_id of the model call whose reply asked for this tool call (NULL: none)
+    tool_call_id VARCHAR,        -- the provider's id of the tool call, or ours (text protocol)
+    purpose VARCHAR,
+    design VARCHAR,
+    task_id VARCHAR,
+    seed INTEGER,
+    node VARCHAR,                -- the node (scope-prefixed, as in nodes.node)
+    step INTEGER,                -- the ReAct step (0-based) that made it
+    position INTEGER,            -- order among the tool calls of one step (parallel calls)
+    tool VARCHAR,                -- the tool's registered name (as the model wrote it when unknown)
+    arguments JSON,              -- the arguments (JSON object), or a JSON string of the raw text when unparseable
+    status VARCHAR,              -- ok | invalid_args | unknown_tool | not_allowed | error | refused
+    error VARCHAR,               -- why it failed (NULL when ok)
+    latency_s DOUBLE,            -- wall time of the tool itself
+    bytes_out INTEGER,           -- UTF-8 bytes of the tool's full result, before the size cap
+    truncated BOOLEAN,           -- the result was cut to the tool's cap
+    text_hash VARCHAR,           -- texts.text_hash of the observation the model was shown (NULL: none)
+    t_start DOUBLE,              -- epoch seconds the tool call began
+    ts DOUBLE                    -- epoch seconds it was recorded
+);
+CREATE TABLE tool_calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at FROM tool_calls WHERE false;
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
 TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions",
           "designs", "price_table", "cot_sc_task_curve", "paired_tests", "texts", "call_messages",
-          "call_messages_superseded")
+          "call_messages_superseded", "tool_calls", "tool_calls_superseded")
 
-CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded")}
+CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded", "tool_calls",
+                                                       "tool_calls_superseded")}
 """Content-addressed tables (a primary key over the content's hash) → the tables whose
 ``text_hash`` references them. The writer and :func:`~.db.merge_into` insert their rows with
 ``OR IGNORE`` (a text already stored is not stored twice); resume and supersede remove the rows
