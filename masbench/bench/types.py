@@ -31,7 +31,9 @@ class TaskInstance(BaseModel):
     scorer: str = "numeric"
     """Registered scorer name: ``numeric``, ``set`` or ``exact``."""
     meta: dict[str, Any] = Field(default_factory=dict)
-    """Everything else: ``dag`` (networkx node-link JSON), ``templates``, ``split``, ``seed``..."""
+    """Everything else: ``dag`` (networkx node-link JSON), ``templates``, ``split``, ``seed``...;
+    ``evidence`` (a list of document ids holding the facts the answer needs) is stored with the
+    result, so retrieval recall can be scored (``results.evidence``)."""
 
 
 class Score(BaseModel):

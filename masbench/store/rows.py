@@ -152,6 +152,8 @@ class ResultRow(Row):
     design_name: str | None = None
     budget_basis: str | None = None
     budget_spent: float | None = None
+    evidence: str | None = None
+    """JSON list: the task's gold evidence ids (``TaskInstance.meta["evidence"]``), when it has them."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -294,6 +296,8 @@ class ToolCallRow(Row):
     truncated: bool | None = None
     text_hash: str | None = None
     """The observation the model was shown (``texts.text_hash``)."""
+    result_ids: str | None = None
+    """JSON list: ids the result names (documents a search returned or a read opened)."""
     t_start: float | None = None
     ts: float | None = None
 

@@ -294,10 +294,14 @@ CREATE TABLE tool_calls (
     bytes_out INTEGER,           -- UTF-8 bytes of the tool's full result, before the size cap
     truncated BOOLEAN,           -- the result was cut to the tool's cap
     text_hash VARCHAR,           -- texts.text_hash of the observation the model was shown (NULL: none)
+    result_ids JSON,             -- ids the result names (documents a search returned or a read opened), for retrieval metrics
     t_start DOUBLE,              -- epoch seconds the tool call began
     ts DOUBLE                    -- epoch seconds it was recorded
 );
 CREATE TABLE tool_calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at FROM tool_calls WHERE false;
+-- the task's gold evidence (TaskInstance.meta["evidence"]: ids of the documents that hold the facts
+-- its answer needs), so retrieval recall is a view over tool_calls.result_ids
+ALTER TABLE results ADD COLUMN evidence JSON;
 """),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
