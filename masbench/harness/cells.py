@@ -55,6 +55,8 @@ class Cell:
 
 
 NOT_IDENTITY = {"transcripts"}
+_POOL_DEFAULTS: dict[str, object] = {"kind": None, "params": {}}
+"""``cot_sc`` fields added after runs were stored: left out of the hash while at their default."""
 """Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""
 
 
@@ -63,6 +65,10 @@ def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, 
     ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
     suite from before the setting hashes as it did)."""
     data = suite.model_dump(mode="json", by_alias=True, exclude=NOT_IDENTITY)
+    pool = data.get("cot_sc") or {}
+    for key, default in _POOL_DEFAULTS.items():  # added later: a suite that leaves them unset hashes as before
+        if pool.get(key, default) == default:
+            pool.pop(key, None)
     blob = json.dumps({"suite": data, "overrides": overrides,
                        "limit": limit}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

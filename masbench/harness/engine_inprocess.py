@@ -55,7 +55,8 @@ class CellRunner:
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}
-        self._pool = pool_design(prep.suite.cot_sc.agent, prep.suite.cot_sc.temperature)
+        cs = prep.suite.cot_sc
+        self._pool = pool_design(cs.agent, cs.temperature, cs.kind, cs.params)
         prep.library.add("design", self._pool)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.

@@ -5,6 +5,7 @@ to a runnable), models, configuration identity and cells; and the run configurat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ from ..bench import load_suite_tasks, load_tasks
 from ..bench.types import TaskInstance
 from ..library import Library
 from ..llm import is_simulated, models_from, require_prices
+from ..runtime import check_design
 from ..spec import DesignSpec, NodeSpec, SuiteSpec, TranscriptMode
+from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .resolve import resolve_runnable
@@ -91,6 +94,12 @@ def prepare(opts: RunOptions) -> Prepared:
     designs = design_entries(suite)
     for d in designs:
         resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
+    if suite.cot_sc.enabled and suite.cot_sc.kind is not None:  # a pool of ReAct runs etc.: check it before any call
+        cs = suite.cot_sc
+        problems = check_design(pool_design(cs.agent, cs.temperature, cs.kind, cs.params), None, library)
+        if problems:
+            raise SpecError([problem_at(loaded.located, ("cot_sc", "kind"), f"the pool's {cs.kind} node: {p.message}")
+                             for p in problems])
     models = models_from(suite.models, opts.overrides)
     require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
     simulated = any(is_simulated(m) for m in models.values())
@@ -107,10 +116,13 @@ def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
     return out
 
 
-def pool_design(agent: str, temperature: float | None = None) -> DesignSpec:
-    """One CoT sample: the pool is k_max runs of this with different sample seeds."""
-    return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample",
-                      nodes={"sample": NodeSpec(agent=agent, temperature=temperature)})
+def pool_design(agent: str, temperature: float | None = None, kind: str | None = None,
+                params: dict[str, Any] | None = None) -> DesignSpec:
+    """One sample of the single agent (a CoT call; with ``kind``, one run of that op, e.g. a ReAct
+    run): the pool is k_max runs of this with different sample seeds."""
+    node = NodeSpec.model_validate({"agent": agent, "temperature": temperature, "params": params or {},
+                                    **({"kind": kind} if kind else {})})
+    return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample", nodes={"sample": node})
 
 
 __all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "pool_design", "prepare"]

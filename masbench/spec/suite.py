@@ -161,6 +161,12 @@ class CotScSpec(Spec):
     """Samples per task in the pool; maj@k for every k ≤ k_max comes from subsampling it."""
     agent: str = "cot-solver"
     """The agent that draws the samples."""
+    kind: str | None = None
+    """The op of the pool's one node per sample (a registered op, like a node's ``kind:``). Unset:
+    one call of ``agent`` (CoT). ``react``: one bounded ReAct run of ``agent`` with its tools, so
+    on tool tasks the single-agent reference is Self-Consistency over ReAct (k runs, voted)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """The pool node's ``params`` (e.g. ``{max_steps: 6}`` for ``kind: react``)."""
     bootstrap: int = Field(default=500, ge=0)
     """Bootstrap resamples for the curve's confidence intervals."""
     enabled: bool = True

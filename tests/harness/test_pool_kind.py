@@ -1,0 +1,60 @@
+"""The CoT-SC pool's node may be another op (``cot_sc.kind``, e.g. a ReAct run on tool tasks):
+the pool then draws k_max runs of that op; an op the pool cannot run stops the run before any
+call, at the suite's line; and a suite that leaves the new fields unset hashes as before."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from masbench.harness import RunOptions, run_suite
+from masbench.harness.cells import config_hash
+from masbench.harness.prepare import pool_design, prepare
+from masbench.spec.problems import SpecError
+
+from simsuite import write_suite
+
+
+def test_unset_pool_kind_hashes_as_before_and_a_set_one_changes_the_hash(tmp_path):
+    suite = prepare(RunOptions(suite=str(write_suite(tmp_path, name="h")))).suite
+    data = suite.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
+    data["cot_sc"].pop("kind")
+    data["cot_sc"].pop("params")
+    # the hash as it was computed before the fields existed (harness/cells.py config_hash then)
+    blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
+    assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    with_kind = suite.model_copy(update={"cot_sc": suite.cot_sc.model_copy(update={"kind": "agent"})})
+    assert config_hash(with_kind, {}, None, None) != config_hash(suite, {}, None, None)
+
+
+def test_pool_design_carries_the_kind_and_params():
+    d = pool_design("cot-solver", 0.7, "agent", {"note": 1})
+    node = d.nodes["sample"]
+    assert node.kind == "agent" and node.params == {"note": 1} and node.temperature == 0.7
+    assert pool_design("cot-solver").nodes["sample"].kind == "agent"
+
+
+async def test_a_pool_of_an_explicit_kind_runs_k_max_samples_per_task(tmp_path):
+    p = write_suite(tmp_path, name="pk", n=2, designs="[cot]", k_max=3)
+    p.write_text(p.read_text().replace("cot_sc: {k_max: 3, bootstrap: 200}",
+                                       "cot_sc: {k_max: 3, bootstrap: 200, kind: agent}"))
+    s = await run_suite(RunOptions(suite=str(p)))
+    import duckdb
+    con = duckdb.connect(str(s.store), read_only=True)
+    try:
+        n = con.execute("SELECT count(*) FROM pool WHERE run_id = ?", [s.run_id]).fetchall()[0][0]
+    finally:
+        con.close()
+    assert n == 2 * 2 * 3  # 2 levels × n = 2 tasks × k_max = 3
+
+
+def test_a_pool_kind_that_cannot_run_stops_before_any_call_at_its_line(tmp_path):
+    p = write_suite(tmp_path, name="bad", n=2, designs="[cot]", k_max=3)
+    p.write_text(p.read_text().replace("cot_sc: {k_max: 3, bootstrap: 200}",
+                                       "cot_sc: {k_max: 3, bootstrap: 200, kind: no-such-op}"))
+    with pytest.raises(SpecError) as e:
+        prepare(RunOptions(suite=str(p)))
+    msg = str(e.value)
+    assert "cot_sc.kind" in msg and "no-such-op" in msg and f"{p}:" in msg
