@@ -78,3 +78,15 @@ async def test_the_worst_case_reserved_counts_the_schemas():
     meter = BudgetMeter(Budget(per_task_tokens=bare + 20))
     assert await metered_call(gw, meter, "m", msgs, max_tokens=20, temperature=None, sample_index=0,
                               tags={}) is not None
+
+
+async def test_a_script_can_answer_with_tool_calls():
+    calls = [{"type": "function", "function": {"name": "search", "arguments": '{"query": "q"}'}}]
+    gw = ScriptedGateway(lambda info: calls if info["tools"] == ["search", "calculator"] else "Answer: 4")
+    res = await gw.complete("default", [{"role": "user", "content": "q"}], max_tokens=50,
+                            params={"tools": TOOLS, "tool_choice": "auto"})
+    assert res.status == "ok" and res.finish_reason == "tool_calls" and res.text == ""
+    assert res.tool_calls == [{"id": "call_0", **calls[0]}]
+    assert gw.requests[0]["tool_choice"] == "auto"
+    plain = await gw.complete("default", [{"role": "user", "content": "q"}], max_tokens=50)
+    assert plain.text == "Answer: 4" and plain.tool_calls is None and gw.requests[1]["tools"] == []
