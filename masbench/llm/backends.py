@@ -9,7 +9,9 @@ A model's *provider* is the part of its id before ``/`` (``sim/p60`` → ``sim``
 - the attempt itself (``await backend(attempt) -> Reply``);
 - :attr:`~ModelBackend.simulated`: whether its replies are simulated (labelled so everywhere);
 - :meth:`~ModelBackend.prompt_token_bound`: an upper bound on a call's billed prompt tokens,
-  for budget enforcement and for what a usage-missing call is counted;
+  for budget enforcement and for what a usage-missing call is counted (plus
+  :meth:`~ModelBackend.tools_token_bound` for the function schemas a request sends);
+- :meth:`~ModelBackend.supports_tools`: whether a model does function calling;
 - :meth:`~ModelBackend.default_prices`: its prices when the model's YAML gives none (``None``:
   the YAML must price the model — ``*_usd_per_mtok`` or ``price: 0`` — or a run refuses it);
 - :meth:`~ModelBackend.prepare`: per-model set-up when a gateway first sees the model.
@@ -35,6 +37,7 @@ from typing import Any, ClassVar, Protocol
 from ..registry import Registry
 from ..spec.model import ModelSpec
 from .prices import Prices
+from .toolcalls import schema_bytes
 from .usage import Usage
 
 
@@ -138,6 +141,11 @@ class ModelBackend:
         """An upper bound on the prompt tokens a call will be billed. Default: UTF-8 bytes plus 8
         per message (a token is at least one byte)."""
         return sum(len(str(m.get("content", "")).encode()) + 8 for m in messages)
+
+    def tools_token_bound(self, spec: ModelSpec, tools: list[dict[str, Any]]) -> int:
+        """An upper bound on the prompt tokens the request's ``tools`` (function schemas) are
+        billed on top of its messages. Default: their UTF-8 bytes as compact JSON."""
+        return schema_bytes(tools)
 
 
 FREE = Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")

@@ -129,10 +129,22 @@ class Gateway:
         spec = self.resolve(model)[1]
         return self.provider(spec).simulated
 
-    def prompt_token_bound(self, model: str, messages: list[dict[str, Any]]) -> int:
-        """An upper bound on the prompt tokens a call will be billed (its provider's bound)."""
+    def prompt_token_bound(self, model: str, messages: list[dict[str, Any]],
+                           tools: list[dict[str, Any]] | None = None) -> int:
+        """An upper bound on the prompt tokens a call will be billed (its provider's bound): its
+        messages plus, when the request sends ``tools``, their schemas (billed as prompt too)."""
         spec = self.resolve(model)[1]
-        return self.provider(spec).prompt_token_bound(spec, messages)
+        b = self.provider(spec)
+        return b.prompt_token_bound(spec, messages) + (b.tools_token_bound(spec, tools) if tools else 0)
+
+    def supports_tools(self, model: str) -> bool:
+        """Whether the model does function calling (takes ``tools``, answers ``tool_calls``): its
+        YAML's ``function_calling`` when set, else its provider backend's answer (litellm's
+        capability map; the embedded model and the default: no)."""
+        spec = self.resolve(model)[1]
+        if spec.function_calling is not None:
+            return spec.function_calling
+        return self.provider(spec).supports_tools(spec)
 
     # ----- the call --------------------------------------------------------------------------
     async def complete(self, model: str, messages: list[dict[str, Any]], *, sample_index: int = 0,
@@ -190,8 +202,8 @@ class Gateway:
                               error=describe(out.error), status="error")
         usage = r.usage()
         if usage is None:  # counted at its worst case, never 0 (see .result)
-            counted, cost = worst_case(self.provider(spec).prompt_token_bound(spec, messages), req.get("max_tokens"),
-                                       prices)
+            counted, cost = worst_case(self.prompt_token_bound(alias, messages, req.get("tools")),
+                                       req.get("max_tokens"), prices)
             source = prices.source
         elif usage.reported_cost is not None:
             counted, cost, source = usage, float(usage.reported_cost), "provider-reported"
@@ -213,7 +225,8 @@ class Gateway:
         res = CallResult(text=hit["text"], model=spec.id, alias=alias, call_id=call_id,
                          simulated=self.provider(spec).simulated, usage=usage, counted=usage,
                          cost_usd=hit["cost_usd"], cost_source=hit.get("cost_source", self._prices[alias].source),
-                         cache_hit=True, finish_reason=hit.get("finish_reason"), usage_raw=hit.get("usage_raw"))
+                         cache_hit=True, finish_reason=hit.get("finish_reason"), usage_raw=hit.get("usage_raw"),
+                         tool_calls=hit.get("tool_calls"))
         res.status = call_status(res)
         return res
 
@@ -234,7 +247,7 @@ class Gateway:
         if sink is not None:
             sink(row)
         if rec is not None:
-            rec.record(row, messages, None if res.status == "error" else res.text)
+            rec.record(row, messages, None if res.status == "error" else res.text, res.tool_calls)
 
     def close(self) -> None:
         if self.cache is not None:
@@ -246,7 +259,7 @@ def _cache_entry(res: CallResult, u: Usage) -> dict[str, Any]:
     return {"text": res.text, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
             "cached_tokens": u.cached_read, "cost_usd": res.cost_usd, "finish_reason": res.finish_reason,
             "cache_write_tokens": u.cache_write, "reasoning_tokens": u.reasoning, "cost_source": res.cost_source,
-            "usage_status": res.usage_status, "usage_raw": res.usage_raw}
+            "usage_status": res.usage_status, "usage_raw": res.usage_raw, "tool_calls": res.tool_calls}
 
 
 __all__ = ["CallResult", "Gateway", "ModelUnavailable", "Reply", "models_from"]

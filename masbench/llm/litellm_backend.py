@@ -12,7 +12,9 @@ from ..spec.model import ModelSpec
 from .backends import FREE, Attempt, ModelBackend, Reply
 from .prices import Prices
 from .pricing import from_litellm_map, register_with_litellm
-from .usage import as_dict, estimated, family_of, normalize
+from .toolcalls import DeltaAssembler, normalize, schema_bytes
+from .usage import as_dict, estimated, family_of
+from .usage import normalize as normalize_usage
 
 
 class LitellmBackend(ModelBackend):
@@ -45,7 +47,7 @@ class LitellmBackend(ModelBackend):
         kwargs = self.request(spec, a)
         resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
         if kwargs.get("stream"):
-            text, finish, usage = await _drain(resp)
+            text, finish, usage, calls = await _drain(resp)
             # litellm stamps its own bill onto a streamed usage as `cost`, priced from the first
             # registration of the model id in the process (another alias's prices, say): that is
             # not the provider's figure, so the call is priced by our own table instead.
@@ -56,16 +58,34 @@ class LitellmBackend(ModelBackend):
             choice = resp.choices[0]
             text = getattr(choice.message, "content", None) or ""
             finish = getattr(choice, "finish_reason", None)
+            calls = normalize(getattr(choice.message, "tool_calls", None))
         family = family_of(spec.id, spec.api_base)
-        u = normalize(usage, family)
+        u = normalize_usage(usage, family)
         if u is not None:
-            return Reply.of(text, u, finish)
-        if spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
+            reply = Reply.of(text, u, finish)
+        elif spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
             model = self.tokenizer_model(spec)
-            pt = litellm.token_counter(model=model, messages=a.messages)
+            pt = litellm.token_counter(model=model, messages=a.messages, tools=kwargs.get("tools"))
             ct = litellm.token_counter(model=model, text=text) if text else 0
-            return Reply.of(text, estimated(pt, ct, family), finish)
-        return Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
+            reply = Reply.of(text, estimated(pt, ct, family), finish)
+        else:
+            reply = Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
+        reply.tool_calls = calls
+        return reply
+
+    def supports_tools(self, spec: ModelSpec) -> bool:
+        """litellm's capability map (``supports_function_calling``) for a hosted model; a model
+        behind its own ``api_base`` (an OpenAI-compatible server: vLLM, llama.cpp, Ollama) is not in
+        the map, so only its YAML's ``function_calling`` says yes. Never raises: an id the map
+        does not know is False."""
+        if spec.api_base:
+            return bool(spec.function_calling)
+        try:
+            from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+            return bool(litellm.supports_function_calling(model=spec.id))
+        except Exception:
+            return False
 
     @classmethod
     def default_prices(cls, spec: ModelSpec) -> Prices | None:
@@ -85,6 +105,20 @@ class LitellmBackend(ModelBackend):
         except Exception:
             return super().prompt_token_bound(spec, messages)
 
+    def tools_token_bound(self, spec: ModelSpec, tools: list[dict[str, Any]]) -> int:
+        """litellm's count of the schemas (as the provider renders them) with the same margin,
+        falling back to their UTF-8 bytes."""
+        try:
+            from ._litellm import litellm  # deferred: heavy import, only for real providers
+
+            model = self.tokenizer_model(spec)
+            bare = litellm.token_counter(model=model, messages=[{"role": "user", "content": ""}])
+            full = litellm.token_counter(model=model, messages=[{"role": "user", "content": ""}],
+                                         tools=tools)  # pyright: ignore[reportArgumentType]  # OpenAI-shape dicts
+            return int(max(full - bare, 0) * 1.25) + 16
+        except Exception:
+            return schema_bytes(tools)
+
 
 class EmbeddedBackend(LitellmBackend):
     """``embedded/…``: the in-process llama.cpp model, registered with litellm on first use; free
@@ -103,6 +137,10 @@ class EmbeddedBackend(LitellmBackend):
     def tokenizer_model(self, spec: ModelSpec) -> str:
         return "gpt-4o"
 
+    def supports_tools(self, spec: ModelSpec) -> bool:
+        """No: the in-process model has no function calling (its agents use the text protocol)."""
+        return False
+
     def request(self, spec: ModelSpec, a: Attempt) -> dict[str, Any]:
         kwargs = super().request(spec, a)
         kwargs.setdefault("seed", a.sample_index)
@@ -113,20 +151,24 @@ class EmbeddedBackend(LitellmBackend):
         return FREE
 
 
-async def _drain(stream: Any) -> tuple[str, str | None, Any]:
-    """Text, finish reason and usage of a streamed response (usage only if a chunk carried it)."""
+async def _drain(stream: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
+    """Text, finish reason, usage (only if a chunk carried it) and tool calls (assembled from
+    their deltas) of a streamed response."""
     parts: list[str] = []
     finish = usage = None
+    calls = DeltaAssembler()
     async for chunk in stream:
         for ch in getattr(chunk, "choices", None) or []:
             if getattr(ch, "index", 0) != 0:
                 continue
             delta = getattr(ch, "delta", None)
-            if delta is not None and getattr(delta, "content", None):
-                parts.append(delta.content)
+            if delta is not None:
+                if getattr(delta, "content", None):
+                    parts.append(delta.content)
+                calls.add(getattr(delta, "tool_calls", None))
             finish = getattr(ch, "finish_reason", None) or finish
         usage = getattr(chunk, "usage", None) or usage
-    return "".join(parts), finish, usage
+    return "".join(parts), finish, usage, calls.result()
 
 
 __all__ = ["EmbeddedBackend", "LitellmBackend"]

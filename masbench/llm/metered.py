@@ -18,13 +18,16 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
                        metadata: dict[str, Any] | None = None, where: str = "",
                        search: bool = False, params: dict[str, Any] | None = None) -> CallResult | None:
     """One budget-checked call. None (and the meter is exhausted) if its worst case might not fit.
-    ``params``: extra request parameters (e.g. ``stop``) passed to the gateway as they are."""
+    ``params``: extra request parameters (e.g. ``stop``, or ``tools`` / ``tool_choice`` for
+    function calling) passed to the gateway as they are; the worst case reserved counts the
+    ``tools`` schemas as prompt tokens (providers bill them so), so every step is counted before
+    it is taken."""
     if not meter.limited:
         res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
                                      max_tokens=max_tokens, tags=tags, metadata=metadata, params=params)
         meter.add(res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
         return res
-    bound = gateway.prompt_token_bound(model, messages)
+    bound = gateway.prompt_token_bound(model, messages, (params or {}).get("tools"))
     worst = meter.worst_tokens(bound, max_tokens)
     worst_usd = gateway.prices(model).cost(bound, max_tokens) if meter.needs_usd else 0.0
     if not meter.reserve(worst, worst_usd, where):

@@ -12,14 +12,17 @@ from typing import Any, Callable
 
 from ..store.rows import CallRow
 from .result import CallResult
+from .toolcalls import tool_names
 
 Sink = Callable[[CallRow], None]
 """Where a gateway sends its call rows, e.g. ``StoreWriter.put`` or ``rows.append`` (the
 transcript's records go to the recorder's own sink, :data:`~.transcripts.RecordSink`)."""
 
-REQUEST_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "response_format", "tool_choice")
+REQUEST_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "response_format", "tool_choice",
+                  "tools")
 """The request parameters ``calls.request`` keeps — an allow-list: keys, headers, ``api_base``
-and every other parameter a model's ``params`` may hold never reach the store."""
+and every other parameter a model's ``params`` may hold never reach the store. ``tools`` is kept
+as the *names* of the functions sent (``["search", "read_document"]``), not their schemas."""
 
 STATS_KEYS = ("calls", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "breakers_open",
               "retry_after_waits")
@@ -42,8 +45,9 @@ def tally(stats: dict[str, Any], res: CallResult) -> None:
 
 
 def request_json(req: dict[str, Any]) -> str | None:
-    """``calls.request``: the :data:`REQUEST_PARAMS` the request set, as JSON (None if none)."""
-    kept = {k: req[k] for k in REQUEST_PARAMS if req.get(k) is not None}
+    """``calls.request``: the :data:`REQUEST_PARAMS` the request set, as JSON (None if none); of
+    ``tools`` only their function names."""
+    kept = {k: tool_names(req[k]) if k == "tools" else req[k] for k in REQUEST_PARAMS if req.get(k) is not None}
     return json.dumps(kept, sort_keys=True, default=str) if kept else None
 
 

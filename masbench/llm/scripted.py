@@ -3,13 +3,15 @@
 :class:`ScriptedGateway` is the real :class:`~masbench.llm.Gateway` (cache, retries, call rows,
 usage, budgets) with a :class:`ScriptBackend` plugged in through the public ``backend`` seam: the
 script receives ``{"alias", "messages", "sample_index", "attempt", "metadata", "max_tokens",
-"node"}`` and returns the reply text, or raises to fail that attempt (a retryable error is retried
+"node", "tools", "tool_choice"}`` and returns the reply text (or a list of tool calls: a
+function-calling reply), or raises to fail that attempt (a retryable error is retried
 like any other). Token counts follow the simulator's prompt formula (so budget bounds are exact)
 and ~4 characters per completion token, clipped at ``max_tokens``. Replies are flagged simulated.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Callable
 
@@ -17,9 +19,13 @@ from ..spec.model import ModelSpec
 from .backends import Attempt, Reply
 from .gateway import Gateway
 from .sim import _prompt_tokens as prompt_tokens
+from .toolcalls import normalize, tool_names
 
-Script = Callable[[dict[str, Any]], str]
-"""Receives ``{"alias", "messages", "sample_index", "attempt", "metadata", "max_tokens", "node"}``."""
+Script = Callable[[dict[str, Any]], "str | list[dict[str, Any]]"]
+"""Receives ``{"alias", "messages", "sample_index", "attempt", "metadata", "max_tokens", "node",
+"tools", "tool_choice"}`` (``tools``: the names offered, [] when none); returns the reply text, or
+a list of tool calls in the OpenAI shape (a function-calling reply: text "", finish reason
+``tool_calls``; a missing id becomes ``call_{i}``)."""
 
 
 class ScriptBackend:
@@ -31,16 +37,21 @@ class ScriptBackend:
 
     async def __call__(self, a: Attempt) -> Reply:
         info = {"alias": a.alias, "messages": a.messages, "sample_index": a.sample_index, "attempt": a.attempt,
-                "metadata": a.metadata, "max_tokens": a.req.get("max_tokens"), "node": a.tags.get("node")}
+                "metadata": a.metadata, "max_tokens": a.req.get("max_tokens"), "node": a.tags.get("node"),
+                "tools": tool_names(a.req.get("tools")), "tool_choice": a.req.get("tool_choice")}
         self.requests.append(info)
-        text = self.script(info)
+        out = self.script(info)
+        calls = None if isinstance(out, str) else normalize(out)
+        text = out if isinstance(out, str) else ""
         pt = prompt_tokens(a.messages)
-        ct = max(1, math.ceil(len(text) / 4))
+        ct = max(1, math.ceil(len(text or json.dumps(calls)) / 4))
         mt = a.req.get("max_tokens")
-        finish = "stop"
+        finish = "stop" if calls is None else "tool_calls"
         if mt is not None and ct > mt:
             ct, finish = mt, "length"
-        return Reply(text, pt, ct, 0, finish, True)
+        r = Reply(text, pt, ct, 0, finish, True)
+        r.tool_calls = calls
+        return r
 
 
 class ScriptedGateway(Gateway):

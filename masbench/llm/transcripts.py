@@ -9,7 +9,8 @@ sent and the reply) into :class:`~masbench.store.rows.TextRow` and
   per run in a process), and the store's ``INSERT OR IGNORE`` keeps other processes' and earlier
   sessions' copies out;
 - one ``call_messages`` row per request message (direction ``input``, position 0..n-1 in order)
-  and one for the reply (``output``, position 0; none when the call got no reply);
+  and one for the reply (``output``, position 0; none when the call got no reply), whose
+  ``extra`` holds the reply's ``tool_calls`` when it asked for some (its text may then be "");
 - content that is not a string (a list of parts, ``None`` beside tool calls) is stored as its JSON
   text with ``content_type`` ``json``; of a message's other fields only :data:`MESSAGE_EXTRA`
   (``name``, ``tool_calls``, ``tool_call_id``) are kept, as JSON in ``extra``. Nothing else of a
@@ -79,10 +80,13 @@ class TranscriptRecorder:
             self.sink(TextRow(text_hash=h, text=text, chars=len(text)))
         return h
 
-    def record(self, call: CallRow, messages: Sequence[Mapping[str, object]], reply: str | None) -> int:
+    def record(self, call: CallRow, messages: Sequence[Mapping[str, object]], reply: str | None,
+               tool_calls: Sequence[Mapping[str, object]] | None = None) -> int:
         """Record one call: ``call`` is its ``calls`` row (id, cell tags and status), ``messages``
-        what the gateway sent, ``reply`` the reply text (None: the call got no reply). Returns the
-        ``call_messages`` records sent (0 when the mode does not keep the call)."""
+        what the gateway sent, ``reply`` the reply text (None: the call got no reply; "" beside
+        tool calls), ``tool_calls`` the tool calls the reply asked for (kept in the output row's
+        ``extra`` as ``{"tool_calls": [...]}``). Returns the ``call_messages`` records sent (0 when
+        the mode does not keep the call)."""
         if not self._keeps(call.status):
             return 0
         cid, run, purpose, design, task, seed = (call.call_id, call.run_id, call.purpose, call.design, call.task_id,
@@ -102,7 +106,8 @@ class TranscriptRecorder:
             n += 1
         if reply is not None:
             sink(MessageRow(call_id=cid, direction="output", position=0, text_hash=self._text(reply), run_id=run,
-                            purpose=purpose, design=design, task_id=task, seed=seed, role="assistant"))
+                            purpose=purpose, design=design, task_id=task, seed=seed, role="assistant",
+                            extra=_json({"tool_calls": list(tool_calls)}) if tool_calls else None))
             n += 1
         self.messages += n
         return n

@@ -39,6 +39,10 @@ TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 ERROR_TYPE = "error.type"
+TOOL_CALLS_REQUESTED = "masbench.tool_calls"
+"""On a ``chat`` span: how many tool calls the reply asked for (the conventions have no count)."""
+TOOLS_OFFERED = "masbench.tools"
+"""On a ``chat`` span: the names of the tools the request offered (never their schemas)."""
 SERVER_ADDRESS = "server.address"
 SERVER_PORT = "server.port"
 
@@ -180,13 +184,28 @@ def input_messages(messages: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps(out, ensure_ascii=False, default=str)
 
 
-def output_messages(text: str, finish_reason: str | None) -> str:
-    """``gen_ai.output.messages``: the reply as one assistant message with its finish reason."""
-    return json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}] if text else [],
-                        "finish_reason": finish_reason or "stop"}], ensure_ascii=False)
+def output_messages(text: str, finish_reason: str | None,
+                    tool_calls: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """``gen_ai.output.messages``: the reply as one assistant message with its finish reason (its
+    tool calls as ``tool_call`` parts after its text)."""
+    m: dict[str, Any] = {"role": "assistant", "content": text or None, "tool_calls": tool_calls}
+    return json.dumps([{"role": "assistant", "parts": _parts(m), "finish_reason": finish_reason or "stop"}],
+                      ensure_ascii=False, default=str)
+
+
+def tool_names(tools: Sequence[Any]) -> list[str]:
+    """The function names of a request's ``tools`` (OpenAI shape ``{"type": "function",
+    "function": {"name", …}}``), in order."""
+    out: list[str] = []
+    for t in tools:
+        fn = t.get("function") if isinstance(t, Mapping) else None
+        name = fn.get("name") if isinstance(fn, Mapping) else (t.get("name") if isinstance(t, Mapping) else None)
+        if name:
+            out.append(str(name))
+    return out
 
 
 __all__ = ["CACHE_CREATION_TOKENS", "CACHE_READ_TOKENS", "CHAT", "CONTENT_ATTRIBUTES", "EXECUTE_TOOL", "INVOKE_AGENT",
            "INVOKE_WORKFLOW", "REQUEST_PARAMS", "SCHEMA_URL", "TAGS", "error_type", "input_messages",
            "output_messages", "provider_name", "request_attributes", "request_model", "server_attributes",
-           "tag_attributes"]
+           "tag_attributes", "tool_names"]

@@ -1,5 +1,6 @@
 """The span sites: run → cell → design (``invoke_workflow``) → node (``invoke_agent`` for an
-agent's node) → model call (``chat``), and ``execute_tool`` for tools. Each site is one call that
+agent's node) → model call (``chat``), and ``execute_tool`` for tools (a leaf written after the
+tool returns, like ``chat``: :func:`execute_tool`; or the :func:`tool` block around it). Each site is one call that
 returns a context manager (the model call, a leaf, is one call made after it returns: its span is
 written with the call's own start and end times).
 
@@ -75,6 +76,8 @@ class CallLike(Protocol):
     def status(self) -> str: ...
     @property
     def simulated(self) -> bool: ...
+    @property
+    def tool_calls(self) -> Sequence[Mapping[str, Any]] | None: ...
 
 
 class DesignLike(Protocol):
@@ -292,6 +295,43 @@ def tool(name: str, *, call_id: str | None = None, arguments: object = None, too
     return _Open(lv, f"{g.EXECUTE_TOOL} {name}", attrs)
 
 
+def execute_tool(name: str, *, call_id: str | None, status: str, error: str | None = None, latency_s: float = 0.0,
+                 bytes_out: int | None = None, truncated: bool | None = None, t_start: float | None = None,
+                 step: int | None = None, arguments: str | None = None, result: str | None = None,
+                 tags: Mapping[str, Any] | None = None, tool_type: str = "function") -> None:
+    """Export one finished tool call as an ``execute_tool {name}`` span (INTERNAL), a child of the
+    current context (the node's ``invoke_agent`` span while its block runs), spanning the call's
+    own time: from ``t_start`` (epoch seconds; default: ``latency_s`` before now) for
+    ``latency_s``. Call it once per tool call, after the tool returned (or was refused).
+
+    ``name``: the tool as the model named it; ``call_id``: the tool call's id (the provider's, or
+    ours for the text protocol) → ``gen_ai.tool.call.id``; ``status``: ``ok`` | ``invalid_args``
+    | ``unknown_tool`` | ``not_allowed`` | ``error`` | ``refused`` (any but ``ok`` marks the span
+    an error, ``error.type`` = the status; ``error``: its message); ``bytes_out``: UTF-8 bytes of
+    the full result before the size cap; ``truncated``: whether the cap cut it; ``step``: the
+    ReAct step; ``tags``: the call's run tags (``masbench.*``). ``arguments`` (the JSON text the
+    model wrote) and ``result`` (the observation shown) are exported only with content capture."""
+    lv = state.current()
+    if lv is None:
+        return
+    sdk = lv.sdk
+    start = int(t_start * 1e9) if t_start is not None else time.time_ns() - int(latency_s * 1e9)
+    attrs: dict[str, Any] = {g.OPERATION: g.EXECUTE_TOOL, g.TOOL_NAME: name, g.TOOL_TYPE: tool_type,
+                             g.TOOL_CALL_ID: call_id, "masbench.tool.status": status,
+                             "masbench.tool.bytes_out": bytes_out, "masbench.tool.truncated": truncated,
+                             "masbench.tool.latency_s": latency_s, "masbench.step": step}
+    attrs.update(g.tag_attributes(tags))
+    if lv.capture:
+        attrs[g.TOOL_CALL_ARGUMENTS] = arguments
+        attrs[g.TOOL_CALL_RESULT] = result
+    span = sdk.tracer.start_span(f"{g.EXECUTE_TOOL} {name}", kind=sdk.internal,
+                                 attributes={k: v for k, v in attrs.items() if v is not None}, start_time=start)
+    if status != "ok":
+        span.set_attribute(g.ERROR_TYPE, status)
+        span.set_status(sdk.error, (error or status)[:500])
+    span.end(end_time=start + int(latency_s * 1e9))
+
+
 def chat(res: CallLike, request: Mapping[str, Any], messages: Sequence[Mapping[str, Any]],
          tags: Mapping[str, Any] | None, api_base: str | None = None) -> None:
     """Export one finished model call as a ``chat {model}`` span (CLIENT), a child of the current
@@ -319,10 +359,14 @@ def chat(res: CallLike, request: Mapping[str, Any], messages: Sequence[Mapping[s
                       g.REASONING_TOKENS: u.reasoning, "masbench.cost_usd": res.cost_usd})
     if res.finish_reason:
         attrs[g.FINISH_REASONS] = [res.finish_reason]
+    if res.tool_calls:
+        attrs[g.TOOL_CALLS_REQUESTED] = len(res.tool_calls)
+    if request.get("tools"):
+        attrs[g.TOOLS_OFFERED] = g.tool_names(request["tools"])
     if lv.capture:
         attrs[g.INPUT_MESSAGES] = g.input_messages(messages)
         if res.text or res.error is None:
-            attrs[g.OUTPUT_MESSAGES] = g.output_messages(res.text, res.finish_reason)
+            attrs[g.OUTPUT_MESSAGES] = g.output_messages(res.text, res.finish_reason, res.tool_calls)
     span = sdk.tracer.start_span(f"{g.CHAT} {model}", kind=sdk.client, attributes=attrs,
                                  start_time=end - int(res.latency_s * 1e9))
     if res.error is not None:
@@ -332,4 +376,4 @@ def chat(res: CallLike, request: Mapping[str, Any], messages: Sequence[Mapping[s
 
 
 __all__ = ["CallLike", "DesignLike", "Handle", "OFF", "Site", "StatsLike", "UsageLike", "ValueLike", "cell", "chat",
-           "node", "run", "tool", "within", "workflow"]
+           "execute_tool", "node", "run", "tool", "within", "workflow"]

@@ -1,5 +1,5 @@
 """One cell's trace, read from the store: its result, nodes, calls with their messages and routing
-decisions, a timeline, and the CoT-SC pool of the same task and seed with its vote tally. Every
+decisions (and the tool calls a reply asked for), the tool calls its tool-using nodes made, a timeline, and the CoT-SC pool of the same task and seed with its vote tally. Every
 query reads only this cell's rows (the (run, design, task, seed) key), so a trace costs the same on
 any store size."""
 
@@ -30,6 +30,15 @@ ORDER BY m.call_id, m.direction, m.position
 """
 
 
+_TOOL_CALLS = """
+SELECT c.node, c.step, c.position, c.tool, c.tool_call_id, c.call_id, c.arguments, c.status, c.error, c.latency_s,
+       c.bytes_out, c.truncated, c.result_ids, c.t_start, t.text AS observation
+FROM tool_calls c LEFT JOIN texts t USING (text_hash)
+WHERE c.run_id = $run AND c.purpose = 'design' AND c.design = $design AND c.task_id = $task AND c.seed = $seed
+ORDER BY c.node, c.step, c.position, c.t_start, c.ts
+"""
+
+
 class NotFound(LookupError):
     """A run or cell the store does not hold (the page answers 404 with this message)."""
 
@@ -46,6 +55,23 @@ class Message:
     """text | json."""
     extra: dict[str, Any] | None = None
     """The message's other fields (name, tool_calls, tool_call_id)."""
+
+    @property
+    def other_extra(self) -> dict[str, Any] | None:
+        """``extra`` without its ``tool_calls`` (those are shown as a list): name, tool_call_id."""
+        rest = {k: v for k, v in (self.extra or {}).items() if k != "tool_calls"}
+        return rest or None
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls this message (an assistant request message or the reply) asked for, as
+        ``{"id", "name", "arguments"}`` (arguments as the JSON text the model wrote)."""
+        out: list[dict[str, Any]] = []
+        for tc in (self.extra or {}).get("tool_calls") or []:
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            if isinstance(fn, dict):
+                out.append({"id": tc.get("id"), "name": fn.get("name"), "arguments": fn.get("arguments")})
+        return out
 
 
 @dataclass
@@ -112,6 +138,9 @@ class TraceData:
     """The timeline's length in seconds."""
     pool: Pool
     """The CoT-SC pool beside it."""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """The cell's ``tool_calls`` rows by node, in step order (then position among a step's parallel
+    calls), each with ``observation``: the text the model was shown (None: not stored)."""
 
 
 def _json(v: Any) -> Any:
@@ -201,6 +230,15 @@ def _timeline(nodes: list[dict[str, Any]], calls_: list[Call]) -> tuple[list[Bar
             for label, kind, status, a, b in spans], t1 - t0
 
 
+def tool_calls(store: Store, run: str, design: str, task: str, seed: int) -> list[dict[str, Any]]:
+    """The cell's tool calls (``tool_calls`` ⋈ ``texts`` on the observation's hash), by node in
+    step order; ``arguments`` and ``result_ids`` as JSON text. A store older than the table (opened
+    read-only, so not migrated) has none."""
+    if not _dicts(store, "SELECT 1 FROM information_schema.tables WHERE table_name = 'tool_calls'", {}):
+        return []
+    return _dicts(store, _TOOL_CALLS, {"run": run, "design": design, "task": task, "seed": seed})
+
+
 def pool(store: Store, run: str, task: str, seed: int) -> Pool:
     """The pool of (task, seed): samples with their sample call's reply, and the vote tally (SQL)."""
     key = {"run": run, "task": task, "seed": seed, "purpose": "pool", "design": POOL_DESIGN}
@@ -267,8 +305,9 @@ def _trace(store: Store, run: str, design: str, task: str, seed: int) -> TraceDa
                    {"run": run, "design": design, "task": task, "seed": seed})
     cs = calls(store, run, design, task, seed)
     bars, span = _timeline(nodes, cs)
-    return TraceData(res, nodes, cs, bars, span, pool(store, run, task, seed))
+    return TraceData(res, nodes, cs, bars, span, pool(store, run, task, seed),
+                     tool_calls(store, run, design, task, seed))
 
 
 __all__ = ["Bar", "Call", "Message", "NotFound", "Pool", "TOKEN_CLASSES", "TraceData", "calls", "memo", "pool", "result_row",
-           "trace"]
+           "tool_calls", "trace"]

@@ -51,6 +51,11 @@ class ServerConfig:
             ``fail_rate`` says: a deterministic outage.
         retry_after: the ``Retry-After`` header sent with 429 and 503 faults (delta-seconds or
             an HTTP date); ``None`` sends none.
+        tool_script: what a request offering ``tools`` is answered, per tool turn: a list whose
+            entry *t* is one ``{"name", "arguments"}`` call or a list of them (parallel calls);
+            ``None``: call the first tool offered with the last user message as ``query``, then
+            answer ``Answer: <first line of the tool result>`` (see
+            :mod:`~masbench.testing.openai_server.tool_wire`).
     """
 
     host: str = "127.0.0.1"
@@ -72,6 +77,7 @@ class ServerConfig:
     anthropic_usage: dict[str, Any] | None = None
     fail_first: int = 0
     retry_after: str | None = None
+    tool_script: list[Any] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.fail_kinds, str):
@@ -104,6 +110,8 @@ class ServerStats:
             like ``auth_headers``).
         messages: the ``messages`` of every well-formed chat-completion request, as received, in
             arrival order (capped like ``auth_headers``): what a client really sent.
+        tools: per well-formed request (capped likewise), the ``tools`` it offered (as sent; None
+            when it offered none) and its ``tool_choice``: ``{"tools", "tool_choice"}``.
     """
 
     requests: int = 0
@@ -114,6 +122,7 @@ class ServerStats:
     completion_tokens: int = 0
     request_times: list[float] = field(default_factory=list)
     messages: list[list[Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (status keys become strings)."""

@@ -17,7 +17,8 @@ from aiohttp import web
 
 from .anthropic_wire import anthropic_messages
 from .config import _ERROR_BODIES, ServerConfig, ServerStats
-from .wire import _content_chars, _error_response
+from .tool_wire import ToolCall, prompt_chars, tool_turn
+from .wire import _error_response
 
 
 class FakeOpenAIServer:
@@ -124,6 +125,7 @@ class FakeOpenAIServer:
             return _error_response(400, "invalid_request_error", f"bad request: {exc}")
         if len(stats.messages) < cfg.auth_log_limit:
             stats.messages.append(messages)
+            stats.tools.append({"tools": payload.get("tools"), "tool_choice": payload.get("tool_choice")})
 
         if cfg.latency_ms > 0:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
@@ -153,8 +155,9 @@ class FakeOpenAIServer:
             n_choices = max(1, int(payload.get("n") or 1))
         except (TypeError, ValueError):
             n_choices = 1
-        template = cfg.reply
-        if "{" in template:
+        calls, tool_text = tool_turn(payload, messages, cfg.tool_script, n_request)
+        template = cfg.reply if tool_text is None else tool_text
+        if tool_text is None and "{" in template:
             texts = [
                 template.format(model=model, n=n_request, seed=seed, index=i) for i in range(n_choices)
             ]
@@ -164,13 +167,11 @@ class FakeOpenAIServer:
         if cfg.prompt_tokens is not None:
             prompt_tokens = cfg.prompt_tokens
         else:
-            chars = 0
-            for m in messages:
-                if isinstance(m, Mapping):
-                    chars += _content_chars(m.get("content"))
-            prompt_tokens = math.ceil(chars / 4)
+            prompt_tokens = math.ceil(prompt_chars(payload, messages) / 4)
         if cfg.completion_tokens is not None:
             completion_tokens = cfg.completion_tokens * n_choices
+        elif calls:
+            completion_tokens = max(1, math.ceil(len(json.dumps(calls)) / 4)) * n_choices
         else:
             completion_tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
         usage: dict[str, Any] | None = cfg.usage if cfg.usage is not None else {
@@ -189,7 +190,12 @@ class FakeOpenAIServer:
         created = int(time.time())
 
         if payload.get("stream"):
-            return await self._stream(request, payload, rid, created, model, texts, usage)
+            return await self._stream(request, payload, rid, created, model, texts, usage, calls)
+
+        def reply_message(t: str) -> dict[str, Any]:
+            if calls:
+                return {"role": "assistant", "content": None, "tool_calls": calls}
+            return {"role": "assistant", "content": t}
 
         body = {
             "id": rid,
@@ -199,9 +205,9 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": i,
-                    "message": {"role": "assistant", "content": t},
+                    "message": reply_message(t),
                     "logprobs": None,
-                    "finish_reason": cfg.finish_reason,
+                    "finish_reason": "tool_calls" if calls else cfg.finish_reason,
                 }
                 for i, t in enumerate(texts)
             ],
@@ -220,8 +226,11 @@ class FakeOpenAIServer:
         model: str,
         texts: list[str],
         usage: dict[str, Any] | None,
+        calls: list[ToolCall] | None = None,
     ) -> web.StreamResponse:
-        """Server-sent events: a role+content chunk and a finish chunk per choice, then usage."""
+        """Server-sent events: a role+content chunk and a finish chunk per choice, then usage. A
+        tool-call reply streams per call a delta with its id and name, then its arguments in two
+        pieces (as providers split them), then the ``tool_calls`` finish chunk."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
 
@@ -239,6 +248,18 @@ class FakeOpenAIServer:
 
         parts = []
         for i, t in enumerate(texts):
+            if calls:
+                parts.append(chunk([{"index": i, "delta": {"role": "assistant", "content": None}, "finish_reason": None}]))
+                for j, c in enumerate(calls):
+                    args = c["function"]["arguments"]
+                    half = len(args) // 2
+                    head = {"index": j, "id": c["id"], "type": "function",
+                            "function": {"name": c["function"]["name"], "arguments": args[:half]}}
+                    parts.append(chunk([{"index": i, "delta": {"tool_calls": [head]}, "finish_reason": None}]))
+                    tail = {"index": j, "function": {"arguments": args[half:]}}
+                    parts.append(chunk([{"index": i, "delta": {"tool_calls": [tail]}, "finish_reason": None}]))
+                parts.append(chunk([{"index": i, "delta": {}, "finish_reason": "tool_calls"}]))
+                continue
             parts.append(
                 chunk([{"index": i, "delta": {"role": "assistant", "content": t}, "finish_reason": None}])
             )
