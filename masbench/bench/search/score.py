@@ -17,7 +17,7 @@ from ..types import Score, TaskInstance
 
 def name_key(s: str) -> str:
     """The comparable form of a named answer."""
-    t = re.sub(r"\([^()]*\)", " ", str(s))
+    t = re.sub(r"\(.*$", " ", str(s))  # an aside, even one whose ")" extraction cut off
     t = normalize_answer(t)
     t = re.sub(r"^[\s\"'“”‘’*_]+|[\s\"'“”‘’*_.!?,;:]+$", "", t)
     t = re.sub(r"^(?:the|a|an)\s+", "", t)
