@@ -41,6 +41,7 @@ def filled(store):
         _call("t2", "react", ["c", "zz"], 0),
         _call("t2", "react", None, 1),               # a failed call names no ids
         _call("t2", "__pool__", ["d", "e", "f"], 0, purpose="pool"),  # pool calls never count for a design
+        _call("t2", "react", ["d", "e"], 0, purpose="pool"),  # keyed as CELL_TABLES keys them: by purpose too
         _call("t4", "react", ["q"], 0),
         _call("t1", "cot", ["b"], 0),
         _call("t1", "react", ["q"], 0, seed=1),
