@@ -1,5 +1,5 @@
 """Benchmark tasks: published-data sources (MASBench, SMFR, GSM8K, MATH, AIME, GPQA-style choice, any
-table, ``hf:``), generators (iGSM-style MASBench, SMFR as published, and our simple ones), and
+table, ``hf:``), generators (iGSM-style MASBench, SMFR as published, the local-corpus search benchmark, and our simple ones), and
 benchmark-true scorers. See docs/benchmarks.md.
 
 Never calls a model. Public API::
@@ -22,6 +22,7 @@ from . import arith as _arith  # noqa: F401  (registers masbench.arith)
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
 from . import igsm as _igsm  # noqa: F401  (registers the masbench.igsm.* generators)
 from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)
+from . import search as _search  # noqa: F401  (registers the search generator and scorer)
 from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
 from . import smfr_paper as _smfr_paper  # noqa: F401  (registers smfr.paper)
 from .dag import from_json as dag_from_json

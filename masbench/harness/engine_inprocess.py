@@ -117,7 +117,8 @@ class CellRunner:
             answer=answer, correct=correct, partial=partial, prompt_tokens=res.prompt_tokens,
             completion_tokens=res.completion_tokens, tokens=res.tokens, cost_usd=res.cost_usd, calls=res.calls,
             wall_s=res.wall_s, status=res.status, error=res.error, detail=detail, budget_basis=basis,
-            budget_spent=spend_on(basis, res.prompt_tokens, res.completion_tokens, res.cost_usd))
+            budget_spent=spend_on(basis, res.prompt_tokens, res.completion_tokens, res.cost_usd),
+            evidence=json.dumps([str(x) for x in ev]) if (ev := task.meta.get("evidence")) else None)
 
     async def _pool_cell(self, cell: Cell) -> bool:
         task = self.tasks[cell.task_id]

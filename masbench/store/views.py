@@ -65,6 +65,8 @@ VIEWS: Registry[str] = Registry("view", {
     "design_validity": "masbench.store.design_views:DESIGN_VALIDITY",
     "design_search_cost": "masbench.store.design_views:DESIGN_SEARCH_COST",
     "design_cost_search": "masbench.store.design_views:DESIGN_COST_SEARCH",
+    "retrieval_recall_cells": "masbench.store.recall:RECALL_CELLS",
+    "retrieval_recall": "masbench.store.recall:RETRIEVAL_RECALL",
 })
 """View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
 

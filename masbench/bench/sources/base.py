@@ -89,6 +89,7 @@ READERS: Registry[Reader] = Registry("task reader", {
 FORMATS: Registry[Format] = Registry("task format", {
     "masbench": f"{_S}.masbench:masbench_format",
     "smfr": f"{_S}.smfr:smfr_format",
+    "search": f"{_S}.search:search_format",
     "gsm8k": f"{_S}.reasoning:gsm8k_format",
     "math": f"{_S}.reasoning:math_format",
     "aime": f"{_S}.reasoning:aime_format",
