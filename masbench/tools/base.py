@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ..registry import Registry, RegistryError
+from ..registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bench.types import TaskInstance
@@ -184,7 +184,7 @@ def tool(name: str, *, description: str | None = None,
 
 
 def resolve(names: list[str]) -> dict[str, Tool]:
-    """The registered tools of an agent's ``tools:`` list (raises :class:`RegistryError` naming an
+    """The registered tools of an agent's ``tools:`` list (raises :class:`masbench.registry.RegistryError` naming an
     unknown one and the known names)."""
     out: dict[str, Tool] = {}
     for n in names:
@@ -226,10 +226,9 @@ async def dispatch(call: ToolCall, allowed: Mapping[str, Tool], ctx: ToolContext
     raw_args = call.arguments if isinstance(call.arguments, str) else json.dumps(dict(call.arguments), default=str)
     t = allowed.get(call.name)
     if t is None:
-        try:
-            TOOLS[call.name]
+        if call.name in TOOLS:  # a name test: loading a registered tool the agent may not use is not needed
             status, why = "not_allowed", f"tool {call.name!r} is not one this agent may use"
-        except RegistryError:
+        else:
             status, why = "unknown_tool", f"there is no tool {call.name!r}"
         why += f" (available: {', '.join(sorted(allowed)) or 'none'})"
         return ToolResult(call, status, f"Error: {why}.", json.dumps(raw_args), error=why, t_start=t_start)
@@ -246,10 +245,11 @@ async def dispatch(call: ToolCall, allowed: Mapping[str, Tool], ctx: ToolContext
                           latency_s=time.perf_counter() - t0, t_start=t_start)
     latency = time.perf_counter() - t0
     res = out if isinstance(out, ToolOutput) else ToolOutput(str(out))
-    text, n = res.text, len(res.text.encode())
+    full = res.text if isinstance(res.text, str) else str(res.text)  # a tool that put a non-str in its output
+    text, n = full, len(full.encode("utf-8", "surrogatepass"))
     cut = len(text) > t.max_result_chars
     if cut:
-        text = text[: t.max_result_chars] + f"\n[… cut: {len(res.text) - t.max_result_chars} more characters]"
+        text = text[: t.max_result_chars] + f"\n[… cut: {len(full) - t.max_result_chars} more characters]"
     return ToolResult(call, "ok", text, args_json, data=res.data, latency_s=latency, bytes_out=n, truncated=cut,
                       t_start=t_start)
 
