@@ -17,7 +17,7 @@ from masbench.llm import Gateway, Reply, TranscriptRecorder
 from masbench.llm.backends import Attempt
 from masbench.llm.scripted import ScriptedGateway
 from masbench.runtime import RunContext, check_design, run_design
-from masbench.runtime.react_loop import estimate_tokens
+from masbench.runtime.ops.react_loop import estimate_tokens
 from masbench.spec import DesignSpec
 from masbench.spec.budget import Budget
 from masbench.spec.model import ModelSpec, SimProfile

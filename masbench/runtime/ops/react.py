@@ -1,5 +1,5 @@
 """``react`` nodes: a bounded ReAct loop of one tool-using agent (model step → tool calls →
-observations → … → final answer), run by :class:`masbench.runtime.react_loop.ReactLoop`::
+observations → … → final answer), run by :class:`~.react_loop.ReactLoop`::
 
     search:
       kind: react
@@ -31,12 +31,12 @@ from ...tools import TOOLS, protocol, resolve
 from ..info import VAL_FIELDS, Checking, NodeInfo
 from ..plan import Plan
 from ..prompts import build_messages
-from ..react_loop import Bound, ReactLoop
 from ..scope import Env, Scope, Stats
 from ..template import substitute_params
 from ..values import Val
 from .base import Binding, Calls, SubRunner, Weigher
 from .prompted import PromptedOp
+from .react_loop import Bound, ReactLoop
 
 DATA_FIELDS = frozenset({"steps", "tool_calls", "docs_seen", "stop"})
 """The fields of a react node's value data (``{search.docs_seen}``)."""

@@ -1,4 +1,4 @@
-"""One execution of a ``react`` node (:mod:`masbench.runtime.ops.react`): a bounded loop of model
+"""One execution of a ``react`` node (:mod:`.react`): a bounded loop of model
 step → tool calls → observations.
 
 Per step: fit the transcript into its budget (the node's ``overflow`` setting), one model call
@@ -6,7 +6,7 @@ through ``calls.model`` (budget-checked before it is sent: a refused step ends t
 status ``budget_exhausted``), the reply's tool calls (native ``tool_calls``, or the text protocol's
 ``Action:`` lines, :mod:`masbench.tools.protocol`), each dispatched (:func:`masbench.tools.dispatch`;
 up to ``parallel_tools`` of them concurrently, the rest ``refused``), recorded (a ``tool_calls``
-row each, :mod:`.tool_rows`) and shown back — native: the assistant message with its
+row each, :mod:`masbench.runtime.tool_rows`) and shown back — native: the assistant message with its
 ``tool_calls`` and one ``tool`` message per call; text: one ``Observation`` user turn. A reply
 without tool calls is the final one. After ``max_steps`` steps one more call asks for the final
 answer.
@@ -25,16 +25,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec.react import ReactParams
-from ..tools import Tool, ToolCall, ToolContext, ToolResult, dispatch
-from ..tools import protocol
-from .calls import BudgetRefused
-from .ops.base import Calls
-from .plan import Plan
-from .prompts import extract, sim_meta
-from .scope import Env, Scope, Stats
-from .tool_rows import emit, result_ids, traced
-from .values import OK, Val
+from ...spec.react import ReactParams
+from ...tools import Tool, ToolCall, ToolContext, ToolResult, dispatch
+from ...tools import protocol
+from ..calls import BudgetRefused
+from ..plan import Plan
+from ..prompts import extract, sim_meta
+from ..scope import Env, Scope, Stats
+from ..tool_rows import emit, result_ids, traced
+from ..values import OK, Val
+from .base import Calls
 
 TOOL_CACHE: dict[str, object] = {}
 """Per-process resources of tools (an index built once per corpus), handed to every tool call."""
