@@ -25,6 +25,7 @@ from masbench.spec.problems import SpecError
 from masbench.spec.sim import SimTools
 from masbench.store import MessageRow, NodeRow, TextRow, ToolCallRow, text_hash
 from masbench.tools import TOOLS, ToolOutput, tool
+from otelfix import clean_otel_env, memory  # noqa: F401 - fixtures
 
 PAD = " It is a long established fact of the archive, recorded in the registry ledger." * 4
 DOCS = {"d1": "Velmora was founded by Ada Kessel." + PAD, "d2": "Ada Kessel was born in Tarsk." + PAD,
@@ -500,3 +501,16 @@ def test_topology_weighs_the_worst_case_and_the_render_labels_it() -> None:
     assert structure(d, Library())["sequential_depth"] == 4
     text = mermaid(design({"max_steps": 4}), Library())
     assert "react: searcher ≤4 steps [search, read_document]" in text
+
+
+# ----- spans ---------------------------------------------------------------------------------------
+
+async def test_each_tool_call_is_an_execute_tool_span_under_its_node(memory) -> None:
+    run = Run()
+    await go(design(), sim_gateway(run), run)
+    spans = memory.get_finished_spans()
+    tools = [s for s in spans if s.name.startswith("execute_tool")]
+    assert [s.name for s in tools] == ["execute_tool search", "execute_tool search"]
+    node = next(s for s in spans if s.name == "invoke_agent searcher")
+    assert all(s.parent is not None and s.parent.span_id == node.context.span_id for s in tools)
+    assert [s.attributes.get("gen_ai.tool.call.id") for s in tools] == ["call-s0-0", "call-s1-0"]
