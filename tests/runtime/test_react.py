@@ -514,3 +514,16 @@ async def test_each_tool_call_is_an_execute_tool_span_under_its_node(memory) -> 
     node = next(s for s in spans if s.name == "invoke_agent searcher")
     assert all(s.parent is not None and s.parent.span_id == node.context.span_id for s in tools)
     assert [s.attributes.get("gen_ai.tool.call.id") for s in tools] == ["call-s0-0", "call-s1-0"]
+
+
+@pytest.mark.parametrize("mode, kept", [("full", ["ok", "error"]), ("errors", ["error"]), ("none", [])])
+async def test_observation_texts_follow_the_transcript_mode_and_rows_are_always_kept(mode: str, kept: list) -> None:
+    def script(info: dict[str, Any]) -> str:
+        return "Action: search[Velmora founded]\nAction: rx_boom[x]" if len(info["messages"]) == 2 else "Final Answer: 1"
+
+    run = Run()
+    gw = ScriptedGateway(script, transcripts=TranscriptRecorder(run.transcript.append, mode))  # type: ignore[arg-type]
+    await go(design(tools=["search", "rx_boom"]), gw, run)
+    assert [t.status for t in run.tools] == ["ok", "error"]
+    assert [t.status for t in run.tools if t.text_hash is not None] == kept
+    assert {r.text_hash for r in run.of(TextRow)} == {t.text_hash for t in run.tools if t.text_hash is not None}
