@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from ..runtime import DesignResult, RunContext
 from ..spec.budget import Budget
-from ..store import NodeRow
+from ..store import NodeRow, Row, ToolCallRow
 from .check import DesignLimits
 
 TOO_HARD = re.compile(r"too[\s_\-]*hard", re.I)
@@ -29,20 +29,23 @@ def n_answers(task: Any) -> int:
     return max(1, len(getattr(task, "answers", None) or []))
 
 
-def collecting_sink(sink: Callable[[NodeRow], None] | None, prefix: str,
-                    rows: list[NodeRow]) -> Callable[[NodeRow], None]:
-    """A node sink that prefixes node names (``seed:cot/solve``) and keeps a copy of each row."""
+def collecting_sink(sink: Callable[[Row], None] | None, prefix: str,
+                    rows: list[NodeRow]) -> Callable[[Row], None]:
+    """A node sink that prefixes node names (``seed:cot/solve``) and keeps a copy of each node row;
+    a run's other records (tool calls, their texts) pass on, a tool call's node prefixed too."""
 
-    def add(row: NodeRow) -> None:
-        row = dataclasses.replace(row, node=prefix + (row.node or ""))
-        rows.append(row)
+    def add(row: Row) -> None:
+        if isinstance(row, (NodeRow, ToolCallRow)):
+            row = dataclasses.replace(row, node=prefix + (row.node or ""))
+        if isinstance(row, NodeRow):
+            rows.append(row)
         if sink is not None:
             sink(row)
 
     return add
 
 
-def sub_context(ctx: RunContext, budget: Any, sink: Callable[[NodeRow], None]) -> RunContext:
+def sub_context(ctx: RunContext, budget: Any, sink: Callable[[Row], None]) -> RunContext:
     return dataclasses.replace(ctx, budget=budget, node_sink=sink)
 
 

@@ -20,8 +20,9 @@ class BudgetRefused(Exception):
 
 
 async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                     st: Stats) -> CallResult:
-    """One budget-checked model call. Raises :class:`BudgetRefused` if it does not fit."""
+                     st: Stats, params: dict[str, Any] | None = None) -> CallResult:
+    """One budget-checked model call. Raises :class:`BudgetRefused` if it does not fit. ``params``:
+    request parameters besides the agent's stop sequences (e.g. ``tools``; a ``stop`` here wins)."""
     sh = sc.sh
     model = plan.model
     if model is None:  # routed agent
@@ -33,7 +34,7 @@ async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta
     tags = {**sh.tags, "node": where, "agent": plan.agent_name}
     res = await metered_call(sh.gateway, sh.meter, model, messages, max_tokens=plan.max_tokens,
                              temperature=plan.temperature, sample_index=idx, tags=tags, metadata=meta, where=where,
-                             params={"stop": plan.stop} if plan.stop else None)
+                             params=_request(plan, params))
     if res is None:
         raise BudgetRefused()
     st.add(res)
@@ -41,6 +42,13 @@ async def call_model(plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta
     if res.simulated:
         sh.simulated = True
     return res
+
+
+def _request(plan: Plan, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The request parameters of a call: the agent's stop sequences, then the caller's."""
+    if not params:
+        return {"stop": plan.stop} if plan.stop else None
+    return {"stop": plan.stop, **params} if plan.stop else dict(params)
 
 
 def sample_index(plan: Plan, sc: Scope, i: int) -> int:
@@ -54,9 +62,9 @@ class ModelCalls:
     """What an op's run body is given to reach its model (:class:`masbench.runtime.ops.base.Calls`)."""
 
     async def model(self, plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                    st: Stats) -> CallResult:
+                    st: Stats, params: dict[str, Any] | None = None) -> CallResult:
         """:func:`call_model`."""
-        return await call_model(plan, sc, messages, meta, idx, st)
+        return await call_model(plan, sc, messages, meta, idx, st, params)
 
     def index(self, plan: Plan, sc: Scope, i: int) -> int:
         """:func:`sample_index`."""

@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable
 
 from .. import telemetry
+from ..bench.types import TaskInstance
 from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
@@ -68,8 +69,9 @@ class CompiledDesign:
     async def run(self, task: Any, ctx: RunContext) -> DesignResult:
         """Run on one task (see :func:`masbench.runtime.run_design`)."""
         gold = [str(a) for a in (getattr(task, "answers", None) or [])]
-        sc = Scope(Shared(ctx), task.question, gold, list(getattr(task, "skills", None) or []),
-                   ctx.seed * SEED_STRIDE)
+        sh = Shared(ctx)
+        sh.task = task if isinstance(task, TaskInstance) else None
+        sc = Scope(sh, task.question, gold, list(getattr(task, "skills", None) or []), ctx.seed * SEED_STRIDE)
         return await self.run_scope(sc)
 
     async def run_scope(self, sc: Scope) -> DesignResult:

@@ -1,18 +1,18 @@
 """Registered Python functions for ``python:`` nodes. A design names a function; it never carries
-code. Model text reaching these functions is data: :func:`calculator` parses arithmetic with an
-``ast`` walk that admits numbers, ``+ - * / // % **`` and parentheses only — nothing is evaluated.
+code. Model text reaching these functions is data: :func:`calculator` parses arithmetic with the
+one ``ast`` walk (:mod:`masbench.tools.calculator`, shared with the ``calculator`` tool) that admits
+numbers, ``+ - * / // % **`` and parentheses only — nothing is evaluated.
 """
 
 from __future__ import annotations
 
-import ast
-import math
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
 from ..registry import Registry
+from ..tools.calculator import CalculatorError, as_fraction, calculate, expression_of
 from ..text import normalize_answer
 from .ties import break_tie
 
@@ -59,113 +59,6 @@ def majority_vote(answers: Sequence[Any], tie: str = "first", *, seed: int = 0, 
 
 # --------------------------------------------------------------------------- calculator
 
-_BINOPS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-}
-_MAX_LEN = 2000
-_MAX_MAGNITUDE = 10 ** 100
-
-
-class CalculatorError(ValueError):
-    """The text is not an arithmetic expression the calculator accepts."""
-
-
-def _num(x: Any) -> Fraction:
-    if isinstance(x, bool):
-        raise CalculatorError("booleans are not numbers")
-    if isinstance(x, int):
-        return Fraction(x)
-    if isinstance(x, float):
-        if not math.isfinite(x):
-            raise CalculatorError("not a finite number")
-        return Fraction(x).limit_denominator(10 ** 12)
-    raise CalculatorError(f"not a number: {x!r}")
-
-
-def _walk(node: ast.AST) -> Fraction:
-    if isinstance(node, ast.Expression):
-        return _walk(node.body)
-    if isinstance(node, ast.Constant):
-        return _num(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        v = _walk(node.operand)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        a, b = _walk(node.left), _walk(node.right)
-        if isinstance(node.op, ast.Pow):
-            if b.denominator != 1 or abs(b) > 64 or (a == 0 and b < 0):
-                raise CalculatorError("exponent must be an integer in [-64, 64]")
-            if abs(a) > 10 ** 6 and b > 8:
-                raise CalculatorError("power too large")
-            r = a ** int(b)
-        else:
-            op = _BINOPS.get(type(node.op))
-            if op is None:
-                raise CalculatorError(f"operator {type(node.op).__name__} is not allowed")
-            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
-                raise CalculatorError("division by zero")
-            r = op(a, b)
-        if abs(r) > _MAX_MAGNITUDE:
-            raise CalculatorError("number too large")
-        return Fraction(r)
-    raise CalculatorError(f"{type(node).__name__} is not allowed (numbers, + - * / // % ** and parentheses only)")
-
-
-def _expression_of(x: Any) -> str:
-    if isinstance(x, dict):
-        for k in ("result", "expression", "expr", "answer", "value"):
-            if k in x:
-                return _expression_of(x[k])
-        raise CalculatorError(f"no expression field in {sorted(x)}")
-    if isinstance(x, (list, tuple)):
-        if len(x) != 1:
-            raise CalculatorError("expected one expression, got a list")
-        return _expression_of(x[0])
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return repr(x)
-    if isinstance(x, str):
-        return x
-    raise CalculatorError(f"cannot compute a {type(x).__name__}")
-
-
-def _clean_expression(s: str) -> str:
-    lines = [ln for ln in s.strip().splitlines() if ln.strip()]
-    s = lines[-1] if lines else ""  # a reply with reasoning lines first: its last line
-    s = re.sub(r"^\s*(?:answer|expression|result)\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"
-    s = s.strip().strip("`").strip()
-    if "=" in s:  # "3 + 4 = 7" → left side; "x = 3 + 4" → right side
-        left, right = s.split("=", 1)
-        s = right if re.search(r"[A-Za-z]", left) and not re.search(r"[A-Za-z]", right) else left
-    s = s.replace("×", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
-    s = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s)  # 1,000 → 1000
-    s = s.replace("$", "")
-    return s.strip()
-
-
-def calculate(expr: Any) -> int | float:
-    """Value of an arithmetic expression (a string, a number, or a dict with a ``result`` /
-    ``expression`` field). Integers stay exact; other results are floats. Raises
-    :class:`CalculatorError` on anything but numbers, ``+ - * / // % **`` and parentheses."""
-    s = _clean_expression(_expression_of(expr))
-    if not s:
-        raise CalculatorError("empty expression")
-    if len(s) > _MAX_LEN:
-        raise CalculatorError("expression too long")
-    try:
-        tree = ast.parse(s, mode="eval")
-    except SyntaxError as exc:
-        raise CalculatorError(f"not an arithmetic expression: {s!r} ({exc.msg})") from None
-    v = _walk(tree)
-    if v.denominator == 1:
-        return int(v)
-    return float(v)
-
-
 @python_func("calculator")
 def calculator(expr: Any = None, *_: Any, **__: Any) -> int | float:
     """Safe arithmetic: see :func:`calculate`."""
@@ -190,7 +83,7 @@ def calculate_in_text(text: Any = None, *_: Any, **__: Any) -> int | float:
         return calculate(text)
     except CalculatorError:
         pass
-    t = _expression_of(text)
+    t = expression_of(text)
     for pat, op in _WORD_OPS:
         t = re.sub(pat, op, t, flags=re.I)
     for m in _SPAN.finditer(t):
@@ -205,10 +98,10 @@ def calculate_in_text(text: Any = None, *_: Any, **__: Any) -> int | float:
 
 def _to_number(x: Any) -> Fraction:
     if isinstance(x, dict):
-        return _to_number(_expression_of(x))
+        return _to_number(expression_of(x))
     if isinstance(x, str):
         return Fraction(calculate(x)).limit_denominator(10 ** 12)
-    return _num(x)
+    return as_fraction(x)
 
 
 @python_func("sum_list")

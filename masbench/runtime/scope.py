@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..budget import BudgetMeter
 from ..store import NodeRow
@@ -18,6 +18,9 @@ from ..llm.result import CallResult
 from .pyfuncs import majority_vote
 from .types import RunContext
 from .values import OK, Val, fmt_data
+
+if TYPE_CHECKING:  # pragma: no cover - checking a design must not load the benchmarks
+    from ..bench.types import TaskInstance
 
 SEED_STRIDE = 1_000_003
 ROUND_STRIDE = 10_007
@@ -35,7 +38,8 @@ SKIP = object()
 class Shared:
     """State shared by a run and its sub-design runs."""
 
-    __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed")
+    __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed", "task",
+                 "texts")
 
     def __init__(self, ctx: RunContext):
         self.meter = BudgetMeter(ctx.budget)
@@ -48,6 +52,10 @@ class Shared:
         self.library = ctx.library
         self.tie = ctx.tie
         self.seed = int(self.tags.get("seed", ctx.seed) or 0)
+        self.task: TaskInstance | None = None
+        """The task being solved (set by :meth:`CompiledDesign.run`; tools read it, e.g. its corpus)."""
+        self.texts: set[str] = set()
+        """Hashes of the texts this run has sent to the sink (tool observations): each is sent once."""
 
     def vote(self, answers: list, node: str) -> tuple:
         """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..library import Library
 from ..spec.budget import Budget
-from ..store import NodeRow
+from ..store import Row
 
 if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no litellm)
     from ..llm.gateway import Gateway
@@ -28,8 +28,9 @@ class RunContext:
     """Per-task budget (tokens / USD / calls); None: unlimited."""
     tags: dict[str, Any] = field(default_factory=dict)
     """run_id, design (label), task_id, seed, purpose → merged into every call row and node row."""
-    node_sink: Callable[[NodeRow], None] | None = None
-    """Receives one row per node execution for the ``nodes`` table."""
+    node_sink: Callable[[Row], None] | None = None
+    """Receives one row per node execution for the ``nodes`` table, and the records tool-using
+    nodes make (``tool_calls`` rows and the texts their observations name), e.g. ``StoreWriter.put``."""
     seed: int = 0
     """Mixed into sample indices so different seeds draw different samples."""
     tie: str = "first"

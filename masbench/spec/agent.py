@@ -81,6 +81,9 @@ class AgentSpec(Spec):
     """How the agent calls tools: ``native`` (the OpenAI protocol's ``tools`` / ``tool_calls``),
     ``text`` (the ReAct text protocol: ``Action: search[query]`` lines, for models without function
     calling such as the embedded one), or ``auto`` (native where the model supports it)."""
+    context_tokens: int | None = Field(default=None, ge=64)
+    """The transcript budget (prompt tokens) of this agent's ReAct loops, when the ``react`` node's
+    ``params`` set none (None: 4096). What happens past it is the node's ``overflow`` setting."""
     judge: bool = False
     """This agent judges a candidate answer (critic / verifier). The candidate is the answer of the
     first input in the node's ``from`` that has one; simulated models answer in ``judge`` mode."""

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .base import Spec
-from .sim import SimDifficulty, SimErrors, SimReaction
+from .sim import SimDifficulty, SimErrors, SimReaction, SimTools
 
 
 class TokenDist(Spec):
@@ -61,6 +61,8 @@ class SimProfile(Spec):
     reactions: dict[str, SimReaction] = Field(default_factory=dict)
     """Reaction to shown answers per agent name (``default``: every other agent that sees answers).
     Empty: a call's correctness does not depend on what it was shown."""
+    tools: SimTools = Field(default_factory=SimTools)
+    """The tool-use policy of ReAct steps (retrieval competence, reads, guesses, summaries)."""
 
     @field_validator("accuracy")
     @classmethod

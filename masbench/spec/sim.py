@@ -71,3 +71,20 @@ class SimReaction(Spec):
 
 
 __all__ = ["SimDifficulty", "SimErrors", "SimReaction"]
+
+
+class SimTools(Spec):
+    """How a simulated model uses tools in a ReAct loop (metadata ``mode: react``; see
+    docs/tools.md). Per step it answers once every hop's evidence document is in its context,
+    else acts for the first hop not yet found."""
+
+    search: float | None = Field(default=None, ge=0, le=1)
+    """Retrieval competence: P(a search for the next unfound hop uses that hop's ideal query).
+    None: the profile's ``accuracy`` for skill ``search`` (else its ``default``)."""
+    read: float = Field(default=0.3, ge=0, le=1)
+    """When the search is not the ideal one: P(the step reads a document it saw in results instead
+    of searching with vague words of the question)."""
+    guess: float = Field(default=0.05, ge=0, le=1)
+    """P(a forced answer — last step, or no search tool — with evidence missing is still correct)."""
+    summary_recall: float = Field(default=0.9, ge=0, le=1)
+    """P(a summary of dropped steps keeps one evidence document it covers, so it stays seen)."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ..registry import Registry, RegistryError
+from ..registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bench.types import TaskInstance
@@ -184,7 +184,7 @@ def tool(name: str, *, description: str | None = None,
 
 
 def resolve(names: list[str]) -> dict[str, Tool]:
-    """The registered tools of an agent's ``tools:`` list (raises :class:`RegistryError` naming an
+    """The registered tools of an agent's ``tools:`` list (raises :class:`masbench.registry.RegistryError` naming an
     unknown one and the known names)."""
     out: dict[str, Tool] = {}
     for n in names:
@@ -195,23 +195,35 @@ def resolve(names: list[str]) -> dict[str, Tool]:
     return out
 
 
+def _clean(x: object) -> object:
+    """``x`` with lone surrogates (``"\\ud800"`` in a model's JSON) replaced: they cannot be
+    encoded, stored or shown."""
+    if isinstance(x, str):
+        return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x
+    if isinstance(x, Mapping):
+        return {_clean(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
 def _parse_args(t: Tool, raw: str | Mapping[str, object]) -> tuple[BaseModel | None, str, str | None]:
     """(validated args or None, the arguments' JSON text, the error)."""
-    obj: object = raw
-    if isinstance(raw, str):
-        text = raw.strip()
+    obj = _clean(raw)
+    if isinstance(obj, str):
+        text = obj.strip()
         try:
-            obj = json.loads(text) if text.startswith("{") else None
+            obj = _clean(json.loads(text)) if text.startswith("{") else None
         except json.JSONDecodeError as e:
-            return None, json.dumps(raw), f"arguments are not valid JSON: {e.msg} at position {e.pos}"
+            return None, json.dumps(text), f"arguments are not valid JSON: {e.msg} at position {e.pos}"
         if obj is None:  # a plain string fills a one-field tool
             one = t.single_field()
             if one is None:
-                return None, json.dumps(raw), (f"{t.name} takes a JSON object with "
-                                               f"{', '.join(t.Args.model_fields)}")
+                return None, json.dumps(text), (f"{t.name} takes a JSON object with "
+                                                f"{', '.join(t.Args.model_fields)}")
             obj = {one: text}
     if not isinstance(obj, Mapping):
-        return None, json.dumps(str(raw)), "arguments must be a JSON object"
+        return None, json.dumps(str(obj)), "arguments must be a JSON object"
     try:
         args = t.Args.model_validate(dict(obj))
     except ValidationError as e:
@@ -226,10 +238,9 @@ async def dispatch(call: ToolCall, allowed: Mapping[str, Tool], ctx: ToolContext
     raw_args = call.arguments if isinstance(call.arguments, str) else json.dumps(dict(call.arguments), default=str)
     t = allowed.get(call.name)
     if t is None:
-        try:
-            TOOLS[call.name]
+        if call.name in TOOLS:  # a name test: loading a registered tool the agent may not use is not needed
             status, why = "not_allowed", f"tool {call.name!r} is not one this agent may use"
-        except RegistryError:
+        else:
             status, why = "unknown_tool", f"there is no tool {call.name!r}"
         why += f" (available: {', '.join(sorted(allowed)) or 'none'})"
         return ToolResult(call, status, f"Error: {why}.", json.dumps(raw_args), error=why, t_start=t_start)
@@ -246,10 +257,12 @@ async def dispatch(call: ToolCall, allowed: Mapping[str, Tool], ctx: ToolContext
                           latency_s=time.perf_counter() - t0, t_start=t_start)
     latency = time.perf_counter() - t0
     res = out if isinstance(out, ToolOutput) else ToolOutput(str(out))
-    text, n = res.text, len(res.text.encode())
+    full = _clean(res.text if isinstance(res.text, str) else str(res.text))  # a sloppy tool's non-str text
+    assert isinstance(full, str)
+    text, n = full, len(full.encode())
     cut = len(text) > t.max_result_chars
     if cut:
-        text = text[: t.max_result_chars] + f"\n[… cut: {len(res.text) - t.max_result_chars} more characters]"
+        text = text[: t.max_result_chars] + f"\n[… cut: {len(full) - t.max_result_chars} more characters]"
     return ToolResult(call, "ok", text, args_json, data=res.data, latency_s=latency, bytes_out=n, truncated=cut,
                       t_start=t_start)
 

@@ -106,7 +106,7 @@ def test_toy_op_checks_its_own_fields(offset_op) -> None:
     problems = check_design(design(params={"add": "x"}), None, Library())
     assert any("needs an integer `params.add`" in p.message for p in problems)
     problems = check_design(design(params={"add": 1}, repeat=2), None, Library())
-    assert any("repeat applies to agent or design nodes only" in p.message for p in problems)
+    assert any("repeat applies to agent, design or react nodes only" in p.message for p in problems)
 
 
 async def test_toy_op_runs_in_a_design_on_sim(offset_op) -> None:

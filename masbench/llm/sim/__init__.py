@@ -1,9 +1,11 @@
 """``sim/<profile>``: a seeded simulated model for tests and controlled studies (always SIMULATED).
 
-Two behaviours, chosen by the profile (a built-in name or a model's ``sim:`` block):
+Behaviours, chosen by the profile (a built-in name or a model's ``sim:`` block):
 
 - **fixed probability** (no ``difficulty``/``errors``/``reactions``): an independent coin per call
   with a per-skill accuracy, wrong answers from fixed ``distractor_weights`` — today's behaviour;
+- **the tool policy** (``mode: react``, :mod:`.react`): a ReAct step searches for the next hop
+  with the profile's retrieval competence, answers once every hop's evidence is seen;
 - **the error model**: latent per-task difficulty (item response), per-task wrong answers shared by
   every sample (and partly across models of one world), and per-role reactions of calls that were
   shown other answers (keep right, fix wrong, adopt shown wrong).
@@ -34,6 +36,7 @@ from .exact import (
 )
 from .latent import SimModel, calibrate, skill_accuracy, wrong_answer
 from .profiles import BUILTIN_PROFILES, FRONTIER, SEVEN_B, profile_for
+from .react import react_step, retrieval_competence, summary_text
 
 _prompt_tokens = prompt_tokens  # the name runtime/testing and gateway have always imported
 
@@ -59,5 +62,5 @@ __all__ = [
     "BUILTIN_PROFILES", "FRONTIER", "SEVEN_B", "SimModel", "SimReply", "Simulator", "calibrate", "consensus",
     "correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "p_correct",
     "pool_curve", "profile_for",
-    "prompt_tokens", "reaction_for", "sim_model", "skill_accuracy", "task_arrays", "tune_unanimity", "unanimity", "wrong_answer",
+    "prompt_tokens", "react_step", "retrieval_competence", "summary_text", "reaction_for", "sim_model", "skill_accuracy", "task_arrays", "tune_unanimity", "unanimity", "wrong_answer",
 ]

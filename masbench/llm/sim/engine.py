@@ -5,7 +5,9 @@ runtime) tells it what a correct answer is through request metadata ``{"sim": {"
 "skills": [...], "mode": ..., "task": ..., "agent": ..., "shown": [...]}}``; metadata never reaches
 a real provider. Modes: ``answer`` (default), ``json`` (fields of a schema), ``choice`` (pick one
 of ``candidates``), ``judge`` (say whether ``candidate`` is correct), ``design`` (reply with one of
-the scripted ``candidates`` designs, or one of the ``wrong`` ones, by the profile's accuracy).
+the scripted ``candidates`` designs, or one of the ``wrong`` ones, by the profile's accuracy),
+``react`` (one step of a tool-using loop) and ``summarize`` (a summary of dropped ReAct steps) —
+the tool policy of :mod:`.react`.
 
 A profile without ``difficulty``/``errors``/``reactions`` takes the fixed-probability path, draw
 for draw as before: one coin per call with the skill's accuracy, distractors from
@@ -28,6 +30,7 @@ from ...spec.model import SimProfile
 from ...spec.sim import SimReaction
 from ..errors import SimFault
 from .latent import NUM, SimModel, gold_key, seeded, skill_accuracy, wrong_answer
+from .react import react_step, summary_text
 
 _FAULT_STATUS = {"rate_limit": 429, "server_error": 500, "timeout": 408, "connection": 503, "bad_request": 400}
 _MODELS_MAX = 512
@@ -40,6 +43,8 @@ class SimReply:
     completion_tokens: int
     finish_reason: str
     latency_s: float
+    tool_calls: list[dict[str, Any]] | None = None
+    """Native tool calls of a ReAct step (the request carried ``tools``)."""
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -87,7 +92,9 @@ class Simulator:
 
     async def complete(self, model_id: str, profile: SimProfile, messages: list[dict[str, Any]],
                        max_tokens: int | None, sample_index: int, attempt: int,
-                       meta: dict[str, Any] | None) -> SimReply:
+                       meta: dict[str, Any] | None, native: bool = False) -> SimReply:
+        """One reply. ``native``: the request carried ``tools`` (a ReAct step answers with
+        ``tool_calls`` instead of ``Action:`` lines)."""
         meta = meta or {}
         key = (profile.seed, model_id, messages, sample_index)
         # Faults: drawn per attempt, so a retry can succeed (unless permanent).
@@ -112,7 +119,16 @@ class Simulator:
         skills = list(meta.get("skills") or [])
         mode = meta.get("mode", "answer")
         gold = [str(g) for g in (meta.get("gold") or [])]
-        if m.fixed:
+        calls = None
+        if mode in ("react", "summarize"):  # the tool policy (.react): its own draws, seeded by the step too
+            task = task or str(meta.get("task") or meta.get("question") or "")
+            rrng = seeded("react", key, task, meta.get("step"))
+            if mode == "summarize":
+                body = summary_text(m, meta, rrng)
+            else:
+                st = react_step(m, task, meta, gold, skills, rrng, native)
+                body, calls = st.text, st.tool_calls
+        elif m.fixed:
             correct = rng.random() < skill_accuracy(profile, skills)
             body = self._body(mode, meta, gold, correct, profile, rng)
         else:
@@ -121,9 +137,9 @@ class Simulator:
         n = max(td.min, int(round(rng.gauss(td.mean, td.sd))))
         finish = "stop"
         if max_tokens is not None and n > max_tokens:
-            n, finish = max_tokens, "length"
+            n, finish, calls = max_tokens, "length", None
             body = "Let me work through this step by step, considering each quantity in turn and"
-        return SimReply(body, prompt_tokens(messages), n, finish, latency)
+        return SimReply(body, prompt_tokens(messages), n, finish, latency, calls)
 
     # ----- the error-model path ---------------------------------------------------------------
     def _latent_body(self, m: SimModel, task: str, mode: str, meta: dict[str, Any], gold: list[str],

@@ -2,7 +2,8 @@
 in :data:`OPS`: :mod:`.agent` (one model call, structured-output retries), :mod:`.select` (a
 selector picks a candidate), :mod:`.vote` (``majority``), :mod:`.loop` (a bounded sub-graph,
 with :mod:`.until` its stop condition), :mod:`.python` (a registered function) and
-:mod:`.design` (a sub-design).
+:mod:`.design` (a sub-design) and :mod:`.react` (a bounded ReAct loop of a tool-using agent,
+``kind: react``; its loop body is :mod:`.react_loop`).
 
 Each op carries everything about itself: its spec fields' check, its template and reference
 rules, its input binding, its run body, its weight for the topology and its label and colour for
@@ -33,6 +34,7 @@ OPS: Registry[Op] = Registry("op", {
     "loop": "masbench.runtime.ops.loop:OP",
     "python": "masbench.runtime.ops.python:OP",
     "design": "masbench.runtime.ops.design:OP",
+    "react": "masbench.runtime.ops.react:OP",
 })
 """Node kind → :class:`~.base.Op` instance."""
 

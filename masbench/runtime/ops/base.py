@@ -45,8 +45,10 @@ class Calls(Protocol):
     and must not load litellm."""
 
     async def model(self, plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                    st: Stats) -> CallResult:
-        """One budget-checked call; its usage is added to ``st``. Raises when the budget refuses it."""
+                    st: Stats, params: dict[str, Any] | None = None) -> CallResult:
+        """One budget-checked call; its usage is added to ``st``. Raises when the budget refuses it.
+        ``params``: extra request parameters (``tools`` / ``tool_choice``; a ``stop`` replaces the
+        agent's stop sequences)."""
         ...
 
     def index(self, plan: Plan, sc: Scope, i: int) -> int:
