@@ -55,8 +55,24 @@ class Cell:
 
 
 NOT_IDENTITY = {"transcripts"}
-_POOL_DEFAULTS: dict[str, object] = {"kind": None, "params": {}}
-"""``cot_sc`` fields added after runs were stored: left out of the hash while at their default."""
+_LATER_DEFAULTS: tuple[tuple[tuple[str, ...], str, object], ...] = (
+    (("cot_sc",), "kind", None), (("cot_sc",), "params", {}),
+    (("models", "*"), "function_calling", None), (("models", "*", "sim"), "tools", None),
+)
+"""(path in the suite's dump, field, default) of fields added after runs were stored: left out of
+the hash while at their default, so an older suite resumes its run (``*``: every entry of a mapping)."""
+
+
+def _at_path(data: object, path: tuple[str, ...]) -> list[dict]:
+    """The mappings found at ``path`` in a JSON dump (``*`` fans out over a mapping's values)."""
+    found = [data]
+    for part in path:
+        nxt: list[object] = []
+        for obj in found:
+            if isinstance(obj, dict):
+                nxt.extend(obj.values() if part == "*" else [obj[part]] if part in obj else [])
+        found = nxt
+    return [o for o in found if isinstance(o, dict)]
 """Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""
 
 
@@ -65,10 +81,10 @@ def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, 
     ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
     suite from before the setting hashes as it did)."""
     data = suite.model_dump(mode="json", by_alias=True, exclude=NOT_IDENTITY)
-    pool = data.get("cot_sc") or {}
-    for key, default in _POOL_DEFAULTS.items():  # added later: a suite that leaves them unset hashes as before
-        if pool.get(key, default) == default:
-            pool.pop(key, None)
+    for path, key, default in _LATER_DEFAULTS:  # added later: a suite that leaves them unset hashes as before
+        for obj in _at_path(data, path):
+            if obj.get(key, default) == default:
+                obj.pop(key, None)
     blob = json.dumps({"suite": data, "overrides": overrides,
                        "limit": limit}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

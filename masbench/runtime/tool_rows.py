@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 
 from .. import telemetry
 from ..store import TextRow, ToolCallRow, text_hash
-from ..tools import ToolCall, ToolResult
+from ..tools import ToolResult
 from .scope import Shared
 
 _ROW_TAGS = ("run_id", "purpose", "design", "task_id", "seed")
@@ -57,19 +57,12 @@ def emit(sh: Shared, node: str, step: int, position: int, call_id: str | None, r
                      t_start=r.t_start or None, ts=time.time()))
 
 
-async def traced(call: ToolCall, run: Callable[[], Awaitable[ToolResult]], tags: Mapping[str, object]) -> ToolResult:
-    """Run one tool call under its span. The wire's ``telemetry.execute_tool(result, tags)`` is used
-    when it exists (a span of the finished call); until then the ``telemetry.tool`` site wraps it."""
-    finished = getattr(telemetry, "execute_tool", None)
-    if finished is not None:
-        res = await run()
-        finished(res, tags)
-        return res
-    args = call.arguments if isinstance(call.arguments, str) else json.dumps(dict(call.arguments), default=str)
-    with telemetry.tool(call.name, call_id=call.id or None, arguments=args) as span:
-        res = await run()
-        span.tool_result(res.text if res.ok else None, None if res.ok else (res.error or res.status))
-    return res
+def trace(r: ToolResult, step: int, tags: Mapping[str, object]) -> None:
+    """The call's ``execute_tool`` span (:func:`masbench.telemetry.execute_tool`, a child of the
+    node's span, over the tool's own time); a refused call gets one too, marked an error."""
+    telemetry.execute_tool(r.call.name, call_id=r.call.id or None, status=r.status, error=r.error,
+                           latency_s=r.latency_s, bytes_out=r.bytes_out, truncated=r.truncated,
+                           t_start=r.t_start or None, step=step, arguments=r.arguments, result=r.text, tags=tags)
 
 
-__all__ = ["emit", "result_ids", "traced"]
+__all__ = ["emit", "result_ids", "trace"]

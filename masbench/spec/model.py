@@ -61,8 +61,14 @@ class SimProfile(Spec):
     reactions: dict[str, SimReaction] = Field(default_factory=dict)
     """Reaction to shown answers per agent name (``default``: every other agent that sees answers).
     Empty: a call's correctness does not depend on what it was shown."""
-    tools: SimTools = Field(default_factory=SimTools)
-    """The tool-use policy of ReAct steps (retrieval competence, reads, guesses, summaries)."""
+    tools: SimTools | None = None
+    """The tool-use policy of ReAct steps (retrieval competence, reads, guesses, summaries).
+    None: :class:`SimTools`' defaults."""
+
+    @property
+    def tool_policy(self) -> SimTools:
+        """``tools``, or the defaults when unset."""
+        return self.tools or _DEFAULT_TOOLS
 
     @field_validator("accuracy")
     @classmethod
@@ -71,6 +77,9 @@ class SimProfile(Spec):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"accuracy[{k!r}] = {p} is not a probability in [0, 1]")
         return v
+
+
+_DEFAULT_TOOLS = SimTools()
 
 
 class ModelSpec(Spec):

@@ -58,3 +58,21 @@ def test_a_pool_kind_that_cannot_run_stops_before_any_call_at_its_line(tmp_path)
         prepare(RunOptions(suite=str(p)))
     msg = str(e.value)
     assert "cot_sc.kind" in msg and "no-such-op" in msg and f"{p}:" in msg
+
+
+def test_models_with_specs_hash_as_before_the_tool_fields(tmp_path):
+    """function_calling (every model) and sim.tools (a sim profile) came with issue 27: a suite
+    that sets neither hashes as it did before they existed."""
+    p = write_suite(tmp_path, name="m", model="{id: sim/x, sim: {accuracy: {default: 0.6}}}")
+    suite = prepare(RunOptions(suite=str(p))).suite
+    data = suite.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
+    for key in ("kind", "params"):
+        data["cot_sc"].pop(key)
+    model = data["models"]["default"]
+    assert model.pop("function_calling") is None and model["sim"].pop("tools") is None
+    blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
+    assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    spec = suite.models["default"]
+    assert not isinstance(spec, str)
+    fc = suite.model_copy(update={"models": {"default": spec.model_copy(update={"function_calling": True})}})
+    assert config_hash(fc, {}, None, None) != config_hash(suite, {}, None, None)

@@ -60,8 +60,8 @@ def retrieval_competence(m: SimModel) -> float:
     """P(a search for the next hop uses its ideal query): ``tools.search``, else the accuracy for
     skill ``search``, else the profile's default accuracy."""
     p = m.profile
-    if p.tools.search is not None:
-        return p.tools.search
+    if p.tool_policy.search is not None:
+        return p.tool_policy.search
     v = lookup(p.accuracy, "search")
     return v if v is not None else p.accuracy.get("default", 0.5)
 
@@ -100,7 +100,7 @@ def _act(name: str, key: str, value: str, why: str, step: int, native: bool) -> 
 def react_step(m: SimModel, task: str, meta: Mapping[str, Any], gold: list[str], skills: list[str],
                rng: random.Random, native: bool) -> Step:
     """One ReAct step of a simulated model (see the module docstring)."""
-    pol = m.profile.tools
+    pol = m.profile.tool_policy
     tools = set(meta.get("tools") or [])
     seen = {str(d) for d in meta.get("seen") or []}
     hops = _hops(meta)
@@ -134,7 +134,7 @@ def summary_text(m: SimModel, meta: Mapping[str, Any], rng: random.Random) -> st
     facts = {str(h["doc"]): str(h.get("fact") or "") for h in _hops(meta)}
     evidence = set(facts) | {str(d) for d in meta.get("evidence") or []}
     dropped = [str(d) for d in meta.get("dropped") or []]
-    kept = [d for d in dropped if d in evidence and rng.random() < m.profile.tools.summary_recall]
+    kept = [d for d in dropped if d in evidence and rng.random() < m.profile.tool_policy.summary_recall]
     if not kept:
         return "Summary: the earlier steps found nothing that answers the question."
     return "Summary of the earlier steps:\n" + "\n".join(f"[{d}] {facts.get(d, '')}".rstrip() for d in kept)

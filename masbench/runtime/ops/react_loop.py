@@ -32,7 +32,7 @@ from ..calls import BudgetRefused
 from ..plan import Plan
 from ..prompts import extract, sim_meta
 from ..scope import Env, Scope, Stats
-from ..tool_rows import emit, result_ids, traced
+from ..tool_rows import emit, result_ids, trace
 from ..values import OK, Val
 from .base import Calls
 
@@ -227,7 +227,7 @@ class ReactLoop:
         run, over = asked[:cap], asked[cap:]
 
         async def one(c: ToolCall) -> ToolResult:
-            return await traced(c, lambda: dispatch(c, self.cfg.tools, self.ctx), self.ctx.tags)
+            return await dispatch(c, self.cfg.tools, self.ctx)
 
         results = list(await asyncio.gather(*(one(c) for c in run)))
         for c in over:
@@ -235,6 +235,7 @@ class ReactLoop:
             results.append(ToolResult(c, "refused", f"Error: {why}.", json.dumps(_args_text(c)), error=why))
         for pos, r in enumerate(results):
             emit(self.sc.sh, self.node, step, pos, call_id, r)
+            trace(r, step, self.ctx.tags)
             for d in result_ids(r) or ():
                 self.docs[d] = None
         self.tool_calls += len(results)
