@@ -65,6 +65,23 @@ def sim_meta(plan: Plan, sc: Scope, env: Env) -> dict[str, Any]:
     return {"sim": m}
 
 
+def cited_evidence(sc: Scope, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """For a task with gold evidence (a search task: ``meta["hops"]``), what the simulator needs to
+    know which facts a call has in front of it: the hops and the evidence documents its messages
+    cite by id (an upstream searcher's ``[doc] fact`` notes). Empty for every other task."""
+    task = sc.sh.task
+    hops = task.meta.get("hops") if task is not None else None
+    if not hops:
+        return {}
+    evidence = [str(d) for d in task.meta.get("evidence") or []] if task is not None else []
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    return {"hops": hops, "evidence": evidence, "seen": [d for d in evidence if _cites(text, d)]}
+
+
+def _cites(text: str, doc: str) -> bool:
+    return re.search(rf"(?<![\w\-]){re.escape(doc)}(?![\w\-])", text) is not None
+
+
 def sim_task(sc: Scope) -> str:
     """The task a simulated call belongs to (its id; the question when run outside a suite)."""
     return sc.sh.tags.get("task_id") or sc.question

@@ -15,6 +15,7 @@ in a thread (:func:`asyncio.to_thread`), never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..bench.search import Corpus, corpus_for
 from .base import Tool, ToolContext, ToolOutput
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # its per-index DEBUG line is not the run's business
 
 SNIPPET_CHARS = 160
 """The longest snippet shown per search hit."""

@@ -63,6 +63,15 @@ def consensus(shown: list[str]) -> str | None:
     return next(k for k in keys if counts[k] == top)
 
 
+def missing_evidence(meta: dict[str, Any]) -> bool:
+    """A call on a task with gold evidence (``hops``, a search task) whose messages do not cite
+    every hop's document (``seen``): it cannot know the answer, whatever its skill, and guesses
+    (correct with probability ``tools.guess``)."""
+    hops = [h for h in meta.get("hops") or [] if isinstance(h, dict) and h.get("doc") is not None]
+    seen = {str(d) for d in meta.get("seen") or []}
+    return bool(hops) and any(str(h["doc"]) not in seen for h in hops)
+
+
 def reaction_for(profile: SimProfile, role: str | None) -> SimReaction | None:
     """The reaction configured for an agent name, else ``default``, else None."""
     r = profile.reactions
@@ -128,6 +137,10 @@ class Simulator:
             else:
                 st = react_step(m, task, meta, gold, skills, rrng, native)
                 body, calls = st.text, st.tool_calls
+        elif mode == "answer" and missing_evidence(meta):  # a search task's facts are not in front of it
+            correct = rng.random() < profile.tool_policy.guess
+            body = _answer_text(gold if correct else (m.draw_wrong(task, gold, rng) if not m.fixed
+                                                      else self._draw_wrong(gold, profile, rng)))
         elif m.fixed:
             correct = rng.random() < skill_accuracy(profile, skills)
             body = self._body(mode, meta, gold, correct, profile, rng)

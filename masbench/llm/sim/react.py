@@ -11,10 +11,12 @@ text is still in the context — after truncation, so a small context makes it f
 1. every hop's document is in ``seen`` (or the task has no hops) → **answer**: correct with the
    probability the profile gives a plain answer on this task (:meth:`SimModel.p_correct`, latent
    difficulty included), else a wrong answer (the task's ``distractors`` if the metadata has them,
-   else the model's per-task wrong answers);
+   else the model's per-task wrong answers); the reply cites the facts it found (``Notes:`` then
+   ``[doc] fact`` per evidence document seen — what an agent reading it downstream then knows) and
+   says ``DONE`` (every hop found: what a chain of searchers stops on);
 2. the last step (``step >= max_steps - 1``, or ``final``: the op asks for the answer now), or no
    ``search`` / ``read_document`` tool → **guess**: correct with
-   probability ``tools.guess``, else wrong as above;
+   probability ``tools.guess``, else wrong as above, citing the facts it did find (no ``DONE``);
 3. otherwise **act** for the first hop whose document is not in ``seen``: with probability
    ``tools.search`` (the retrieval competence; default the accuracy for skill ``search``) a search
    with the hop's ideal ``query``; else, with probability ``tools.read`` and a document seen, a
@@ -85,8 +87,12 @@ def _wrong(m: SimModel, task: str, gold: list[str], meta: Mapping[str, Any], rng
     return m.draw_wrong(task, gold, rng)
 
 
-def _final(answers: Sequence[str], why: str) -> Step:
-    return Step(f"Thought: {why}\nFinal Answer: {', '.join(answers)}")
+def _final(answers: Sequence[str], why: str, notes: Sequence[Mapping[str, Any]] = (), done: bool = False) -> Step:
+    """A final reply: the thought, the facts found (``[doc] fact`` per evidence document seen, so
+    an agent reading this reply downstream has them), ``DONE`` when every hop was found, the answer."""
+    cited = "".join(f"[{h['doc']}] {h.get('fact') or ''}".rstrip() + "\n" for h in notes)
+    body = (f"Notes:\n{cited}" if cited else "") + ("DONE\n" if done else "")
+    return Step(f"Thought: {why}\n{body}Final Answer: {', '.join(answers)}")
 
 
 def _act(name: str, key: str, value: str, why: str, step: int, native: bool) -> Step:
@@ -107,13 +113,15 @@ def react_step(m: SimModel, task: str, meta: Mapping[str, Any], gold: list[str],
     step = int(meta.get("step") or 0)
     max_steps = int(meta.get("max_steps") or 1)
     missing = [h for h in hops if str(h["doc"]) not in seen]
+    found = [h for h in hops if str(h["doc"]) in seen]
     u = rng.random()
     if not missing:
         ok = u < m.p_correct(task, skills)
-        return _final(gold if ok else _wrong(m, task, gold, meta, rng), "I have found what I need.")
+        return _final(gold if ok else _wrong(m, task, gold, meta, rng), "I have found what I need.", found,
+                      done=bool(hops))
     if step >= max_steps - 1 or meta.get("final") or not ({"search", "read_document"} & tools):
         ok = u < pol.guess
-        return _final(gold if ok else _wrong(m, task, gold, meta, rng), "I must answer with what I have.")
+        return _final(gold if ok else _wrong(m, task, gold, meta, rng), "I must answer with what I have.", found)
     hop = missing[0]
     if "search" in tools and u < retrieval_competence(m):
         return _act("search", "query", str(hop.get("query") or ""), "I need the next fact; let me search for it.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...spec.design import NodeSpec
 from ..info import NodeInfo
 from ..plan import Plan
-from ..prompts import build_messages, extract, sim_meta
+from ..prompts import build_messages, cited_evidence, extract, sim_meta
 from ..scope import Env, Scope, Stats
 from ..structured import parse_structured
 from ..values import Val
@@ -39,6 +39,7 @@ async def agent_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats, calls
     """Call the agent's model; parse and re-ask (up to ``retries``) when a schema is declared."""
     messages = build_messages(plan, env)
     meta = sim_meta(plan, sc, env)
+    meta["sim"].update(cited_evidence(sc, messages))
     res = await calls.model(plan, sc, messages, meta, idx, st)
     if res.error is not None:
         return Val(status="error", error=res.error)

@@ -164,14 +164,25 @@ class ReactLoop:
         meta = task.meta if task is not None else {}
         self.hops = list(meta.get("hops") or [])
         self.evidence = list(meta.get("evidence") or [])
+        head_text = "\n".join(str(m.get("content") or "") for m in head)
+        self.given = [d for d in self.evidence if _mentions(head_text, str(d))]
+        """Evidence documents the prompt cites by id (handed over by an upstream agent)."""
         self.base_meta = sim_meta(plan, sc, env)
 
     # ----- requests ------------------------------------------------------------------------------
     def meta(self, step: int, mode: str = "react", **extra: Any) -> dict[str, Any]:
         m = dict(self.base_meta["sim"])
-        m.update(mode=mode, tools=list(self.cfg.tools), hops=self.hops, evidence=self.evidence, seen=self.tr.seen(),
+        m.update(mode=mode, tools=list(self.cfg.tools), hops=self.hops, evidence=self.evidence, seen=self.seen(),
                  step=step, max_steps=self.p.max_steps, question=self.sc.question, **extra)
         return {"sim": m}
+
+    def seen(self) -> list[str]:
+        """What the simulator is told is in the context: the documents its observations (or a
+        summary) still show, and the evidence documents the prompt itself cites by id — facts an
+        upstream agent handed over (a searcher's ``[doc] fact`` notes)."""
+        out = dict.fromkeys(self.given)
+        out.update(dict.fromkeys(self.tr.seen()))
+        return list(out)
 
     def request(self, final: bool) -> dict[str, Any]:
         if self.native:
