@@ -63,9 +63,9 @@ DESIGNS = ("react", "react-big", "react-sc", "planner-searchers", "hop-chain")
 
 
 def suite_text(n: int, hops: list[int], context: int, search: float, store: Path, corpus: int,
-               distractors: int) -> str:
+               distractors: int, seed: int = 0) -> str:
     sources = "\n".join(
-        f"  - {{generator: search, name: hops-{h}, values: [{h}], n: {n}, seed: 0, "
+        f"  - {{generator: search, name: hops-{h}, values: [{h}], n: {n}, seed: {seed}, "
         f"params: {{corpus_size: {corpus}, distractors: {distractors}}}}}" for h in hops)
     return SUITE.format(sources=sources, context=context, search=search, store=store)
 
@@ -120,6 +120,7 @@ async def main() -> None:
     ap.add_argument("--search", type=float, default=0.7, help="retrieval competence: P(an ideal query)")
     ap.add_argument("--corpus", type=int, default=2000, help="documents per corpus")
     ap.add_argument("--distractors", type=int, default=1, help="confusable twins per entity")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generated corpus and questions")
     ap.add_argument("--store", default=None, help="directory for the suite and store (default: a temp dir)")
     a = ap.parse_args()
     hops = [int(x) for x in a.hops.split(",")]
@@ -127,10 +128,10 @@ async def main() -> None:
     (base / "tasks").mkdir(parents=True, exist_ok=True)
     store = base / "study.duckdb"
     suite = base / "tasks" / "react-hops-study.yaml"
-    suite.write_text(suite_text(a.n, hops, a.context, a.search, store, a.corpus, a.distractors))
+    suite.write_text(suite_text(a.n, hops, a.context, a.search, store, a.corpus, a.distractors, a.seed))
     print(BANNER)
     print(f"n = {a.n} tasks per hop count, hops {hops}, context {a.context} tokens, retrieval competence {a.search}, "
-          f"corpus {a.corpus} docs, {a.distractors} twin(s) per entity; suite {suite}")
+          f"corpus {a.corpus} docs, {a.distractors} twin(s) per entity, seed {a.seed}; suite {suite}")
     t0 = time.perf_counter()
     s = await run_suite(RunOptions(suite=str(suite), transcripts="none"))
     print(f"ran in {time.perf_counter() - t0:.0f} s; store {s.store} (run {s.run_id})\n")
