@@ -14,6 +14,7 @@ The machine is shared (2 cores): timings are noisy.
 
 from __future__ import annotations
 
+import os
 import argparse
 import statistics
 import time
@@ -56,7 +57,8 @@ def main() -> None:
             for h, rs in sorted(by_hops.items()):
                 print(recall_row(f"{h}-hop questions", rs))
             print(recall_row("all", [r for rs in by_hops.values() for r in rs]))
-    print("\nIndex build and query latency (distractors=1; machine shared, 2 cores)")
+    load = os.getloadavg()[0]
+    print(f"\nIndex build and query latency (distractors=1; {os.cpu_count()} cores, 1-min load average {load:.2f} at start)")
     for size in (500, 2000, 10000):
         tasks = search_tasks([2, 3, 4, 5, 6], 20, 0, "test", corpus_size=size)
         corpus = corpus_for(tasks[0].meta["corpus"])
