@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import TaskDataError
 from .scorers import score
-from .sources.readers import jsonl_rows
+from .jsonl import jsonl_rows
 from .types import TaskInstance
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TaskDataError
+from ..jsonl import jsonl_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,19 +81,9 @@ class Corpus:
         """A corpus read from JSON lines ``{docid, title, text}`` (bad rows: :class:`TaskDataError`)."""
         path = Path(path)
         docs = []
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise TaskDataError(path, f"cannot read the corpus ({exc.strerror or exc})") from None
-        for no, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise TaskDataError(path, f"invalid JSON ({exc})", no) from None
+        for _path, no, row in jsonl_rows(path):
             for key in ("docid", "text"):
-                if not isinstance(row, dict) or not isinstance(row.get(key), (str, int)):
+                if not isinstance(row.get(key), (str, int)):
                     raise TaskDataError(path, f"expected a {key!r} string", no, key)
             docs.append(Doc(str(row["docid"]), str(row.get("title") or ""), str(row["text"])))
         return cls(ref if ref is not None else {"path": str(path)}, docs)

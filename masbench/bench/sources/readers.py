@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ...spec.suite import TaskSource
 from ..errors import TaskDataError
+from ..jsonl import jsonl_rows
 from .base import Row, RowGroup
 
 SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
@@ -49,22 +50,6 @@ def expand(rel: str, base_dir: Path | None, suffixes: tuple[str, ...] = SUFFIXES
     if not path.exists():
         raise TaskDataError(path, "file not found")
     return [path]
-
-
-def jsonl_rows(path: Path) -> Iterator[Row]:
-    """``(path, line, object)`` for every non-blank line of a JSONL file; a line that is not a JSON
-    object is a :class:`TaskDataError` naming the file and line."""
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise TaskDataError(path, f"invalid JSON ({exc})", line_no) from None
-            if not isinstance(row, dict):
-                raise TaskDataError(path, "each line must be a JSON object", line_no)
-            yield path, line_no, row
 
 
 def _json_array(path: Path) -> Iterator[Row]:
