@@ -229,6 +229,31 @@ def cost_lines(store: Store, run_id: str) -> list[str]:
     return lines
 
 
+def tool_lines(store: Store, run_id: str) -> list[str]:
+    """What the report says about the run's tool calls (the ``tool_usage`` view) and, for tasks
+    with gold evidence, each design's retrieval recall (``retrieval_recall``); nothing for a run
+    that called no tool."""
+    have = {r[0] for r in store.sql("SELECT table_name FROM information_schema.tables "
+                                     "WHERE table_name IN ('tool_usage', 'retrieval_recall')")}
+    if "tool_usage" not in have:  # a store from before tool calls, opened read-only
+        return []
+    rows = store.sql("""SELECT sum(tool_calls), sum(ok), sum(invalid_args), sum(unknown_tool + not_allowed),
+                               sum(error), sum(refused), sum(truncated), sum(mean_latency_s * tool_calls) / sum(tool_calls)
+                        FROM tool_usage WHERE run_id = ? AND purpose <> 'pool'""", [run_id])
+    if not rows or not rows[0][0]:
+        return []
+    n, ok, bad_args, unknown, err, refused, cut, lat = rows[0]
+    lines = [f"tool calls: {int(n)} — {int(ok)} ok, {int(bad_args)} invalid arguments, {int(unknown)} unknown or "
+             f"not allowed, {int(err)} raised, {int(refused)} refused (step or budget limit); {int(cut)} results cut "
+             f"to their cap; mean tool latency {1000 * float(lat or 0):.1f} ms"]
+    rec = store.sql("""SELECT design, recall, full_recall, n FROM retrieval_recall
+                       WHERE run_id = ? AND axis = 'all' ORDER BY design""", [run_id]) if "retrieval_recall" in have else []
+    if rec:
+        lines.append("retrieval recall (gold evidence documents a design's tools returned, all tasks): " + "; ".join(
+            f"{d} {100 * r:.1f}% (all found in {100 * f:.0f}% of {int(k)} cells)" for d, r, f, k in rec))
+    return lines
+
+
 def paired(store: Store, run_id: str, axis: str | None = "all", against: str | None = None) -> pd.DataFrame:
     """Rows of ``paired_tests`` of a run (one group unless ``axis`` is None; one reference
     — 'curve', 'cot' or a design label — unless ``against`` is None)."""

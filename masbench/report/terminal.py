@@ -65,7 +65,7 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
         df = data.comparison(st, info.run_id, axis)
         known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
                                       [info.run_id])]
-        costs = data.cost_lines(st, info.run_id)
+        costs = data.cost_lines(st, info.run_id) + data.tool_lines(st, info.run_id)
     if info.label:
         console.print(Text(info.label, style="bold yellow"))
     console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"))

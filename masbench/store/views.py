@@ -67,6 +67,7 @@ VIEWS: Registry[str] = Registry("view", {
     "design_cost_search": "masbench.store.design_views:DESIGN_COST_SEARCH",
     "retrieval_recall_cells": "masbench.store.recall:RECALL_CELLS",
     "retrieval_recall": "masbench.store.recall:RETRIEVAL_RECALL",
+    "tool_usage": "masbench.store.tool_views:TOOL_USAGE",
 })
 """View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
 
