@@ -536,3 +536,15 @@ def test_evidence_cited_in_the_prompt_counts_as_seen() -> None:
 
     assert _cites("Notes:\n[d00057] The Fider stove is made by Zaprin.", "d00057")
     assert not _cites("see d000571 and xd00057", "d00057")
+
+
+def test_the_label_shows_a_design_param_as_written_not_the_default() -> None:
+    from masbench.runtime.info import NodeInfo
+    from masbench.runtime.ops import OPS
+    from masbench.spec import AgentSpec, NodeSpec
+
+    agent = AgentSpec(name="s", prompt="{question}", tools=["search"])
+    for params, shown in (({"max_steps": "{steps}"}, "≤{steps} steps"), ({"max_steps": 3}, "≤3 steps"), ({}, "≤6 steps")):
+        node = NodeSpec.model_validate({"kind": "react", "agent": "s", "params": params})
+        info = NodeInfo(name="n", spec=node, path=("nodes", "n"), op=OPS["react"], agent=agent)
+        assert shown in OPS["react"].label(info)

@@ -140,7 +140,9 @@ class ReactOp(PromptedOp):
 
     def label(self, info: NodeInfo) -> str:
         a = info.agent
-        steps = (react_params(info.spec) or ReactParams()).max_steps
+        raw = info.spec.params.get("max_steps")
+        # a design param (``{steps}``) is shown as written: the label is drawn without the design's params
+        steps = raw if isinstance(raw, str) else (react_params(info.spec) or ReactParams()).max_steps
         tools = ", ".join(a.tools) if a is not None else ""
         return f"react: {a.name if a else info.spec.agent} ≤{steps} steps [{tools}]"
 
