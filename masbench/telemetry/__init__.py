@@ -14,7 +14,7 @@ The span tree of a run::
           majority {node}                        (a node without an agent: "{op} {node}")
             invoke_workflow {sub-design}          (a sub-design nests under its node)
 
-Sites: :func:`run`, :func:`cell`, :func:`workflow`, :func:`node`, :func:`tool` are context
+Sites: :func:`run`, :func:`cell`, :func:`workflow`, :func:`node` are context
 managers (``with telemetry.node(...) as span: ...; span.node_result(val, st)``); :func:`chat` is
 one call after a model call returns, :func:`execute_tool` one call after a tool call returns.
 Lifecycle: :func:`decide` (a run calls it first, so a missing extra is reported before anything
@@ -25,7 +25,7 @@ runs), :func:`aflush` at a run's end, :func:`carrier` /
 from __future__ import annotations
 
 from .spans import (OFF, CallLike, DesignLike, Handle, Site, StatsLike, UsageLike, ValueLike, cell, chat,
-                    execute_tool, node, run, tool, within, workflow)
+                    execute_tool, node, run, within, workflow)
 from .state import (CAPTURE_VAR, ENDPOINT_VARS, INSTALL, TelemetryUnavailable, aflush, capture_from_env, carrier,
                     configure, current, decide, disable, enabled, env_reason, flush, joined, reset, shutdown)
 
@@ -33,5 +33,5 @@ __all__ = [
     "CAPTURE_VAR", "CallLike", "DesignLike", "ENDPOINT_VARS", "Handle", "INSTALL", "OFF", "Site", "StatsLike",
     "TelemetryUnavailable", "UsageLike", "ValueLike", "aflush", "capture_from_env", "carrier", "cell", "chat",
     "configure", "current", "decide", "disable", "enabled", "env_reason", "execute_tool", "flush", "joined", "node",
-    "reset", "run", "shutdown", "tool", "within", "workflow",
+    "reset", "run", "shutdown", "within", "workflow",
 ]

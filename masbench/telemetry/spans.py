@@ -1,6 +1,6 @@
 """The span sites: run → cell → design (``invoke_workflow``) → node (``invoke_agent`` for an
 agent's node) → model call (``chat``), and ``execute_tool`` for tools (a leaf written after the
-tool returns, like ``chat``: :func:`execute_tool`; or the :func:`tool` block around it). Each site is one call that
+tool returns, like ``chat``: :func:`execute_tool`). Each site is one call that
 returns a context manager (the model call, a leaf, is one call made after it returns: its span is
 written with the call's own start and end times).
 
@@ -135,8 +135,6 @@ class Handle:
     def node_result(self, val: ValueLike, st: StatsLike) -> None:
         """A node execution's status and counted usage; a status other than ``ok`` marks an error."""
 
-    def tool_result(self, result: object = None, error: str | None = None) -> None:
-        """A tool call's result (exported only with content capture) or its error."""
 
 
 OFF = Handle()
@@ -191,11 +189,6 @@ class _LiveHandle(Handle):
         if val.status != "ok":
             self.fail(val.status, val.error)
 
-    def tool_result(self, result: object = None, error: str | None = None) -> None:
-        if error is not None:
-            self.fail(g.error_type(error), error)
-        elif result is not None and self.lv.capture:
-            self.span.set_attribute(g.TOOL_CALL_RESULT, result if isinstance(result, str) else repr(result))
 
 
 class _Open:
@@ -282,19 +275,6 @@ def node(node: str, op: str, agent: str | None, tags: Mapping[str, Any], *, roun
     return _Open(lv, f"{op} {node}", attrs)
 
 
-def tool(name: str, *, call_id: str | None = None, arguments: object = None, tool_type: str = "function") -> Site:
-    """The span of one tool execution: ``execute_tool {name}`` (arguments exported only with
-    content capture; the block reports the result with ``tool_result``)."""
-    lv = state.current()
-    if lv is None:
-        return _OFF
-    attrs: dict[str, Any] = {g.OPERATION: g.EXECUTE_TOOL, g.TOOL_NAME: name, g.TOOL_TYPE: tool_type,
-                             g.TOOL_CALL_ID: call_id}
-    if lv.capture and arguments is not None:
-        attrs[g.TOOL_CALL_ARGUMENTS] = arguments if isinstance(arguments, str) else repr(arguments)
-    return _Open(lv, f"{g.EXECUTE_TOOL} {name}", attrs)
-
-
 def execute_tool(name: str, *, call_id: str | None, status: str, error: str | None = None, latency_s: float = 0.0,
                  bytes_out: int | None = None, truncated: bool | None = None, t_start: float | None = None,
                  step: int | None = None, arguments: str | None = None, result: str | None = None,
@@ -376,4 +356,4 @@ def chat(res: CallLike, request: Mapping[str, Any], messages: Sequence[Mapping[s
 
 
 __all__ = ["CallLike", "DesignLike", "Handle", "OFF", "Site", "StatsLike", "UsageLike", "ValueLike", "cell", "chat",
-           "execute_tool", "node", "run", "tool", "within", "workflow"]
+           "execute_tool", "node", "run", "within", "workflow"]
