@@ -275,15 +275,14 @@ class ReactLoop:
     async def run(self) -> Val:
         p, step, last = self.p, 0, ""
         while True:
-            final = step >= p.max_steps
+            out_of_steps = step >= p.max_steps
             try:
-                if self.tr.turns and not await self.fit(step):
-                    self.stop = "max_steps" if final else "context"
-                    final = True
+                out_of_room = bool(self.tr.turns) and not await self.fit(step)
+                final = out_of_steps or out_of_room
                 messages = self.tr.messages()
                 if final:
-                    why = "Your notes are full" if self.stop == "context" else "You have used all your steps"
-                    self.stop = "context" if self.stop == "context" else "max_steps"
+                    self.stop = "max_steps" if out_of_steps else "context"
+                    why = "You have used all your steps" if out_of_steps else "Your notes are full"
                     messages.append({"role": "user", "content": f"{why}. Do not call a tool: reply now with your "
                                                                 "best final answer as `Final Answer: <answer>`."})
                 res = await self.model(messages, self.meta(step, final=final), self.request(final))
