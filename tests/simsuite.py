@@ -52,6 +52,15 @@ def counts(store: Path, run_id: str) -> dict[str, int]:
         con.close()
 
 
+def q(store: Path, sql: str, params: list | None = None) -> list[tuple]:
+    """The rows of one query on a store file, opened read-only and closed again."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
 def _one(store: Path, sql: str):
     con = duckdb.connect(str(store), read_only=True)
     try:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
 from masbench.harness import RunOptions, run_suite
+
+from simsuite import q
 
 SUITE = """name: {name}
 models:
@@ -32,14 +32,6 @@ def _suite(tmp_path: Path, name: str, designs: str, hops: str = "[2]", n: int = 
     p.write_text(SUITE.format(name=name, designs=designs, hops=hops, n=n, search=search, context=context,
                               store=tmp_path / f"{name}.duckdb"))
     return p
-
-
-def q(store: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 async def test_every_search_design_runs_and_its_tool_calls_and_recall_are_stored(tmp_path):

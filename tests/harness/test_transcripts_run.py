@@ -15,17 +15,9 @@ from masbench.harness.cells import config_hash
 from masbench.harness.prepare import prepare
 from masbench.store import TABLES
 
-from simsuite import write_suite, assert_transcripts_consistent as assert_consistent
+from simsuite import q, write_suite, assert_transcripts_consistent as assert_consistent
 
 FAULTY = "{id: sim/p60-faulty, sim: {accuracy: {default: 0.6}, faults: {rate: 0.25, permanent: true, kinds: [bad_request]}}}"
-
-
-def q(store: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 def one(store: Path, sql: str, params: list | None = None):
