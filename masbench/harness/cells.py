@@ -58,6 +58,7 @@ NOT_IDENTITY = {"transcripts"}
 _LATER_DEFAULTS: tuple[tuple[tuple[str, ...], str, object], ...] = (
     (("cot_sc",), "kind", None), (("cot_sc",), "params", {}),
     (("models", "*"), "function_calling", None), (("models", "*", "sim"), "tools", None),
+    (("stats",), "test", "sign-flip"), (("stats",), "bet", "prpl"),
 )
 """(path in the suite's dump, field, default) of fields added after runs were stored: left out of
 the hash while at their default, so an older suite resumes its run (``*``: every entry of a mapping)."""
@@ -85,6 +86,11 @@ def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, 
         for obj in _at_path(data, path):
             if obj.get(key, default) == default:
                 obj.pop(key, None)
+    stats = data.get("stats")
+    if isinstance(stats, dict) and stats.get("match") == "budget":
+        # the statistics define no cell: the new default unit hashes as the old default did, so a
+        # suite that leaves `stats.match` unset resumes the run it started before the default changed
+        stats["match"] = "tokens"
     blob = json.dumps({"suite": data, "overrides": overrides,
                        "limit": limit}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

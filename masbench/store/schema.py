@@ -303,12 +303,51 @@ CREATE TABLE tool_calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS supersed
 -- its answer needs), so retrieval recall is a view over tool_calls.result_ids
 ALTER TABLE results ADD COLUMN evidence JSON;
 """),
+    (9, "verdicts: needs-n ranges and Holm family scope; sequential looks of --until-decided runs", """
+-- "needs n" as a range (n_needed .. n_needed_hi; n_needed_hi NULL with n_needed set: "n >= n_needed")
+-- and what a row's Holm family spans: 'group' (the designs of one group) or 'axis' (every design
+-- at every value of one axis: a per-axis table corrected across the values it shows)
+ALTER TABLE paired_tests ADD COLUMN n_needed_hi BIGINT;
+ALTER TABLE paired_tests ADD COLUMN family VARCHAR;
+-- One row per design and look of a sequential run (`masbench run --until-decided`): what the
+-- anytime-valid test said after that look's batch of tasks. A design's first row with `decided`
+-- is where it stopped receiving tasks; later looks repeat that row's numbers (frozen).
+CREATE TABLE sequential_looks (
+    run_id VARCHAR,
+    look INTEGER,                -- 1, 2, ...: the look after the look-th batch
+    design VARCHAR,              -- the design's label (non-baselines only)
+    unit VARCHAR,                -- the cost unit it is matched on (stats.match)
+    n_tasks INTEGER,             -- tasks of this design in the sequence so far
+    n_cells INTEGER,
+    calls BIGINT,                -- the design's counted model calls so far
+    tokens BIGINT,               -- ... counted tokens (prompt + completion)
+    cost_usd DOUBLE,
+    budget_spent DOUBLE,         -- ... on the suite's budget basis
+    k_match DOUBLE,              -- the curve's k this look's new tasks were matched at (from earlier looks' cost)
+    position VARCHAR,            -- within | below | beyond
+    mean_diff DOUBLE,            -- mean of the sequence of per-task differences
+    cs_lo DOUBLE,                -- the confidence sequence at level 1 - level_holm, running intersection
+    cs_hi DOUBLE,
+    p_anytime DOUBLE,            -- anytime-valid p-value of "no difference" (1 / running max of the e-process)
+    family_size INTEGER,
+    p_holm DOUBLE,               -- Holm over the family's anytime-valid p-values at this look
+    level_holm DOUBLE,
+    decided BOOLEAN,             -- decided at or before this look (stops receiving tasks)
+    verdict VARCHAR,             -- the same words as the fixed-n verdicts
+    reason VARCHAR,
+    max_tasks INTEGER,           -- the run's task cap (--max-tasks)
+    batch INTEGER,               -- tasks per batch (--batch)
+    method VARCHAR,              -- e.g. 'betting CS (hedged, PrPl)'
+    alpha DOUBLE,
+    ts DOUBLE
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
 TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions",
           "designs", "price_table", "cot_sc_task_curve", "paired_tests", "texts", "call_messages",
-          "call_messages_superseded", "tool_calls", "tool_calls_superseded")
+          "call_messages_superseded", "tool_calls", "tool_calls_superseded", "sequential_looks")
 
 CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded", "tool_calls",
                                                        "tool_calls_superseded")}

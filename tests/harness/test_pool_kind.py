@@ -17,11 +17,35 @@ from masbench.spec.problems import SpecError
 from simsuite import write_suite
 
 
+def _stats_as_before(data: dict) -> None:
+    """The stats block as it was dumped before issue 24 (its new fields unset, the old default unit)."""
+    stats = data["stats"]
+    assert stats.pop("test") == "sign-flip" and stats.pop("bet") == "prpl" and stats["match"] == "budget"
+    stats["match"] = "tokens"
+
+
+def test_stats_fields_of_issue_24_hash_as_before_and_stats_never_split_a_run(tmp_path):
+    """A suite that leaves the statistics at their defaults hashes as before issue 24 (new default
+    unit `budget` included), so its run resumes; an explicit `match: tokens` is the same run."""
+    suite = prepare(RunOptions(suite=str(write_suite(tmp_path, name="s24")))).suite
+    data = suite.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
+    for key in ("kind", "params"):
+        data["cot_sc"].pop(key)
+    _stats_as_before(data)
+    blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
+    assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    tokens = suite.model_copy(update={"stats": suite.stats.model_copy(update={"match": "tokens"})})
+    assert config_hash(tokens, {}, None, None) == config_hash(suite, {}, None, None)
+    calls = suite.model_copy(update={"stats": suite.stats.model_copy(update={"match": "calls"})})
+    assert config_hash(calls, {}, None, None) != config_hash(suite, {}, None, None)
+
+
 def test_unset_pool_kind_hashes_as_before_and_a_set_one_changes_the_hash(tmp_path):
     suite = prepare(RunOptions(suite=str(write_suite(tmp_path, name="h")))).suite
     data = suite.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
     data["cot_sc"].pop("kind")
     data["cot_sc"].pop("params")
+    _stats_as_before(data)
     # the hash as it was computed before the fields existed (harness/cells.py config_hash then)
     blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
     assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -68,6 +92,7 @@ def test_models_with_specs_hash_as_before_the_tool_fields(tmp_path):
     data = suite.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
     for key in ("kind", "params"):
         data["cot_sc"].pop(key)
+    _stats_as_before(data)
     model = data["models"]["default"]
     assert model.pop("function_calling") is None and model["sim"].pop("tools") is None
     blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)

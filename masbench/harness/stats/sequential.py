@@ -1,0 +1,169 @@
+"""Anytime-valid paired tests: a betting confidence sequence for a mean difference in [−1, 1].
+
+The per-task paired differences d_1, d_2, … (design − curve, each in [−1, 1]) arrive in a seeded
+random order. Map them to x = (d + 1)/2 ∈ [0, 1] and, for every candidate mean m of x (a grid over
+[0, 1], μ = 2m − 1 on the difference scale), bet on x against m (Waudby-Smith & Ramdas, "Estimating
+means of bounded random variables by betting", JRSS-B 2024, the *hedged capital* process):
+
+    K⁺_t(m) = Π_{i≤t} (1 + λ⁺_i(m)·(x_i − m)),   K⁻_t(m) = Π_{i≤t} (1 − λ⁻_i(m)·(x_i − m))
+    K_t(m)  = ½ K⁺_t(m) + ½ K⁻_t(m)
+
+with bets λ±_i ∈ [0, c/m] resp. [0, c/(1 − m)] (c = ½) chosen from x_1 … x_{i−1} only
+(predictable). Under the hypothesis "the mean of x is m", K_t(m) is a nonnegative martingale with
+K_0 = 1, so by Ville's inequality P(∃t: K_t(m) ≥ 1/α) ≤ α: the set {m: max_{s≤t} K_s(m) < 1/α} is a
+(1 − α) confidence sequence — it covers the true mean at every t simultaneously, hence at any
+stopping time, however the stopping is chosen — and p_t = min(1, 1/max_{s≤t} K_s(½)) is an
+anytime-valid p-value of "no difference" (P(∃t: p_t ≤ α) ≤ α). The interval at level 1 − α
+excludes 0 exactly when p_t ≤ α: the bets do not depend on α (they are tuned once, at ``alpha``),
+so one capital process gives every level.
+
+Bets (``bet``):
+
+- ``prpl`` (default, WSR's predictable plug-in): λ_i = √(2 log(2/α) / (σ̂²_{i−1} · i · log(1 + i))),
+  σ̂²_i = (¼ + Σ_{j≤i} (x_j − μ̂_j)²)/(i + 1), μ̂_i = (½ + Σ_{j≤i} x_j)/(i + 1); the same λ on both
+  sides, truncated at c/m and c/(1 − m).
+- ``agrapa`` (approximate growth-rate adaptive): λ⁺_i(m) = (μ̂_{i−1} − m)/(σ̂²_{i−1} + (μ̂_{i−1} − m)²)
+  clipped to [0, c/m], λ⁻ the mirror image — bets harder as evidence accrues (faster decisions
+  on large effects, wider intervals early).
+
+Computed in chunks of tasks (memory: ``chunk`` × ``grid`` floats), so a 100k-task sequence costs
+what a short one does per task.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Bet = Literal["prpl", "agrapa"]
+C_TRUNC = 0.5
+"""Bets are truncated at c/m (c/(1 − m)): a wager never risks more than half the capital."""
+GRID = 2001
+"""Grid points over the mean difference's range [−1, 1] (step 0.001); 0 is a grid point."""
+
+
+def _grid(points: int) -> np.ndarray:
+    """Candidate means of x = (d + 1)/2, strictly inside (0, 1) (a bet against m = 0 or 1 is void)."""
+    points = points if points % 2 else points + 1  # odd: m = ½ (no difference) is on the grid
+    g = np.linspace(0.0, 1.0, points)
+    eps = 0.5 / (points - 1)
+    g[0], g[-1] = eps / 2, 1 - eps / 2
+    return g
+
+
+def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(μ̂_{t−1}, σ̂²_{t−1}) for t = 1..n: WSR's regularized running mean and variance, predictable."""
+    n = len(x)
+    t = np.arange(1, n + 1, dtype=float)
+    mu = (0.5 + np.cumsum(x)) / (t + 1)
+    s2 = (0.25 + np.cumsum((x - mu) ** 2)) / (t + 1)
+    return np.concatenate([[0.5], mu[:-1]]), np.concatenate([[0.25], s2[:-1]])
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """The state of the test after the n differences seen so far."""
+
+    n: int
+    """Differences seen."""
+    mean: float
+    """Their mean (the point estimate of the mean difference; NaN before the first)."""
+    mu: np.ndarray
+    """The grid of candidate mean differences μ ∈ [−1, 1] (odd length, 0 in the middle)."""
+    log_kmax: np.ndarray
+    """log max_{s≤n} K_s at every grid point (0 before the first difference: K_0 = 1)."""
+    direction: np.ndarray
+    """At every grid point, +1 if the up-bet K⁺ was the larger when the running max was reached, else −1."""
+
+    def p_value(self, mu0: float = 0.0) -> float:
+        """Anytime-valid p-value of "the mean difference is ``mu0``" (default: no difference)."""
+        i = int(np.argmin(np.abs(self.mu - mu0)))
+        return float(min(1.0, math.exp(-self.log_kmax[i])))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The confidence sequence at ``level`` after n differences (running intersection): the
+        smallest and largest grid means not rejected, widened by one grid step each way (the
+        true mean may lie between grid points)."""
+        keep = self.log_kmax < math.log(1 / (1 - level))
+        if not keep.any():  # every grid point rejected (float edge): the point estimate
+            return (self.mean, self.mean)
+        idx = np.flatnonzero(keep)
+        step = float(self.mu[1] - self.mu[0])
+        return float(max(-1.0, self.mu[idx[0]] - step)), float(min(1.0, self.mu[idx[-1]] + step))
+
+    def side(self, mu0: float = 0.0) -> int:
+        """+1 if the evidence against ``mu0`` says the mean is above it, −1 below, 0 none yet."""
+        if self.n == 0:
+            return 0
+        return 1 if self.mean > mu0 else -1 if self.mean < mu0 else 0
+
+
+def _bets(x: np.ndarray, m: np.ndarray, bet: Bet, alpha: float,
+          mu_prev: np.ndarray, s2_prev: np.ndarray, t0: int) -> tuple[np.ndarray, np.ndarray]:
+    """λ⁺, λ⁻ (chunk × grid) for tasks t0+1 … t0+len(x)."""
+    cap_up, cap_dn = C_TRUNC / m, C_TRUNC / (1 - m)
+    if bet == "prpl":
+        t = np.arange(t0 + 1, t0 + len(x) + 1, dtype=float)
+        lam = np.sqrt(2 * math.log(2 / alpha) / (s2_prev * t * np.log1p(t)))[:, None]
+        return np.minimum(lam, cap_up[None, :]), np.minimum(lam, cap_dn[None, :])
+    if bet == "agrapa":
+        gap = mu_prev[:, None] - m[None, :]
+        raw = gap / (s2_prev[:, None] + gap ** 2)
+        return np.clip(raw, 0.0, cap_up[None, :]), np.clip(-raw, 0.0, cap_dn[None, :])
+    raise ValueError(f"unknown bet {bet!r} (prpl | agrapa)")
+
+
+def betting_sequence(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = "prpl", grid: int = GRID,
+                     chunk: int = 256, paths: bool = False) -> tuple[Sequence, np.ndarray | None]:
+    """The test after the differences ``diffs`` (in arrival order, each in [−1, 1]).
+
+    ``alpha`` tunes the bets only (every level is read from the same process). With ``paths``
+    also returns, per prefix t = 1..n, the (1 − alpha) interval and the anytime p-value of 0
+    as an (n × 3) array [lo, hi, p] (for coverage studies at data-dependent stopping times)."""
+    d = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)
+    if np.isnan(d).any():
+        raise ValueError("a paired difference is NaN (a task without a curve value?)")
+    m = _grid(grid)
+    mu = 2 * m - 1
+    n = len(d)
+    log_kmax = np.zeros(len(m))
+    direction = np.zeros(len(m), dtype=np.int8)
+    out = np.empty((n, 3)) if paths else None
+    if n == 0:
+        return Sequence(0, math.nan, mu, log_kmax, direction), out
+    x = (d + 1) / 2
+    mu_prev, s2_prev = _moments(x)
+    log_up, log_dn = np.zeros(len(m)), np.zeros(len(m))
+    i_zero = len(m) // 2
+    thresh = math.log(1 / alpha)
+    step = float(mu[1] - mu[0])
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        lam_up, lam_dn = _bets(x[a:b], m, bet, alpha, mu_prev[a:b], s2_prev[a:b], a)
+        dev = x[a:b, None] - m[None, :]
+        up = log_up + np.cumsum(np.log1p(lam_up * dev), axis=0)
+        dn = log_dn + np.cumsum(np.log1p(-lam_dn * dev), axis=0)
+        log_k = np.logaddexp(up, dn) + math.log(0.5)
+        run = np.maximum.accumulate(np.vstack([log_kmax[None, :], log_k]), axis=0)[1:]
+        new_max = log_k.max(axis=0) > log_kmax
+        arg = np.argmax(log_k, axis=0)
+        cols = np.arange(len(m))
+        direction = np.where(new_max, np.where(up[arg, cols] >= dn[arg, cols], 1, -1), direction).astype(np.int8)
+        log_kmax = run[-1]
+        log_up, log_dn = up[-1], dn[-1]
+        if out is not None:
+            keep = run < thresh
+            any_keep = keep.any(axis=1)
+            first = np.argmax(keep, axis=1)
+            last = len(m) - 1 - np.argmax(keep[:, ::-1], axis=1)
+            means = np.cumsum(d)[a:b] / np.arange(a + 1, b + 1)
+            out[a:b, 0] = np.where(any_keep, np.maximum(-1.0, mu[first] - step), means)
+            out[a:b, 1] = np.where(any_keep, np.minimum(1.0, mu[last] + step), means)
+            out[a:b, 2] = np.minimum(1.0, np.exp(-run[:, i_zero]))
+    return Sequence(n, float(d.mean()), mu, log_kmax, direction), out
+
+
+__all__ = ["Bet", "Sequence", "betting_sequence"]
