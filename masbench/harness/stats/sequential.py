@@ -91,7 +91,7 @@ class Sequence:
         if not keep.any():  # every grid point rejected (float edge): the point estimate
             return (self.mean, self.mean)
         idx = np.flatnonzero(keep)
-        step = float(self.mu[1] - self.mu[0])
+        step = float(self.mu[2] - self.mu[1])
         return float(max(-1.0, self.mu[idx[0]] - step)), float(min(1.0, self.mu[idx[-1]] + step))
 
     def side(self, mu0: float = 0.0) -> int:
@@ -139,7 +139,7 @@ def betting_sequence(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = "prpl
     log_up, log_dn = np.zeros(len(m)), np.zeros(len(m))
     i_zero = len(m) // 2
     thresh = math.log(1 / alpha)
-    step = float(mu[1] - mu[0])
+    step = float(mu[2] - mu[1])
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
         lam_up, lam_dn = _bets(x[a:b], m, bet, alpha, mu_prev[a:b], s2_prev[a:b], a)
@@ -167,3 +167,73 @@ def betting_sequence(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = "prpl
 
 
 __all__ = ["Bet", "Sequence", "betting_sequence"]
+
+
+# --- one look of a sequential run: Holm over the designs' anytime-valid p-values -------------------
+
+@dataclass(frozen=True)
+class LookInput:
+    """One design at a look: its differences so far, in arrival order."""
+
+    design: str
+    diffs: np.ndarray
+    """Per-task differences against the curve, in the order the tasks were drawn."""
+    position: str
+    """Where its cost falls on the curve: within | below | beyond (as the fixed-n test)."""
+    k_max: int
+    frozen: "LookResult | None" = None
+    """Its result at the look where it was decided (it received no tasks since), else None."""
+
+
+@dataclass(frozen=True)
+class LookResult:
+    """What the sequential test says of one design after a look."""
+
+    design: str
+    n: int
+    mean: float
+    cs_lo: float
+    """The confidence sequence at level 1 − ``level_holm`` (running intersection)."""
+    cs_hi: float
+    p_anytime: float
+    family_size: int
+    p_holm: float
+    level_holm: float
+    decided: bool
+    """Significant either way: the design stops receiving tasks (its numbers are frozen)."""
+    verdict: str
+    reason: str
+
+
+def look(inputs: list[LookInput], alpha: float = 0.05, bet: Bet = "prpl") -> list[LookResult]:
+    """The sequential verdicts of one family (the non-baseline designs of a run) after a look.
+
+    Holm's step-down over the anytime-valid p-values controls the family-wise error under
+    optional stopping: a true null is rejected at some look only if its p-value ever falls to
+    α/m₀ (Holm's first true null is tested at a level ≤ α/m₀), and for each true null
+    P(∃t: p_t ≤ α/m₀) ≤ α/m₀ — a union bound over the m₀ true nulls gives ≤ α over all looks,
+    whatever the stopping rule. The p-values only fall over time (a running max of the capital),
+    and a decided design's p is frozen, so a decision once made stays made."""
+    from .decide import INCONCLUSIVE, decide
+    from .paired import holm
+
+    seqs = {i.design: betting_sequence(i.diffs, alpha=alpha, bet=bet)[0] for i in inputs if i.frozen is None}
+    p = [i.frozen.p_anytime if i.frozen is not None else seqs[i.design].p_value() for i in inputs]
+    adj, levels = holm(p, alpha)
+    out: list[LookResult] = []
+    for i, pi, pa, lv in zip(inputs, p, adj, levels):
+        if i.frozen is not None:
+            out.append(LookResult(**{**i.frozen.__dict__, "family_size": len(inputs)}))
+            continue
+        s = seqs[i.design]
+        lo, hi = s.interval(1 - lv)
+        significant = pa < alpha and (lo > 0 or hi < 0)
+        if significant:
+            verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)
+        else:
+            verdict, reason = INCONCLUSIVE, f"undecided after {s.n} tasks"
+        out.append(LookResult(i.design, s.n, s.mean, lo, hi, pi, len(inputs), pa, lv, significant, verdict, reason))
+    return out
+
+
+__all__ += ["LookInput", "LookResult", "look"]
