@@ -33,6 +33,7 @@ class StatsSpec(Spec):
     """Power at which "needs n ≈ N tasks" is computed."""
     seed: int = 0
     """Seed of the resampling (and of a sequential run's task order)."""
-    bet: Literal["prpl", "agrapa"] = "prpl"
+    bet: Literal["prpl", "agrapa"] = "agrapa"
     """Betting strategy of the anytime-valid confidence sequence (``--until-decided``):
-    ``prpl`` (predictable plug-in, tight intervals) or ``agrapa`` (bets harder as evidence accrues)."""
+    ``agrapa`` (default: a plug-in Kelly bet, bets harder as evidence accrues — decides sooner at
+    moderate effects) or ``prpl`` (predictable plug-in, tuned for a tight interval at a horizon)."""

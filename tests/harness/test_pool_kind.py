@@ -20,7 +20,7 @@ from simsuite import write_suite
 def _stats_as_before(data: dict) -> None:
     """The stats block as it was dumped before issue 24 (its new fields unset, the old default unit)."""
     stats = data["stats"]
-    assert stats.pop("test") == "sign-flip" and stats.pop("bet") == "prpl" and stats["match"] == "budget"
+    assert stats.pop("test") == "sign-flip" and stats.pop("bet") == "agrapa" and stats["match"] == "budget"
     stats["match"] = "tokens"
 
 
