@@ -242,7 +242,7 @@ class LookResult:
     reason: str
 
 
-def look(inputs: list[LookInput], alpha: float = 0.05, bet: Bet = DEFAULT_BET) -> list[LookResult]:
+def look(inputs: list[LookInput], alpha: float = 0.05, bet: Bet = DEFAULT_BET, *, grid: int = GRID) -> list[LookResult]:
     """The sequential verdicts of one family (the non-baseline designs of a run) after a look.
 
     Holm's step-down over the anytime-valid p-values controls the family-wise error under
@@ -254,7 +254,7 @@ def look(inputs: list[LookInput], alpha: float = 0.05, bet: Bet = DEFAULT_BET) -
     from .decide import INCONCLUSIVE, decide
     from .paired import holm
 
-    seqs = {i.design: betting_sequence(i.diffs, alpha=alpha, bet=bet)[0] for i in inputs if i.frozen is None}
+    seqs = {i.design: betting_sequence(i.diffs, alpha=alpha, bet=bet, grid=grid)[0] for i in inputs if i.frozen is None}
     p = [i.frozen.p_anytime if i.frozen is not None else seqs[i.design].p_value() for i in inputs]
     adj, levels = holm(p, alpha)
     out: list[LookResult] = []
