@@ -121,6 +121,7 @@ def run_sequential(s: Suite, cap: int, batch: int, alpha: float, bet: str, k_max
     p_path = {d: betting_sequence(s.diffs[d], alpha=alpha, bet=bet, paths=True)[1][:, 2] for d in s.names}  # type: ignore[arg-type,index]
     frozen: dict[str, LookResult] = {}
     last: dict[str, tuple[int, str]] = {}
+    n = 0
     for n in range(batch, cap + batch, batch):
         n = min(n, cap)
         p = [frozen[d].p_anytime if d in frozen else float(p_path[d][n - 1]) for d in s.names]
@@ -172,7 +173,7 @@ def pct(k: int, n: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--null-suites", type=int, default=500)
     ap.add_argument("--effect-suites", type=int, default=200, help="suites per effect size")
     ap.add_argument("--effects", default="5,10,20", help="effect sizes in pp")

@@ -52,6 +52,33 @@ def _print(rows: list[PlanRow], title: str, console: Console) -> None:
     console.print(t)
 
 
+def _sequential(console: Console, store: Path | None, run: str | None, design: str | None, delta: float | None,
+                accuracy: float, rho: float, seeds: int, alpha: float, power: float, designs: int, cap: int,
+                batch: int, calls_per_task: float | None) -> None:
+    from ..harness.plan import _recorded
+    from ..harness.plan_sequential import DEFAULT_DELTAS, plan_sequential_formula, plan_sequential_pilot
+    from .plan_seq import print_sequential
+
+    deltas = None if delta is None else [0.0, delta / 100, -delta / 100]
+    if store is None:
+        rows = plan_sequential_formula(accuracy, rho, deltas or list(DEFAULT_DELTAS), seeds=seeds,
+                                       level=alpha / designs, power=power, cap=cap, batch=batch, alpha=alpha,
+                                       calls_per_task=calls_per_task)
+        print_sequential(rows, f"tasks to a decision under --until-decided at accuracy {accuracy:.2f}, ρ = {rho:.2f}, "
+                               f"{seeds} seed(s), α = {alpha / designs:.4g} (formula)", console)
+        return
+    with _open(store) as st:
+        rid = _run_id(st, run)
+        rows = plan_sequential_pilot(st, rid, deltas, unit=_recorded(st, rid)[1].match, alpha=alpha, power=power,
+                                     cap=cap, batch=batch, design=design)
+    if not rows:
+        _ERR.print(f"error: run {rid} has no paired differences (no curve, or no non-baseline designs)",
+                   style="red", markup=False)
+        raise typer.Exit(2)
+    print_sequential(rows, f"from pilot run {rid}: tasks to a decision under --until-decided (its per-task "
+                           f"differences, resampled and tilted to each Δ)", console)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def plan(delta: Annotated[Optional[float], typer.Option("--delta", help="Gap to detect, in accuracy points "
@@ -69,10 +96,22 @@ def register(app: typer.Typer) -> None:
              store: Annotated[Optional[Path], typer.Option("--store", help="A finished pilot run's store: plan "
                                                             "from its per-task variance.")] = None,
              run: Annotated[Optional[str], typer.Option("--run", help="Pilot run id (default: the latest).")] = None,
-             design: Annotated[Optional[str], typer.Option("--design", help="Only this design (pilot mode).")] = None) -> None:
+             design: Annotated[Optional[str], typer.Option("--design", help="Only this design (pilot mode).")] = None,
+             sequential: Annotated[bool, typer.Option("--sequential", help="Tasks and calls to a decision under "
+                                                      "`run --until-decided`, by simulation, per true Δ "
+                                                      "(0, ±5, ±10, ±20 pp, or 0 and ±--delta).")] = False,
+             max_tasks: Annotated[int, typer.Option("--max-tasks", min=1, help="Sequential: the task cap.")] = 400,
+             batch: Annotated[int, typer.Option("--batch", min=1, help="Sequential: tasks per look.")] = 20,
+             calls_per_task: Annotated[Optional[float], typer.Option("--calls-per-task", min=0,
+                                        help="Sequential, formula: the design's calls per task plus the "
+                                             "pool's (to show calls).")] = None) -> None:
         """How many tasks (and seeds) detect a Δ-point gap against CoT-SC at 80% power."""
         console = Console()
         s = _seeds(seeds)
+        if sequential:
+            _sequential(console, store, run, design, delta, accuracy, rho, s[0], alpha, power, designs,
+                        max_tasks, batch, calls_per_task)
+            return
         if store is None:
             if delta is None:
                 raise typer.BadParameter("--delta is required without --store")

@@ -77,12 +77,15 @@ def _grid(points: int) -> np.ndarray:
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(μ̂_{t−1}, σ̂²_{t−1}) for t = 1..n: WSR's regularized running mean and variance, predictable."""
-    n = len(x)
+    """(μ̂_{t−1}, σ̂²_{t−1}) for t = 1..n along the last axis: WSR's regularized running mean and
+    variance, predictable (the first task reads the priors ½ and ¼)."""
+    n = x.shape[-1]
     t = np.arange(1, n + 1, dtype=float)
-    mu = (0.5 + np.cumsum(x)) / (t + 1)
-    s2 = (0.25 + np.cumsum((x - mu) ** 2)) / (t + 1)
-    return np.concatenate([[0.5], mu[:-1]]), np.concatenate([[0.25], s2[:-1]])
+    mu = (0.5 + np.cumsum(x, axis=-1)) / (t + 1)
+    s2 = (0.25 + np.cumsum((x - mu) ** 2, axis=-1)) / (t + 1)
+    head = np.ones(x.shape[:-1] + (1,))
+    return (np.concatenate([0.5 * head, mu[..., :-1]], axis=-1),
+            np.concatenate([0.25 * head, s2[..., :-1]], axis=-1))
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,30 @@ def betting_sequence(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = DEFAU
     return Sequence(n, float(d.mean()), mu, log_kmax, direction), out
 
 
-__all__ = ["Bet", "DEFAULT_BET", "Sequence", "betting_sequence"]
+def p_paths(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = DEFAULT_BET) -> np.ndarray:
+    """The anytime-valid p-value of "no difference" after every prefix, for many streams at once
+    (rows of ``diffs``, streams × n): exactly :func:`betting_sequence`'s ``paths`` column ``p``
+    (the grid point m = ½), without the rest of the grid — for planning by simulation."""
+    d = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)
+    if d.shape[1] == 0:
+        return np.ones(d.shape)
+    x = (d + 1) / 2
+    mu_prev, s2_prev = _moments(x)
+    dev = x - 0.5
+    cap = C_TRUNC / 0.5
+    if bet == "prpl":
+        t = np.arange(1, x.shape[1] + 1, dtype=float)
+        lam_up = lam_dn = np.minimum(np.sqrt(2 * math.log(2 / alpha) / (s2_prev * t * np.log1p(t))), cap)
+    elif bet == "agrapa":
+        raw = (mu_prev - 0.5) / (s2_prev + (mu_prev - 0.5) ** 2)
+        lam_up, lam_dn = np.clip(raw, 0.0, cap), np.clip(-raw, 0.0, cap)
+    else:
+        raise ValueError(f"unknown bet {bet!r} (prpl | agrapa)")
+    log_k = np.logaddexp(np.cumsum(np.log1p(lam_up * dev), axis=1), np.cumsum(np.log1p(-lam_dn * dev), axis=1))
+    return np.minimum(1.0, np.exp(-np.maximum.accumulate(np.maximum(log_k + math.log(0.5), 0.0), axis=1)))
+
+
+__all__ = ["Bet", "DEFAULT_BET", "Sequence", "betting_sequence", "p_paths"]
 
 
 # --- one look of a sequential run: Holm over the designs' anytime-valid p-values -------------------

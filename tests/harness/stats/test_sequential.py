@@ -203,6 +203,7 @@ def test_look_holm_by_hand_and_frozen_numbers_stay():
              "down": np.clip(rng.normal(-0.35, 0.4, 200), -1, 1)}
     frozen: dict = {}
     history: list[dict] = []
+    out: dict = {}
     for n in range(20, 201, 20):
         ins = [LookInput(d, diffs[d][:n], "within", 8, frozen.get(d)) for d in diffs]
         out = {r.design: r for r in look(ins, 0.05, grid=SMALL_GRID)}
