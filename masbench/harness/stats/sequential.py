@@ -45,7 +45,7 @@ Computed in chunks of tasks (memory: ``chunk`` × ``grid`` floats). A grid point
 exceeds ``LOG_CAP`` (p < e⁻³⁰ ≈ 10⁻¹³) is rejected at every level anyone uses and is no longer
 updated (its stored log-capital is then a lower bound: its p-value is reported conservatively);
 m = ½ (no difference) is always updated. Long sequences therefore cost a narrow band of the grid
-per task: a 100k-task sequence takes about a second.
+per task: a 100k-task sequence takes under a second.
 """
 
 from __future__ import annotations
