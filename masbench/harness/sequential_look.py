@@ -45,19 +45,17 @@ class Looked:
 
 def looked(store: Store, run_id: str) -> Looked:
     """The looks stored for ``run_id`` (none for a new run)."""
-    rows = store.df("""SELECT look, design, n_tasks, mean_diff, cs_lo, cs_hi, p_anytime, family_size, p_holm,
-                              level_holm, decided, verdict, reason, k_match, position
-                       FROM sequential_looks WHERE run_id = ? ORDER BY look, design""", [run_id])
-    out = Looked(looks=int(rows["look"].max()) if len(rows) else 0)
-    for r in rows.itertuples(index=False):
-        d = str(r.design)
-        if r.k_match is not None and r.k_match == r.k_match:  # a batch this design received
-            out.k_match.setdefault(d, []).append(float(r.k_match))
-        if bool(r.decided) and d not in out.frozen:
-            out.frozen[d] = LookResult(d, int(r.n_tasks), float(r.mean_diff), float(r.cs_lo), float(r.cs_hi),
-                                       float(r.p_anytime), int(r.family_size), float(r.p_holm), float(r.level_holm),
-                                       True, str(r.verdict), str(r.reason))
-            out.positions[d] = str(r.position)
+    rows = store.sql("""SELECT look, design, n_tasks, mean_diff, cs_lo, cs_hi, p_anytime, family_size, p_holm,
+                               level_holm, decided, verdict, reason, k_match, position
+                        FROM sequential_looks WHERE run_id = ? ORDER BY look, design""", [run_id])
+    out = Looked(looks=max((int(r[0]) for r in rows), default=0))
+    for (_look, d, n, mean, lo, hi, p_any, fam, p_holm, level, decided, verdict, reason, k, pos) in rows:
+        if k is not None:  # a batch this design received
+            out.k_match.setdefault(d, []).append(float(k))
+        if decided and d not in out.frozen:
+            out.frozen[d] = LookResult(d, int(n), float(mean), float(lo), float(hi), float(p_any), int(fam),
+                                       float(p_holm), float(level), True, str(verdict), str(reason))
+            out.positions[d] = str(pos)
     return out
 
 

@@ -31,7 +31,7 @@ from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
-from .until_decided import decisions, run_until_decided
+from .until_decided import decisions, run_saving, run_until_decided
 
 
 @dataclass
@@ -164,13 +164,12 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
         seq_rows = decisions(store, run_id) if seq else []
-        saving = store.df("SELECT * FROM sequential_run_saving WHERE run_id = ?", [run_id]).to_dict("records") \
-            if seq else []
+        saving = run_saving(store, run_id) if seq else None
     await telemetry.aflush()  # every span exported before the command returns (off the loop)
     return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
                       cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons,
-                      seq_rows, saving[0] if saving else None)
+                      seq_rows, saving)
 
 
 __all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]

@@ -14,7 +14,7 @@ the same n.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from ..store import Store
 from .cells import Cell
@@ -63,10 +63,23 @@ async def run_until_decided(prep: Prepared, store: Store, run_id: str,
     return made
 
 
-def decisions(store: Store, run_id: str) -> list[dict]:
+def rows_of(store: Store, query: str, params: list) -> list[dict[str, Any]]:
+    """A query's rows as dicts by column name."""
+    with store.lock:
+        cur = store.con.execute(query, params)
+        cols = [c[0] for c in cur.description or []]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def decisions(store: Store, run_id: str) -> list[dict[str, Any]]:
     """Per design of a sequential run, its row of ``sequential_decisions`` (none for a fixed-n run)."""
-    df = store.df("SELECT * FROM sequential_decisions WHERE run_id = ? ORDER BY design", [run_id])
-    return df.to_dict("records")
+    return rows_of(store, "SELECT * FROM sequential_decisions WHERE run_id = ? ORDER BY design", [run_id])
 
 
-__all__ = ["batch_cells", "decisions", "family_of", "run_until_decided"]
+def run_saving(store: Store, run_id: str) -> dict[str, Any] | None:
+    """A sequential run's row of ``sequential_run_saving`` (None for a fixed-n run)."""
+    rows = rows_of(store, "SELECT * FROM sequential_run_saving WHERE run_id = ?", [run_id])
+    return rows[0] if rows else None
+
+
+__all__ = ["batch_cells", "decisions", "family_of", "rows_of", "run_saving", "run_until_decided"]

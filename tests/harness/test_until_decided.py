@@ -127,6 +127,7 @@ async def test_an_interrupted_run_resumes_to_the_same_decisions_at_the_same_n(fu
             pass
 
         def update(self):
+            assert self.state is not None
             if self.after_cells is not None and self.state.done - self.done0 >= self.after_cells:
                 raise Killed("mid-batch")
 
