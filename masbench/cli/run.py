@@ -107,8 +107,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         reasons = "; ".join(f"{n}× {r}" for r, n in summary.reasons or [])
         console.print(f"[red]{summary.failed_cells} failed cell(s)[/] in the run; top reasons: ", end="")
         console.print(reasons, markup=False, highlight=False, soft_wrap=True)
-        console.print("rerun the same command to retry them" + ("" if allow_failures else
-                      " (exit 1; --allow-failures exits 0)"), highlight=False)
+        retry = ("a --until-decided run keeps them as its looks counted them" if summary.decisions
+                 else "rerun the same command to retry them")
+        console.print(retry + ("" if allow_failures else " (exit 1; --allow-failures exits 0)"), highlight=False)
     console.print(f"store: {summary.store}")
     console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
     typer.echo(summary.run_id)

@@ -199,3 +199,12 @@ def test_the_cli_refuses_the_sequential_options_without_until_decided(tmp_path):
     assert r.exit_code == 2 and "give them with --until-decided" in r.output
     r = CliRunner().invoke(app, ["run", str(suite), "--until-decided", "--max-tasks", "99"])
     assert r.exit_code == 2 and "the suite has 8 tasks" in r.output
+
+
+async def test_worker_processes_run_each_batch_to_the_same_looks(tmp_path):
+    suite = write_sequential_suite(tmp_path, n=10)  # 20 tasks: 2 batches of 10
+    one = await run_suite(_opts(suite, tmp_path, store=tmp_path / "one.duckdb"))
+    two = await run_suite(_opts(suite, tmp_path, store=tmp_path / "two.duckdb", workers=2))
+    assert _looks(two.store, two.run_id) == _looks(one.store, one.run_id)
+    assert len(_looks(one.store, one.run_id)) >= 2  # a look per batch for each design
+    assert not list((tmp_path / "parts").glob("*.duckdb"))  # every batch's parts merged
