@@ -63,7 +63,7 @@ def calls(store: Path, run_id: str) -> int:
 
 
 async def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--batch", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0, help="stats.seed: the sequential run's task order")
     a = ap.parse_args()
