@@ -87,3 +87,22 @@ def assert_transcripts_consistent(store: Path) -> None:
                       "GROUP BY call_id HAVING max(position) <> count(*) - 1 OR min(position) <> 0)") == 0
     assert _one(store, "SELECT count(*) FROM (SELECT call_id FROM call_messages WHERE direction = 'output' "
                       "GROUP BY call_id HAVING count(*) > 1)") == 0
+
+
+def write_sequential_suite(tmp_path: Path, name="seq", n=60, model="sim/p40", strong="sim/p95") -> Path:
+    """A suite for ``--until-decided`` runs (``lib=[tmp_path]``): ``oracle``, one call of a far
+    stronger model than the pool's (far better than CoT-SC), ``solo``, one call of the pool's own
+    agent (equal to CoT-SC), and the ``cot`` baseline; 2·n tasks (depth 1 and 2)."""
+    (tmp_path / "agents").mkdir(exist_ok=True)
+    (tmp_path / "agents" / "strong-solver.yaml").write_text(
+        "name: strong-solver\nmodel: strong\nprompt: |\n  {question}\n  End with \"Answer: <final answer>\".\n"
+        "max_tokens: 256\n")
+    (tmp_path / "orchestrators").mkdir(exist_ok=True)
+    (tmp_path / "orchestrators" / "oracle.yaml").write_text(
+        "name: oracle\nkind: expert\nnodes:\n  solve: {agent: strong-solver}\noutput: solve\n")
+    (tmp_path / "orchestrators" / "solo.yaml").write_text(
+        "name: solo\nkind: expert\nnodes:\n  solve: {agent: cot-solver}\noutput: solve\n")
+    suite = write_suite(tmp_path, name=name, model=model, n=n, designs="[cot, oracle, solo]", k_max=4)
+    suite.write_text(suite.read_text().replace(f"  default: {model}\n",
+                                               f"  default: {model}\n  strong: {strong}\n"))
+    return suite

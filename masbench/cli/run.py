@@ -16,7 +16,9 @@ from .. import telemetry
 from ..bench import TaskDataError
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
+from ..harness.sequence import SequentialError
 from ..harness.suite_run import RunOptions, run_suite
+from ..report.verdict import saving_line, sequential_phrase
 from ..spec.problems import SpecError
 from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
 from ..store import StoreBusy
@@ -41,6 +43,14 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
             "--transcripts", metavar="MODE", callback=lambda v: _mode(v),
             help="Keep the calls' messages and replies: full, errors (only calls whose status is not ok) or "
                  "none (default: the suite's `transcripts`, full).")] = None,
+        until_decided: Annotated[bool, typer.Option(
+            "--until-decided", help="Draw the tasks in a seeded random order, in batches, and look after each batch "
+            "with an anytime-valid test: a design whose verdict is decided stops receiving tasks; the run ends when "
+            "every design is decided or --max-tasks are drawn. docs/sequential.md")] = False,
+        max_tasks: Annotated[Optional[int], typer.Option(
+            "--max-tasks", min=1, help="With --until-decided: the task cap (default: all the suite's tasks).")] = None,
+        batch: Annotated[Optional[int], typer.Option(
+            "--batch", min=1, help="With --until-decided: tasks per batch, one look after each (default: 20).")] = None,
         otel: Annotated[bool, typer.Option("--otel", help="Export OpenTelemetry spans over OTLP/HTTP (to the "
                                            "OTEL_EXPORTER_OTLP_* endpoint, default localhost:4318; setting that "
                                            "variable alone also turns it on). docs/telemetry.md")] = False) -> None:
@@ -50,9 +60,14 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     the store is being written by another process; 3 a model is misconfigured (run marked failed);
     130 interrupted."""
     console = Console(stderr=True)
+    if not until_decided and (max_tasks is not None or batch is not None):
+        console.print("error: --max-tasks and --batch set a sequential run: give them with --until-decided",
+                      markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
-                      retry_failed=not no_retry_failed, transcripts=_mode(transcripts))
+                      retry_failed=not no_retry_failed, transcripts=_mode(transcripts), until_decided=until_decided,
+                      max_tasks=max_tasks, batch=batch)
     try:
         if otel:
             telemetry.configure(why="--otel was given")
@@ -60,6 +75,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     except SpecError as exc:
         for p in exc.problems:
             console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
+        raise typer.Exit(2)
+    except SequentialError as exc:  # --until-decided on a suite (or with options) it cannot run
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
@@ -80,12 +98,18 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
                   f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")
     if summary.protocol:
         console.print(summary.protocol + (" SIMULATED" if summary.simulated else ""), markup=False)
+    for d in summary.decisions:
+        console.print(f"{d['design']}: {d['verdict']} \u2014 " + sequential_phrase(d), markup=False, highlight=False,
+                      soft_wrap=True)
+    if summary.saving:
+        console.print(saving_line(summary.saving), markup=False, highlight=False, soft_wrap=True)
     if summary.failed_cells:
         reasons = "; ".join(f"{n}× {r}" for r, n in summary.reasons or [])
         console.print(f"[red]{summary.failed_cells} failed cell(s)[/] in the run; top reasons: ", end="")
         console.print(reasons, markup=False, highlight=False, soft_wrap=True)
-        console.print("rerun the same command to retry them" + ("" if allow_failures else
-                      " (exit 1; --allow-failures exits 0)"), highlight=False)
+        retry = ("a --until-decided run keeps them as its looks counted them" if summary.decisions
+                 else "rerun the same command to retry them")
+        console.print(retry + ("" if allow_failures else " (exit 1; --allow-failures exits 0)"), highlight=False)
     console.print(f"store: {summary.store}")
     console.print(f"report: masbench report --store {summary.store} --run {summary.run_id} --out reports/{summary.run_id}")
     typer.echo(summary.run_id)

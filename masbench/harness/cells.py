@@ -77,10 +77,13 @@ def _at_path(data: object, path: tuple[str, ...]) -> list[dict]:
 """Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""
 
 
-def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, base_dir: Path | None) -> str:
+def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, base_dir: Path | None,
+                sequential: dict[str, Any] | None = None) -> str:
     """Identity of a run's configuration: the same suite, overrides and limit resume one run.
     ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
-    suite from before the setting hashes as it did)."""
+    suite from before the setting hashes as it did). ``sequential``: a ``--until-decided`` run's
+    settings (task cap, batch, matching unit), hashed only when given — a fixed-n run hashes
+    exactly as before, and a sequential run never resumes a fixed-n one (or the reverse)."""
     data = suite.model_dump(mode="json", by_alias=True, exclude=NOT_IDENTITY)
     for path, key, default in _LATER_DEFAULTS:  # added later: a suite that leaves them unset hashes as before
         for obj in _at_path(data, path):
@@ -91,6 +94,8 @@ def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, 
         # the statistics define no cell: the new default unit hashes as the old default did, so a
         # suite that leaves `stats.match` unset resumes the run it started before the default changed
         stats["match"] = "tokens"
-    blob = json.dumps({"suite": data, "overrides": overrides,
-                       "limit": limit}, sort_keys=True, default=str)
+    ident: dict[str, Any] = {"suite": data, "overrides": overrides, "limit": limit}
+    if sequential is not None:
+        ident["until_decided"] = sequential
+    blob = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -5,7 +5,6 @@ to a runnable), models, configuration identity and cells; and the run configurat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .resolve import resolve_runnable
+from .sequence import SequencePlan, SequentialError, plan_sequence
 
 
 @dataclass
@@ -51,6 +51,13 @@ class RunOptions:
     """Worker mode: run only cells with shard index i of n, into ``store``, no curve."""
     transcripts: TranscriptMode | None = None
     """What to keep of the calls' transcripts (``full | errors | none``; default: the suite's)."""
+    until_decided: bool = False
+    """Run the tasks in a seeded random order, in batches, with an anytime-valid look after each:
+    a design whose verdict is decided stops receiving tasks (docs/sequential.md)."""
+    max_tasks: int | None = None
+    """``until_decided``: the task cap (default: all the suite's tasks)."""
+    batch: int | None = None
+    """``until_decided``: tasks per batch, one look after each (default: 20)."""
 
 
 @dataclass
@@ -68,14 +75,21 @@ class Prepared:
     simulated: bool
     transcripts: TranscriptMode = "full"
     """The run's transcript mode: ``--transcripts``, else the suite's ``transcripts``."""
+    sequence: SequencePlan | None = None
+    """A ``--until-decided`` run's task order and batches (None: a fixed-n run of every task)."""
 
-    def cells(self) -> list[Cell]:
+    def cells(self, task_ids: "list[str] | tuple[str, ...] | None" = None,
+              designs: "list[str] | set[str] | None" = None, pool: bool = True) -> list[Cell]:
+        """The run's cells (default: every task and design, and the pool); ``task_ids``: only
+        these tasks; ``designs``: only these labels; ``pool``: with the pool's cells."""
+        ids = [t.id for t in self.tasks] if task_ids is None else list(task_ids)
+        entries = [d for d in self.designs if designs is None or d.label in designs]
         out = []
         for seed in self.suite.seeds:
-            if self.suite.cot_sc.enabled:
-                out += [Cell("pool", t.id, seed) for t in self.tasks]
-            for d in self.designs:
-                out += [Cell("design", t.id, seed, d.label) for t in self.tasks]
+            if self.suite.cot_sc.enabled and pool:
+                out += [Cell("pool", t, seed) for t in ids]
+            for d in entries:
+                out += [Cell("design", t, seed, d.label) for t in ids]
         return out
 
 
@@ -104,9 +118,14 @@ def prepare(opts: RunOptions) -> Prepared:
     require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
     simulated = any(is_simulated(m) for m in models.values())
     store_path = Path(opts.store or suite.store)
+    sequence = None
+    if opts.until_decided:
+        sequence = plan_sequence(suite, ids, [d.name for d in designs], opts.max_tasks, opts.batch)
+    elif opts.max_tasks is not None or opts.batch is not None:
+        raise SequentialError("--max-tasks and --batch set a sequential run: give them with --until-decided")
     return Prepared(suite, loaded.path, library, tasks, designs, models,
-                    config_hash(suite, opts.overrides, opts.limit, base), store_path, simulated,
-                    opts.transcripts or suite.transcripts)
+                    config_hash(suite, opts.overrides, opts.limit, base, sequence.identity() if sequence else None),
+                    store_path, simulated, opts.transcripts or suite.transcripts, sequence)
 
 
 def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
@@ -125,4 +144,4 @@ def pool_design(agent: str, temperature: float | None = None, kind: str | None =
     return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample", nodes={"sample": node})
 
 
-__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "pool_design", "prepare"]
+__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "SequencePlan", "SequentialError", "pool_design", "prepare"]

@@ -87,6 +87,10 @@ class RunDisplay:
             self.console.print(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
                                f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False, markup=False)
 
+    def note(self, line: str) -> None:
+        """Print one line above the bar (e.g. a sequential run's look: what was decided)."""
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
     def stop(self) -> None:
         if self._bar is not None:
             progress, task = self._bar

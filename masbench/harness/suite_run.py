@@ -6,19 +6,23 @@ were in flight when the previous process died are deleted and those cells run ag
 cache makes that cheap). The run's lifecycle is a :class:`~masbench.store.RunSession`: Ctrl-C
 flushes what is finished and marks the run ``interrupted``; any other exception marks it ``failed``
 with the reason (a misconfigured model's :class:`~.failures.RunAborted` message).
+
+With ``until_decided`` the cells run in batches of a seeded task order, with an anytime-valid
+look after each, and decided designs stop receiving tasks (:mod:`.until_decided`).
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import telemetry
 from ..llm import ResponseCache
 from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
+from .cells import Cell
 from .engine_inprocess import CellRunner, Progress, run_cells
 from .curve import compute_curve, groups_of_tasks
 from .engine_processes import merge_parts, run_sharded
@@ -27,6 +31,7 @@ from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run
+from .until_decided import decisions, run_saving, run_until_decided
 
 
 @dataclass
@@ -48,10 +53,62 @@ class RunSummary:
     """Cells of the run (this session's and earlier ones kept) whose status is failed."""
     reasons: list[tuple[str, int]] | None = None
     """The most frequent failure reasons with their cell counts (top 3)."""
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    """A ``--until-decided`` run: per design, its row of ``sequential_decisions``."""
+    saving: dict[str, Any] | None = None
+    """A ``--until-decided`` run: its row of ``sequential_run_saving`` (calls made vs a fixed-n run)."""
 
 
 def cache_path(store_path: Path) -> Path:
     return store_path.with_suffix(".cache.sqlite")
+
+
+class _Engine:
+    """Runs lists of cells of one run, each list to the end: over worker processes (``--workers``
+    > 1) or in this process (one runner and response cache for every list)."""
+
+    def __init__(self, opts: RunOptions, prep: Prepared, run_id: str, session: RunSession, store_path: Path,
+                 use_cache: bool, concurrency: int, progress: Progress, display: Any, span: Any):
+        self.opts, self.prep, self.run_id, self.session = opts, prep, run_id, session
+        self.store_path, self.use_cache, self.concurrency = store_path, use_cache, concurrency
+        self.progress, self.display, self.span = progress, display, span
+        self.sharded: dict[str, Any] = {}
+        self._runner: CellRunner | None = None
+        self._cache: ResponseCache | None = None
+
+    def _in_process(self) -> CellRunner:
+        if self._runner is None:
+            self._cache = ResponseCache(cache_path(Path(self.store_path))) if self.use_cache else None
+            self._runner = CellRunner(self.prep, self.session.store, self.run_id, self._cache, self.session.writer)
+            if self.display:
+                self.display.attach(self._runner.gateway.stats)
+        return self._runner
+
+    async def run(self, cells: list[Cell]) -> None:
+        if self.opts.workers > 1 and len(cells) > 1:
+            part = await telemetry.within(self.span, run_sharded(
+                self.opts, self.prep, self.run_id, self.session.store, self.store_path, cells, self.concurrency,
+                self.progress, self.display))
+            for k, v in part.items():
+                self.sharded[k] = self.sharded.get(k, 0) + v
+        elif cells:
+            runner = self._in_process()
+            try:
+                await telemetry.within(self.span, run_cells(runner, cells, self.concurrency, self.progress,
+                                                            (lambda: self.display.update()) if self.display else None))
+            finally:
+                self.session.writer.flush()
+
+    def close(self) -> dict[str, Any]:
+        """Close the response cache; the gateway's counters (summed over the shards' when sharded)."""
+        if self._cache:
+            self._cache.close()
+            self._cache = None
+        stats = dict(self.sharded)
+        if self._runner is not None:
+            for k, v in self._runner.gateway.stats.items():
+                stats[k] = stats.get(k, 0) + v if isinstance(v, (int, float)) else v
+        return stats
 
 
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
@@ -62,6 +119,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     use_cache = prep.suite.cache if opts.cache is None else opts.cache
     concurrency = opts.concurrency or prep.suite.concurrency
     k_max = prep.suite.cot_sc.k_max
+    seq = prep.sequence
     t0 = time.monotonic()
     # the session takes the writer lock first: a second writer fails there, having touched nothing;
     # it marks the run finished, interrupted or failed (with the reason) however this block ends
@@ -70,41 +128,33 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
         merge_parts(store, run_id, store_path)
-        superseded = supersede_failed(store, run_id) if opts.retry_failed else {"design": 0, "pool": 0}
+        # a sequential run keeps its failed cells: the looks already made counted them as they were
+        retry = opts.retry_failed and seq is None
+        superseded = supersede_failed(store, run_id) if retry else {"design": 0, "pool": 0}
         cleaned = clean_unfinished(store, run_id, k_max)
         cleaned.update({f"superseded_{k}": v for k, v in superseded.items()})
-        all_cells = prep.cells()
+        all_cells = prep.cells() if seq is None else prep.cells(seq.order)  # sequential: the cap's cells, at most
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
-        config = run_config(prep.suite, opts.overrides, opts.limit)
+        config = run_config(prep.suite, opts.overrides, opts.limit, seq.identity() if seq else None)
         session.start(run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()}, prep.simulated,
                       command=" ".join(sys.argv), transcripts=prep.transcripts)
         set_run_plan(store, run_id, prep.config_hash, len(all_cells))
         progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
         progress.done = progress.skipped
-        stats: dict[str, Any] = {}
         if display:
             display.start(prep, run_id, progress)
         session.share()  # from here on the store is readable between flushes (masbench status)
         run_span = telemetry.run(run_id, prep.suite.name, cells=len(todo), simulated=prep.simulated)  # off: no-op
+        engine = _Engine(opts, prep, run_id, session, Path(store_path), use_cache, concurrency, progress, display,
+                         run_span)
         try:
-            if opts.workers > 1 and len(todo) > 1:
-                stats = await telemetry.within(run_span, run_sharded(opts, prep, run_id, store, store_path, todo,
-                                                                     concurrency, progress, display))
-            elif todo:
-                cache = ResponseCache(cache_path(Path(store_path))) if use_cache else None
-                runner = CellRunner(prep, store, run_id, cache, session.writer)
-                if display:
-                    display.attach(runner.gateway.stats)
-                try:
-                    await telemetry.within(run_span, run_cells(runner, todo, concurrency, progress,
-                                                               (lambda: display.update()) if display else None))
-                finally:
-                    session.writer.flush()
-                    if cache:
-                        cache.close()
-                stats = dict(runner.gateway.stats)
+            if seq is None:
+                await engine.run(todo)
+            else:
+                await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
+            stats = engine.close()
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
@@ -113,10 +163,13 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
+        seq_rows = decisions(store, run_id) if seq else []
+        saving = run_saving(store, run_id) if seq else None
     await telemetry.aflush()  # every span exported before the command returns (off the loop)
     return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
-                      cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons)
+                      cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons,
+                      seq_rows, saving)
 
 
 __all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]

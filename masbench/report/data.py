@@ -6,7 +6,9 @@ nothing here recomputes a metric.
 - :func:`run_info` / :func:`resolve_run`: the run (default: the latest) and its labels.
 - :func:`comparison`: rows of ``design_comparison`` for one group, with the CoT-SC curve's CI
   interpolated at each design's cost, and the design's paired test against the curve
-  (``paired_tests`` on the suite's matching unit: ``paired_*`` columns, the verdict).
+  (``paired_tests`` on the suite's matching unit: ``paired_*`` columns, the verdict); for a
+  ``--until-decided`` run, the design's sequential decision (``sequential_decisions``: ``seq_*``
+  columns, on the 'all' group only).
 - :func:`paired`: every stored paired test of a run (against the curve, CoT, other designs).
 - :func:`curve`, :func:`curve_frontier`, :func:`axis_groups`: the CoT-SC curve and the Pareto
   frontier's curve points.
@@ -138,24 +140,34 @@ SELECT d.*,
        pt.ci_lo AS paired_ci_lo, pt.ci_hi AS paired_ci_hi, pt.p_value AS paired_p, pt.p_holm AS paired_p_holm,
        pt.family_size AS paired_family, pt.level_holm AS paired_level, pt.ci_lo_holm AS paired_ci_lo_holm,
        pt.ci_hi_holm AS paired_ci_hi_holm, pt.n_needed AS paired_n_needed, pt.verdict AS paired_verdict,
-       pt.reason AS paired_reason, pt.alpha AS paired_alpha
+       pt.reason AS paired_reason, pt.alpha AS paired_alpha,
+       sd.verdict AS seq_verdict, sd.decided AS seq_decided, sd.n_tasks AS seq_n_tasks, sd.max_tasks AS seq_max_tasks,
+       sd.saved_calls AS seq_saved_calls, sd.at_cap AS seq_at_cap, sd.calls AS seq_calls
 FROM design_comparison d
 LEFT JOIN paired_tests pt ON pt.run_id = d.run_id AND pt.axis = d.axis
        AND pt.axis_value IS NOT DISTINCT FROM d.axis_value AND pt.design = d.design AND pt.against = 'curve'
        AND pt.unit = (SELECT coalesce(any_value(p2.unit) FILTER (WHERE p2.is_verdict), 'tokens') FROM paired_tests p2
                       WHERE p2.run_id = d.run_id AND p2.against = 'curve')
 LEFT JOIN k1 ON k1.run_id = d.run_id AND k1.axis = d.axis AND k1.axis_value IS NOT DISTINCT FROM d.axis_value
+LEFT JOIN {sequential} sd ON sd.run_id = d.run_id AND sd.design = d.design AND d.axis = 'all'
 LEFT JOIN (SELECT run_id, design, any_value(design_name) AS design_name FROM results GROUP BY ALL) rd
        ON rd.run_id = d.run_id AND rd.design = d.design
 WHERE d.run_id = ? {where}
 """
+
+_NO_SEQUENTIAL = ("(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS design, NULL::VARCHAR AS verdict, "
+                  "NULL::BOOLEAN AS decided, NULL::INTEGER AS n_tasks, NULL::INTEGER AS max_tasks, "
+                  "NULL::DOUBLE AS saved_calls, NULL::BOOLEAN AS at_cap, NULL::BIGINT AS calls WHERE false)")
+"""Stands in for ``sequential_decisions`` in a store from before it, opened read-only."""
 
 
 def comparison(store: Store, run_id: str, axis: str | None = "all") -> pd.DataFrame:
     """``design_comparison`` rows of a run (``axis=None``: every group), plus ``design_name``,
     ``baseline`` and the curve's CI at the design's cost. Baselines first, then by tokens."""
     where, params = ("AND d.axis = ?", [run_id, axis]) if axis is not None else ("", [run_id])
-    df = store.df(_COMPARISON.format(where=where), params)
+    have = store.sql("SELECT count(*) FROM information_schema.tables WHERE table_name = 'sequential_decisions'")[0][0]
+    df = store.df(_COMPARISON.format(where=where, sequential="sequential_decisions" if have else _NO_SEQUENTIAL),
+                  params)
     if df.empty:
         df["baseline"] = pd.Series(dtype=bool)
         return df

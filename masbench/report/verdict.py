@@ -55,6 +55,8 @@ class Verdict:
     reason: str = ""
     evidence: str = ""
     """The paired CI, Holm p-value and n behind the verdict."""
+    sequential: str = ""
+    """A ``--until-decided`` run: the anytime-valid verdict and when it was decided ('' otherwise)."""
 
     @property
     def line(self) -> str:
@@ -69,7 +71,8 @@ class Verdict:
             tail = f", {self.reason}"
         else:
             tail = f" ({self.reason})"
-        return f"{self.design}: {gap}{ev} vs {self.reference} ({cost} CoT cost) \u2014 {self.verdict}{tail}"
+        seq = f"; sequential: {self.sequential}" if self.sequential else ""
+        return f"{self.design}: {gap}{ev} vs {self.reference} ({cost} CoT cost) \u2014 {self.verdict}{tail}{seq}"
 
 
 def _reference(row: dict[str, Any]) -> str:
@@ -97,6 +100,43 @@ def evidence(row: dict[str, Any]) -> str:
     return f"{100 * (1 - level):.4g}% paired CI [{_pp(lo)}, {_pp(hi)}], {holm}, {n} tasks"
 
 
+def _true(v: Any) -> bool:
+    """A boolean column's value (NULL, read back as None or NaN, is false)."""
+    return v is not None and not (isinstance(v, float) and math.isnan(v)) and bool(v)
+
+
+def sequential_phrase(row: dict[str, Any], prefix: str = "") -> str:
+    """``decided at n = 37 (of 400 allowed), saved 84% of its calls``, ``undecided at the cap: n =
+    400`` or (a run stopped before its cap) ``undecided so far: n = 60 (of 400 allowed)``, from a
+    row of ``sequential_decisions`` (its columns under ``prefix``)."""
+    n, cap = int(_num(row.get(prefix + "n_tasks")) or 0), int(_num(row.get(prefix + "max_tasks")) or 0)
+    if _true(row.get(prefix + "decided")):
+        saved = _num(row.get(prefix + "saved_calls"))
+        tail = "" if saved is None else f", saved {100 * saved:.0f}% of its calls"
+        return f"decided at n = {n} (of {cap} allowed){tail}"
+    if _true(row.get(prefix + "at_cap")):
+        return f"undecided at the cap: n = {n}"
+    return f"undecided so far: n = {n} (of {cap} allowed)"
+
+
+def saving_line(row: dict[str, Any]) -> str:
+    """A sequential run's calls against a fixed-n run of its cap (a row of ``sequential_run_saving``)."""
+    made, fixed, saved = _num(row.get("calls")), _num(row.get("calls_fixed_n")), _num(row.get("saved_calls"))
+    if made is None or fixed is None or saved is None:
+        return "sequential run: no calls to compare"
+    return (f"sequential run: {int(made):,} calls (designs and CoT-SC pool); a fixed-n run of all "
+            f"{int(_num(row.get('max_tasks')) or 0)} tasks \u2248 {fixed:,.0f} at the same calls per task: "
+            f"saved {100 * saved:.0f}%")
+
+
+def _sequential(row: dict[str, Any]) -> str:
+    """The sequential verdict of a comparison row's design ('' for a fixed-n run)."""
+    v = row.get("seq_verdict")
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v} \u2014 {sequential_phrase(row, 'seq_')}"
+
+
 def verdict(row: dict[str, Any]) -> Verdict:
     """The verdict for one row of :func:`data.comparison`."""
     design = str(row["design"])
@@ -113,7 +153,7 @@ def verdict(row: dict[str, Any]) -> Verdict:
                        "no paired test stored for this run: `masbench stats --store FILE` recomputes it")
     gap = _num(row.get("paired_diff"))
     return Verdict(design, str(v), None if gap is None else 100 * gap, _reference(row), x_cot,
-                   str(row.get("paired_reason") or ""), evidence(row))
+                   str(row.get("paired_reason") or ""), evidence(row), _sequential(row))
 
 
 def verdicts(df) -> list[Verdict]:

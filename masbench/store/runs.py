@@ -76,11 +76,15 @@ def has_run(store: Store, run_id: str) -> bool:
     return bool(store.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]))
 
 
-def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None) -> dict[str, Any]:
-    """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given."""
+def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None,
+               until_decided: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given,
+    and ``_until_decided`` (task cap, batch, matching unit) for a sequential run."""
     cfg = suite.model_dump(mode="json", by_alias=True)
     if overrides is not None:
         cfg.update({"_overrides": overrides, "_limit": limit})
+    if until_decided is not None:
+        cfg["_until_decided"] = until_decided
     return cfg
 
 

@@ -68,6 +68,8 @@ VIEWS: Registry[str] = Registry("view", {
     "retrieval_recall_cells": "masbench.store.recall:RECALL_CELLS",
     "retrieval_recall": "masbench.store.recall:RETRIEVAL_RECALL",
     "tool_usage": "masbench.store.tool_views:TOOL_USAGE",
+    "sequential_decisions": "masbench.store.sequential:SEQUENTIAL_DECISIONS",
+    "sequential_run_saving": "masbench.store.sequential:SEQUENTIAL_RUN_SAVING",
 })
 """View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
 

@@ -17,9 +17,11 @@ def test_view_export_migrates_an_older_store(tmp_path: Path, monkeypatch) -> Non
     path = tmp_path / "old.duckdb"
     with monkeypatch.context() as m:
         m.setattr(schema, "MIGRATIONS", [mig for mig in schema.MIGRATIONS if mig[0] <= 6])
-        # that older code had no views over later tables (retrieval recall and tool usage read migration 8's)
+        # that older code had no views over later tables (retrieval recall and tool usage read migration 8's,
+        # the sequential views migration 9's)
         m.setattr(views, "VIEWS", Registry("view", {k: v for k, v in views.VIEWS.items()
-                                                    if not k.startswith("retrieval_recall") and k != "tool_usage"}))
+                                                    if not k.startswith(("retrieval_recall", "sequential_"))
+                                                    and k != "tool_usage"}))
         Store(path).close()
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT max(version) FROM schema_version").fetchall() == [(6,)]
