@@ -9,9 +9,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..harness.plan import PlanRow, plan_formula, plan_pilot, recompute
+from ..harness.plan import PlanRow, _recorded, plan_formula, plan_pilot, recompute
+from ..harness.plan_sequential import DEFAULT_DELTAS, plan_sequential_formula, plan_sequential_pilot
 from ..store import Store, has_run, latest_run
 from .common import writing
+from .plan_seq import print_sequential
 
 _ERR = Console(stderr=True)
 
@@ -55,10 +57,6 @@ def _print(rows: list[PlanRow], title: str, console: Console) -> None:
 def _sequential(console: Console, store: Path | None, run: str | None, design: str | None, delta: float | None,
                 accuracy: float, rho: float, seeds: int, alpha: float, power: float, designs: int, cap: int,
                 batch: int, calls_per_task: float | None) -> None:
-    from ..harness.plan import _recorded
-    from ..harness.plan_sequential import DEFAULT_DELTAS, plan_sequential_formula, plan_sequential_pilot
-    from .plan_seq import print_sequential
-
     deltas = None if delta is None else [0.0, delta / 100, -delta / 100]
     if store is None:
         rows = plan_sequential_formula(accuracy, rho, deltas or list(DEFAULT_DELTAS), seeds=seeds,

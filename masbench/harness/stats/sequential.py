@@ -56,6 +56,9 @@ from typing import Literal
 
 import numpy as np
 
+from .decide import INCONCLUSIVE, decide
+from .paired import holm
+
 Bet = Literal["prpl", "agrapa"]
 DEFAULT_BET: Bet = "agrapa"
 """The default bet (the module docstring says why)."""
@@ -277,8 +280,6 @@ def look(inputs: list[LookInput], alpha: float = 0.05, bet: Bet = DEFAULT_BET, *
     P(∃t: p_t ≤ α/m₀) ≤ α/m₀ — a union bound over the m₀ true nulls gives ≤ α over all looks,
     whatever the stopping rule. The p-values only fall over time (a running max of the capital),
     and a decided design's p is frozen, so a decision once made stays made."""
-    from .decide import INCONCLUSIVE, decide
-    from .paired import holm
 
     seqs = {i.design: betting_sequence(i.diffs, alpha=alpha, bet=bet, grid=grid)[0] for i in inputs if i.frozen is None}
     p = [i.frozen.p_anytime if i.frozen is not None else seqs[i.design].p_value() for i in inputs]
