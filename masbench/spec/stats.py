@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from ..registry import PAIRED_TESTS
 from .base import Spec
 
 MatchUnit = Literal["budget", "tokens", "calls", "usd"]
@@ -36,3 +37,10 @@ class StatsSpec(Spec):
     bet: Literal["prpl", "agrapa"] = "prpl"
     """Betting strategy of the anytime-valid confidence sequence (``--until-decided``):
     ``prpl`` (predictable plug-in, tight intervals) or ``agrapa`` (bets harder as evidence accrues)."""
+
+    @field_validator("test")
+    @classmethod
+    def _known_test(cls, v: str) -> str:
+        if v not in PAIRED_TESTS:
+            raise ValueError(f"unknown paired test {v!r} (known: {', '.join(PAIRED_TESTS.names())})")
+        return v
