@@ -142,7 +142,8 @@ def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: St
             r["n_needed"], r["n_needed_hi"] = need if need is not None else (None, None)
             r["verdict"], r["reason"] = decide(r["position"], r["mean_diff"], (r["ci_lo_holm"], r["ci_hi_holm"]),
                                                r["p_holm"], spec.alpha, r["n_needed"], r["n_tasks"], r["k_max"],
-                                               n_needed_hi=r["n_needed_hi"])
+                                               n_needed_hi=r["n_needed_hi"],
+                                               unbounded=r["n_needed"] is not None and r["n_needed_hi"] is None)
             r["is_verdict"] = r["unit"] == unit_v
         out += family + rest
     for r in out:

@@ -25,25 +25,27 @@ INCONCLUSIVE = "inconclusive"
 NOT_SHOWN = "not shown worth it"
 
 
-def need_text(n_needed: int | None, n_tasks: int, n_needed_hi: int | None = None) -> str:
-    """"needs n ≈ 97–781 tasks (has 40)", "needs n ≥ 97 tasks (has 40)" (upper end unbounded), or
-    "no difference shown at n = 40" (no n: the effect's interval holds 0)."""
+def need_text(n_needed: int | None, n_tasks: int, n_needed_hi: int | None = None, unbounded: bool = False) -> str:
+    """"needs n ≈ 97–781 tasks (has 40)", "needs n ≥ 97 tasks (has 40)" (``unbounded``: the upper end
+    exceeds 10⁹), "needs n ≈ 97 tasks" (no upper end given), or "no difference shown at n = 40"
+    (no n: the effect's interval holds 0)."""
     if not n_needed:
         return f"no difference shown at n = {n_tasks}"
-    if n_needed_hi is None:
+    if unbounded:
         return f"needs n \u2265 {n_needed} tasks (has {n_tasks})"
-    if n_needed_hi == n_needed:
+    if n_needed_hi is None or n_needed_hi == n_needed:
         return f"needs n \u2248 {n_needed} tasks (has {n_tasks})"
     return f"needs n \u2248 {n_needed}\u2013{n_needed_hi} tasks (has {n_tasks})"
 
 
 def decide(position: str, mean: float, ci_holm: tuple[float, float], p_holm: float, alpha: float,
-           n_needed: int | None, n_tasks: int, k_max: int, *, n_needed_hi: int | None = None) -> tuple[str, str]:
+           n_needed: int | None, n_tasks: int, k_max: int, *, n_needed_hi: int | None = None,
+           unbounded: bool = False) -> tuple[str, str]:
     """(verdict, reason) for one design against the curve; ``n_needed``..``n_needed_hi``: the
-    "needs n" range (:func:`need_text`)."""
+    "needs n" range (:func:`need_text`; ``unbounded``: no finite upper end)."""
     better = p_holm < alpha and ci_holm[0] > 0
     worse = p_holm < alpha and ci_holm[1] < 0
-    need = need_text(n_needed, n_tasks, n_needed_hi)
+    need = need_text(n_needed, n_tasks, n_needed_hi, unbounded)
     if position == "beyond":
         if worse:
             return NOT_WORTH, f"significantly worse than CoT-SC@{k_max}, which is cheaper"
