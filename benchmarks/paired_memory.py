@@ -44,7 +44,7 @@ def family(n: int, designs: int, seed: int = 0) -> pd.DataFrame:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--tasks", type=int, default=100_000)
     ap.add_argument("--designs", type=int, default=3)
     ap.add_argument("--test", default="sign-flip")

@@ -209,7 +209,7 @@ def report(n_tasks: int, tests: list[str], null: list[dict], alt: list[dict], de
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sim", default="difficulty", help="difficulty | iid | module:function")
     ap.add_argument("--suites", type=int, default=2000, help="null suites per n")
     ap.add_argument("--power-suites", type=int, default=None, help="suites with the +Δ design per n (default: half of --suites)")

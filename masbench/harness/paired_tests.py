@@ -134,7 +134,8 @@ def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: St
             if names.get(design, design) in BASELINES:
                 rest.append(row)
             else:
-                family.append(row), fres.append(res)
+                family.append(row)
+                fres.append(res)
         if family:
             _apply_holm(family, spec, fres)
         for r, res in zip(family, fres):
