@@ -31,7 +31,7 @@ class StatsSpec(Spec):
     """Resamples of the randomization (sign-flip) or bootstrap test; raised automatically so the
     smallest Holm level of a family is resolved."""
     power: float = Field(default=0.8, gt=0, lt=1)
-    """Power at which "needs n ≈ N tasks" is computed."""
+    """Power at which the "needs n ≈ lo–hi tasks" range is computed."""
     seed: int = 0
     """Seed of the resampling (and of a sequential run's task order)."""
     bet: Literal["prpl", "agrapa"] = "prpl"

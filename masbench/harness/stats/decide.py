@@ -8,7 +8,7 @@ interval excludes 0 on that side.
 | position | significantly better | significantly worse | neither |
 |---|---|---|---|
 | within | worth it | not worth it | inconclusive, needs n ≈ lo–hi |
-| below | worth it (cheaper and better) | inconclusive (cheaper but less accurate: a trade-off) | inconclusive, needs n ≈ N |
+| below | worth it (cheaper and better) | inconclusive (cheaper but less accurate: a trade-off) | inconclusive, needs n ≈ lo–hi |
 | beyond | inconclusive (better than CoT-SC@k_max but costs more: raise k_max) | not worth it | not shown worth it (costs more than CoT-SC@k_max) |
 
 "needs n ≈ lo–hi" is a range from the effect's central 50% interval
