@@ -3,8 +3,11 @@
 Each simulated *suite* has n tasks; each task has a true answer distribution (P(gold) and a
 distribution over 3 wrong answers). The CoT-SC pool draws k_max samples per task; designs are
 CoT-SC-like voters with a known true accuracy, scored on the same tasks. Every suite goes through
-the real pipeline: rows into a DuckDB store, ``compute_curve`` (exact maj@k), the paired views,
-``compute_paired`` (bootstrap, Holm, verdict rule). The study reports:
+the real pipeline once: rows into a DuckDB store, ``compute_curve`` (exact maj@k), the paired
+views; then every registered fixed-n test (``stats.test``: sign-flip, student-t, bootstrap-t = the
+earlier rule with pseudo-tasks, bootstrap-t-plain) is applied to the same per-task differences
+(``paired_task_diffs``) through the shipped verdict code (``curve_rows``: matched-cost adjustment,
+Holm, ``decide``). The study reports, per test and per n (``--tasks 40,300``):
 
 1. **False verdicts under the null** — three designs per suite whose true accuracy *equals* the
    curve's at their cost (a vote over k samples with k ∈ {⌊k*⌋, ⌈k*⌉} mixed so the mean cost sits at
@@ -26,7 +29,7 @@ weights for every task, independent coins), or ``module:function`` returning
 
 Run::
 
-    python benchmarks/verdict_calibration.py [--sim difficulty] [--suites 200] [--tasks 300]
+    python benchmarks/verdict_calibration.py [--sim difficulty] [--suites 2000] [--power-suites 1000] [--tasks 40,300]
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import numpy as np  # noqa: E402
 
-from masbench.harness import compute_curve, compute_paired  # noqa: E402
+from masbench.harness import compute_curve  # noqa: E402
+from masbench.harness.paired_tests import curve_rows  # noqa: E402
+from masbench.registry import PAIRED_TESTS  # noqa: E402
 from masbench.harness.stats.paired import unpaired_halfwidth  # noqa: E402
 from masbench.report.data import comparison  # noqa: E402
 from masbench.spec import CotScSpec, StatsSpec  # noqa: E402
@@ -118,8 +123,10 @@ def calibrate_fix(sim: Sim, delta: float, seed: int) -> tuple[float, float]:
     return delta / (1 - acc), acc
 
 
-def one_suite(sim: Sim, rng: np.random.Generator, n: int, k_max: int, fix: float | None, stats: StatsSpec) -> dict:
-    """One suite through the real pipeline: the null designs, plus the +Δ design unless ``fix`` is None."""
+def one_suite(sim: Sim, rng: np.random.Generator, n: int, k_max: int, fix: float | None, specs: dict[str, StatsSpec],
+              widths: bool = False) -> dict:
+    """One suite through the real pipeline: the null designs, plus the +Δ design unless ``fix`` is
+    None; every test of ``specs`` on the same per-task differences. → {test: {design: row}}."""
     p, w = sim(rng, n)
     probs = np.column_stack([p, (1 - p)[:, None] * w])
     labels = np.array([str(7 + i) for i in range(probs.shape[1])])  # gold "7", then one label per wrong answer
@@ -143,22 +150,27 @@ def one_suite(sim: Sim, rng: np.random.Generator, n: int, k_max: int, fix: float
                                "source": "sim", "correct": bool(ok[t]), "tokens": int(tokens[t]),
                                "calls": int(k[t]), "cost_usd": 0.0, "status": "ok", "simulated": True})
     wr.flush()
-    compute_curve(st, rid, CotScSpec(k_max=k_max, bootstrap=500), {f"t{t}": ("sim", None) for t in range(n)})
-    # the designs of a suite form one Holm family, as the designs of one run do
-    compute_paired(st, rid, stats)
-    tests = {r["design"]: r for r in st.df(
-        "SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'").to_dict("records")}
-    comp = {r["design"]: r for r in comparison(st, rid).to_dict("records")}
+    compute_curve(st, rid, CotScSpec(k_max=k_max, bootstrap=500 if widths else 0),
+                  {f"t{t}": ("sim", None) for t in range(n)})
+    # the verdict unit only (tokens: these stores record no budget spend), all tasks: one Holm family
+    tasks = st.df("SELECT * FROM paired_task_diffs WHERE run_id = ? AND axis = 'all' AND unit = 'tokens' "
+                  "ORDER BY ALL", [rid])
+    names = {d: d for d in designs}
+    out: dict[str, dict] = {}
+    for test, spec in specs.items():
+        out[test] = {r["design"]: {"verdict": r["verdict"], "diff": r["mean_diff"], "position": r["position"],
+                                   "width": r["ci_hi"] - r["ci_lo"], "family": r["family_size"],
+                                   "sd": r["sd_task"]}
+                     for r in curve_rows(rid, tasks, names, spec)}
+    if widths:
+        comp = {r["design"]: r for r in comparison(st, rid).to_dict("records")}
+        for name, r in out[next(iter(specs))].items():
+            c = comp[name]
+            hw_u = unpaired_halfwidth(float(c["accuracy"]), int(c["n"]),
+                                      (float(c["curve_ci_lo_at_tokens"]), float(c["curve_ci_hi_at_tokens"])))
+            hw_c = (float(c["curve_ci_hi_at_tokens"]) - float(c["curve_ci_lo_at_tokens"])) / 2
+            r.update(unpaired=2 * hw_u, indep=2 * math.sqrt((hw_u - hw_c) ** 2 + hw_c ** 2))
     st.close()
-    out = {}
-    for name, r in tests.items():
-        c = comp[name]
-        hw_u = unpaired_halfwidth(float(c["accuracy"]), int(c["n"]),
-                                  (float(c["curve_ci_lo_at_tokens"]), float(c["curve_ci_hi_at_tokens"])))
-        hw_c = (float(c["curve_ci_hi_at_tokens"]) - float(c["curve_ci_lo_at_tokens"])) / 2
-        out[name] = {"verdict": r["verdict"], "width": r["ci_hi"] - r["ci_lo"], "unpaired": 2 * hw_u,
-                     "indep": 2 * math.sqrt((hw_u - hw_c) ** 2 + hw_c ** 2), "diff": r["mean_diff"],
-                     "position": r["position"], "family": r["family_size"]}
     return out
 
 
@@ -169,12 +181,41 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
+FALSE = ("worth it", "not worth it")
+
+
+def _rate(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"{100 * k / n:5.1f}% [{100 * lo:4.1f}, {100 * hi:4.1f}]"
+
+
+def report(n_tasks: int, tests: list[str], null: list[dict], alt: list[dict], delta: float) -> None:
+    names = [f"null@{k}" for k in NULL_K]
+    print(f"\nn = {n_tasks} tasks: {len(null)} null suites (3 null designs, Holm over 3), {len(alt)} power suites "
+          f"(3 nulls + the +{100 * delta:.0f} pp design, Holm over 4). SIMULATED")
+    print(f"{'test':18} {'FWER [95% CI]':>20} {'per null design (k* = 2.5 / 4.5 / 6.5)':>42} "
+          f"{'power [95% CI]':>20} {'FWER, power suites':>20}")
+    for test in tests:
+        fw = sum(any(r[test][d]["verdict"] in FALSE for d in names) for r in null)
+        per = " / ".join(f"{100 * sum(r[test][d]['verdict'] in FALSE for r in null) / len(null):4.1f}%" for d in names)
+        pw = _rate(sum(r[test]["alt"]["verdict"] == "worth it" for r in alt), len(alt)) if alt else "-"
+        fa = _rate(sum(any(r[test][d]["verdict"] in FALSE for d in names) for r in alt), len(alt)) if alt else "-"
+        print(f"{test:18} {_rate(fw, len(null)):>20} {per:>42} {pw:>20} {fa:>20}")
+    print("targets: FWER within [3%, 5%]; power at least Student t's")
+    if alt:
+        print(f"mean observed Δ of the +Δ design: {100 * np.mean([r[tests[0]]['alt']['diff'] for r in alt]):+.2f} pp; "
+              f"of the nulls: " + ", ".join(f"{100 * np.mean([r[tests[0]][d]['diff'] for r in null]):+.2f}"
+                                            for d in names) + " pp")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sim", default="difficulty", help="difficulty | iid | module:function")
-    ap.add_argument("--suites", type=int, default=200, help="null suites")
-    ap.add_argument("--power-suites", type=int, default=None, help="suites with the +Δ design (default: --suites)")
-    ap.add_argument("--tasks", type=int, default=300)
+    ap.add_argument("--suites", type=int, default=2000, help="null suites per n")
+    ap.add_argument("--power-suites", type=int, default=None, help="suites with the +Δ design per n (default: half of --suites)")
+    ap.add_argument("--width-suites", type=int, default=50, help="power suites whose CI widths are compared with the unpaired ones")
+    ap.add_argument("--tasks", default="40,300", help="comma-separated n")
+    ap.add_argument("--tests", default=",".join(PAIRED_TESTS.names()), help="registered tests to compare")
     ap.add_argument("--k-max", type=int, default=8)
     ap.add_argument("--delta", type=float, default=0.10)
     ap.add_argument("--spread", type=float, default=1.5, help="SD of task difficulty (difficulty sim)")
@@ -185,49 +226,34 @@ def main() -> None:
     print(BANNER)
     sim = load_sim(a.sim, a.spread, a.ability)
     fix, base_acc = calibrate_fix(sim, a.delta, a.seed)
-    print(f"simulator {a.sim} (spread {a.spread}, ability {a.ability}); {a.suites} suites × {a.tasks} tasks, "
-          f"k_max {a.k_max}; null designs at k* = {', '.join(map(str, NULL_K))}; alternative at k* = {ALT_K} "
-          f"fixing {fix:.3f} of its errors (true accuracy {base_acc:.3f} → +{100 * a.delta:.1f} pp)")
-    stats = StatsSpec(bootstrap=a.bootstrap, seed=a.seed)
-    rng = np.random.default_rng(a.seed)
-    t0 = time.perf_counter()
-    null = [one_suite(sim, rng, a.tasks, a.k_max, None, stats) for _ in range(a.suites)]
-    n_alt = a.suites if a.power_suites is None else a.power_suites
-    alt = [one_suite(sim, rng, a.tasks, a.k_max, fix, stats) for _ in range(n_alt)]
-    wall = time.perf_counter() - t0
-    names = [f"null@{k}" for k in NULL_K]
-    false = ("worth it", "not worth it")
-    for title, res in (("null suites (3 null designs, Holm over 3)", null),
-                       ("power suites' nulls (3 null designs + the +Δ design, Holm over 4)", alt)):
-        if not res:
-            continue
-        print(f"\n{title}\n{'design':10} {'position':9} {'false verdicts':>15} {'rate [95% CI]':>22} {'mean Δ (pp)':>12}")
-        for name in names:
-            bad = sum(r[name]["verdict"] in false for r in res)
-            lo, hi = wilson(bad, len(res))
-            print(f"{name:10} {res[0][name]['position']:9} {bad:>8} / {len(res):<5} {100 * bad / len(res):6.1f}% "
-                  f"[{100 * lo:.1f}, {100 * hi:.1f}] {100 * np.mean([r[name]['diff'] for r in res]):+12.2f}")
-        anyf = sum(any(r[name]["verdict"] in false for name in names) for r in res)
-        lo, hi = wilson(anyf, len(res))
-        print(f"{'any null':10} {'(FWER)':9} {anyf:>8} / {len(res):<5} {100 * anyf / len(res):6.1f}% "
-              f"[{100 * lo:.1f}, {100 * hi:.1f}]   target ≤ 5%")
-    if not alt:
-        print(f"\n{len(null)} null suites in {time.perf_counter() - t0:.0f}s (2 cores, shared, noisy)")
-        return
-    wins = sum(r["alt"]["verdict"] == "worth it" for r in alt)
-    lo, hi = wilson(wins, len(alt))
-    print(f"\npower: the +{100 * a.delta:.0f} pp design is called 'worth it' in {wins} / {len(alt)} = "
-          f"{100 * wins / len(alt):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] of suites at n = {a.tasks} "
-          f"(Holm over 4 designs; mean observed Δ {100 * np.mean([r['alt']['diff'] for r in alt]):+.2f} pp)  "
-          "target ≥ 80%")
-    print(f"\n{'design':10} {'paired CI width':>16} {'unpaired (overlap)':>19} {'ratio':>6} "
-          f"{'unpaired (indep.)':>18} {'ratio':>6}")
-    for name in names + ["alt"]:
-        pw = np.mean([r[name]["width"] for r in alt])
-        uw = np.mean([r[name]["unpaired"] for r in alt])
-        iw = np.mean([r[name]["indep"] for r in alt])
-        print(f"{name:10} {100 * pw:13.1f} pp {100 * uw:16.1f} pp {pw / uw:6.2f} {100 * iw:15.1f} pp {pw / iw:6.2f}")
-    print(f"\n{len(null)} + {len(alt)} suites in {wall:.0f}s (2 cores, shared, noisy)")
+    tests = a.tests.split(",")
+    specs = {t: StatsSpec(bootstrap=a.bootstrap, seed=a.seed, test=t) for t in tests}
+    n_alt = a.suites // 2 if a.power_suites is None else a.power_suites
+    print(f"simulator {a.sim} (spread {a.spread}, ability {a.ability}), k_max {a.k_max}; null designs at k* = "
+          f"{', '.join(map(str, NULL_K))}; alternative at k* = {ALT_K} fixing {fix:.3f} of its errors (true accuracy "
+          f"{base_acc:.3f} → +{100 * a.delta:.1f} pp); tests {', '.join(tests)}; B = {a.bootstrap} (raised per family)")
+    print(f"machine: {os.cpu_count()} cores; load at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+          f"{os.getloadavg()[2]:.2f}")
+    t_all = time.perf_counter()
+    for n_tasks in (int(x) for x in a.tasks.split(",")):
+        rng = np.random.default_rng(a.seed + n_tasks)
+        t0 = time.perf_counter()
+        null = [one_suite(sim, rng, n_tasks, a.k_max, None, specs) for _ in range(a.suites)]
+        alt = [one_suite(sim, rng, n_tasks, a.k_max, fix, specs, widths=i < a.width_suites) for i in range(n_alt)]
+        report(n_tasks, tests, null, alt, a.delta)
+        wide = [r for r in alt if "unpaired" in r[tests[0]]["alt"]]
+        if wide:
+            print(f"\n{'design':10} {'paired CI width':>16} {'unpaired (overlap)':>19} {'ratio':>6} "
+                  f"{'unpaired (indep.)':>18} {'ratio':>6}   ({tests[0]}, {len(wide)} suites)")
+            for name in [f"null@{k}" for k in NULL_K] + ["alt"]:
+                pw = np.mean([r[tests[0]][name]["width"] for r in wide])
+                uw = np.mean([r[tests[0]][name]["unpaired"] for r in wide])
+                iw = np.mean([r[tests[0]][name]["indep"] for r in wide])
+                print(f"{name:10} {100 * pw:13.1f} pp {100 * uw:16.1f} pp {pw / uw:6.2f} {100 * iw:15.1f} pp "
+                      f"{pw / iw:6.2f}")
+        print(f"n = {n_tasks}: {len(null)} + {len(alt)} suites in {time.perf_counter() - t0:.0f}s; load now "
+              f"{os.getloadavg()[0]:.2f} (2 cores, shared)")
+    print(f"\ntotal {time.perf_counter() - t_all:.0f}s")
 
 
 if __name__ == "__main__":

@@ -139,9 +139,19 @@ CHECKS: Registry = Registry("check", {
 ``check(spec, located, library) -> list[Problem]``."""
 
 
+PAIRED_TESTS: Registry = Registry("paired test", {
+    "sign-flip": "masbench.harness.stats.tests.sign_flip:SignFlip",
+    "student-t": "masbench.harness.stats.tests.student_t:StudentT",
+    "bootstrap-t": "masbench.harness.stats.tests.bootstrap_t:BootstrapT",
+    "bootstrap-t-plain": "masbench.harness.stats.tests.bootstrap_t:BootstrapTPlain",
+})
+"""Fixed-n paired tests a suite may name (``stats.test``): name → a class whose instances meet
+:class:`masbench.harness.stats.tests.base.PairedTest`. The spec checks the name without importing."""
+
+
 def checks_for(kind: str) -> list:
     """Every registered check for one kind (``kind`` and ``kind.*`` entries), loaded."""
     return [CHECKS[n] for n in CHECKS.names() if n == kind or n.startswith(kind + ".")]
 
 
-__all__ = ["CHECKS", "DESIGNERS", "Registry", "RegistryError", "checks_for", "load_ref"]
+__all__ = ["CHECKS", "DESIGNERS", "PAIRED_TESTS", "Registry", "RegistryError", "checks_for", "load_ref"]

@@ -8,7 +8,8 @@ draws, so this is unbiased for maj@k of the sampling distribution (and has the l
 any subset-based estimate: it averages all of them).
 
 Per cell the values go to ``cot_sc_task_curve`` (the paired tests need them); the group curve
-``cot_sc_curve`` is their mean over cells with a percentile bootstrap CI (cells resampled). Cost
+``cot_sc_curve`` is their mean over cells with a percentile bootstrap CI (tasks resampled, each
+with all its seeds: seeds of one task are not independent evidence). Cost
 at k is k times the mean sample cost (tokens, calls, USD, and the spend on the suite's budget
 basis): what CoT-SC@k would spend in expectation (the vote itself is free).
 """
@@ -50,17 +51,43 @@ def cell_curve(answers: list[str | None], correct: list[bool], k_max: int, tie: 
     return vals[:k_max]
 
 
+_BAND_CELLS = 1 << 21
+"""Resampled task indices per chunk of the band's bootstrap (bounded memory at any n)."""
+
+
+def task_bootstrap(per_cell: np.ndarray, tasks: np.ndarray | None, bootstrap: int, seed: int) -> np.ndarray:
+    """B resampled means (B × k_max) of the cells' values with *tasks* drawn with replacement (a
+    task's seeds stay together: the cluster bootstrap; a resample's mean is its cells' sum over
+    its cell count). ``tasks``: each cell's task (None: every cell its own task)."""
+    n, k_max = per_cell.shape
+    if tasks is None:
+        inv, t = np.arange(n), n
+    else:
+        _, inv = np.unique(np.asarray(tasks), return_inverse=True)
+        t = int(inv.max()) + 1
+    sums = np.zeros((t, k_max))
+    np.add.at(sums, inv, per_cell)
+    counts = np.bincount(inv, minlength=t).astype(float)
+    rng = np.random.default_rng(seed)
+    out = np.empty((bootstrap, k_max))
+    step = max(1, _BAND_CELLS // max(t, 1))
+    for start in range(0, bootstrap, step):
+        idx = rng.integers(0, t, size=(min(step, bootstrap - start), t))
+        out[start:start + len(idx)] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)[:, None]
+    return out
+
+
 def build_curve(per_cell: np.ndarray, tokens: np.ndarray, usd: np.ndarray, bootstrap: int = 500,
-                seed: int = 0) -> list[CurvePoint]:
-    """The group curve from per-cell maj@k (cells × k_max) and per-cell mean sample cost."""
+                seed: int = 0, tasks: np.ndarray | None = None) -> list[CurvePoint]:
+    """The group curve from per-cell maj@k (cells × k_max) and per-cell mean sample cost; the band
+    resamples tasks (``tasks``: each cell's task id; None: cells are tasks)."""
     n, k_max = per_cell.shape if per_cell.size else (0, 0)
     if n == 0:
         return []
-    rng = np.random.default_rng(seed)
     acc = per_cell.mean(axis=0)
-    if bootstrap > 0 and n > 1:
-        idx = rng.integers(0, n, size=(bootstrap, n))
-        lo, hi = np.percentile(per_cell[idx].mean(axis=1), [2.5, 97.5], axis=0)
+    n_tasks = n if tasks is None else len(set(np.asarray(tasks).tolist()))
+    if bootstrap > 0 and n_tasks > 1:
+        lo, hi = np.percentile(task_bootstrap(per_cell, tasks, bootstrap, seed), [2.5, 97.5], axis=0)
     else:
         lo = hi = acc
     t, u = float(tokens.mean()), float(usd.mean())
@@ -90,7 +117,7 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
         FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
     rows, cell_rows = [], []
     groups: dict[tuple, list[int]] = {}
-    vals, tok, usd = [], [], []
+    vals, tok, usd, cell_task = [], [], [], []
     for key, g in df.groupby(["task_id", "seed"], sort=True) if len(df) else []:
         task_id, seed = cast(tuple[str, int], key)  # pool.task_id VARCHAR, pool.seed INTEGER
         if task_id not in groups_of:
@@ -100,15 +127,16 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
         v = cell_curve(answers, list(g["correct"].astype(bool)), k_max, tie, seed=int(seed), task_id=str(task_id))
         i = len(vals)
         vals.append(v)
+        cell_task.append(str(task_id))
         tok.append(float(g["tokens"].astype(float).mean()))
         usd.append(float(g["cost_usd"].astype(float).mean()))
         groups.setdefault(("all", None), []).append(i)
         groups.setdefault(groups_of[task_id], []).append(i)
         cell_rows += [{"run_id": run_id, "task_id": task_id, "seed": int(seed), "k": k, "accuracy": float(v[k - 1]),
                        "tokens": k * tok[-1], "cost_usd": k * usd[-1]} for k in range(1, k_max + 1)]
-    per_cell, tok_a, usd_a = np.array(vals), np.array(tok), np.array(usd)
+    per_cell, tok_a, usd_a, task_a = np.array(vals), np.array(tok), np.array(usd), np.array(cell_task)
     for (axis, value), idx in groups.items():
-        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap):
+        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap, tasks=task_a[idx]):
             rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
                          "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
                          "calls": pt.calls, "cost_usd": pt.cost_usd})

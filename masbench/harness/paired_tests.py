@@ -1,17 +1,24 @@
 """Write a run's paired tests and verdicts (``paired_tests``) from the store's paired views.
 
-Per group (all tasks, each axis value / source) the harness tests:
+Every test reads *per-task* differences (``paired_task_diffs``: seeds averaged per task, so a
+task's seeds count once). Per group (all tasks, each axis value / source) the harness tests:
 
 - every design against the CoT-SC curve at its cost, for each cost unit the run recorded
-  (``against = 'curve'``): paired bootstrap CI and p-value of the mean per-task difference; Holm
-  across the group's non-baseline designs (per unit); the verdict (:mod:`.stats.decide`) on the
-  suite's matching unit (``is_verdict``);
-- every design against CoT (``against = 'cot'``): exact McNemar if the suite ran a ``cot`` design,
-  else the bootstrap against the curve's maj@1 per cell; Holm across the group's designs;
-- every pair of designs (``against = <label>``): exact McNemar on the shared cells, the paired
-  bootstrap CI of the mean difference; Holm across all pairs of the group.
+  (``against = 'curve'``): the suite's fixed-n test (``stats.test``, default sign-flip:
+  :mod:`.stats.tests`) on the per-task differences with the matched cost's uncertainty folded in
+  (:mod:`.stats.matched`); Holm across the non-baseline designs of the family (per unit); the
+  verdict (:mod:`.stats.decide`) on the suite's matching unit (``is_verdict``);
+- every design against CoT (``against = 'cot'``): against the ``cot`` design the exact sign-flip
+  test of the 0/1 pairs (McNemar clustered by task), else the suite's test against the curve's
+  maj@1; Holm across the family's designs;
+- every pair of designs (``against = <label>``): McNemar clustered by task (exact); Holm across
+  the family's pairs.
 
-Only resampling happens here (numpy); counts, means and SDs come from the SQL views.
+Holm families: for ``axis = 'all'`` the designs of the group (``family = 'group'``); for a per-axis
+group, every design at *every value* of that axis (``family = 'axis'``), so a per-axis table is
+corrected across the values it shows. Ties in p are ranked by the larger |t| = |mean|/se first,
+then the label (:func:`.stats.paired.holm_tiebreak`). The resample count is raised so the smallest
+Holm level of a family is resolved: B ≥ 20·m/α (capped at :data:`MAX_RESAMPLES`).
 """
 
 from __future__ import annotations
@@ -20,15 +27,25 @@ import math
 import zlib
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
 from .stats.decide import decide
-from .stats.paired import holm, mcnemar_exact, paired_bootstrap
-from .stats.power import n_needed
+from .stats.matched import cost_adjusted
+from .stats.paired import holm, holm_tiebreak
+from .stats.power import n_range
+from .stats.tests import TestResult, get_test
+from .stats.tests.base import lattice_of
+from .stats.tests.sign_flip import SignFlip
 
 BASELINES = ("cot", "cot-sc")
+MAX_RESAMPLES = 200_000
+"""The cap of the automatic resample count (at α = 0.05: families of up to 500 comparisons)."""
+NEED_LEVEL = 0.5
+"""The effect interval "needs n" is read from: the test's central 50% interval."""
+CLUSTERED_MCNEMAR = "exact McNemar (clustered by task)"
 
 
 def _seed(base: int, *parts: Any) -> int:
@@ -43,78 +60,124 @@ def _f(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def _apply_holm(rows: list[dict], spec: StatsSpec, boots: list) -> None:
-    """Fill Holm columns of ``rows`` (one family) in place; ``boots`` align with rows."""
-    adj, levels = holm([r["p_value"] for r in rows], spec.alpha)
-    for r, b, pa, lv in zip(rows, boots, adj, levels):
-        lo, hi = b.ci(1 - lv)
-        r.update(family_size=len(rows), p_holm=pa, level_holm=lv, ci_lo_holm=lo, ci_hi_holm=hi)
+def resamples_for(m: int, spec: StatsSpec) -> int:
+    """B for a family of m comparisons: at least ``stats.bootstrap`` and 20·m/α, at most the cap."""
+    return max(spec.bootstrap, min(MAX_RESAMPLES, math.ceil(20 * max(m, 1) / spec.alpha)))
 
 
-def _base(run_id, axis, value, design, against, unit, spec: StatsSpec, boot, **kw) -> dict:
-    lo, hi = boot.ci(0.95)
+def family_of(axis: str) -> str:
+    return "group" if axis == "all" else "axis"
+
+
+def _apply_holm(rows: list[dict], spec: StatsSpec, results: list[TestResult]) -> None:
+    """Fill Holm columns of ``rows`` (one family) in place; ``results`` align with rows."""
+    ties = [holm_tiebreak(r.t, f"{row['design']}|{row['against']}|{row['axis_value']}") for row, r in zip(rows, results)]
+    adj, levels = holm([row["p_value"] for row in rows], spec.alpha, ties=ties)
+    for row, r, pa, lv in zip(rows, results, adj, levels):
+        lo, hi = r.ci(1 - lv)
+        row.update(family_size=len(rows), p_holm=pa, level_holm=lv, ci_lo_holm=lo, ci_hi_holm=hi,
+                   family=family_of(row["axis"]))
+
+
+def _base(run_id, axis, value, design, against, unit, spec: StatsSpec, res: TestResult, method: str,
+          resamples: int, **kw) -> dict:
+    lo, hi = res.ci(0.95)
     row = dict(run_id=run_id, axis=axis, axis_value=None if pd.isna(value) else int(value), design=design,
-               against=against, unit=unit, position=None, k_match=None, n_tasks=boot.n, n_cells=None,
-               mean_diff=boot.mean, sd_task=None if math.isnan(boot.sd) else boot.sd, ci_lo=lo, ci_hi=hi,
-               p_value=boot.p_value, method="paired bootstrap", n_discordant_plus=None, n_discordant_minus=None,
-               family_size=1, p_holm=boot.p_value, level_holm=spec.alpha, ci_lo_holm=lo, ci_hi_holm=hi,
-               n_needed=None, verdict=None, reason=None, is_verdict=False, bootstrap=spec.bootstrap,
-               alpha=spec.alpha, power=spec.power)
+               against=against, unit=unit, position=None, k_match=None, n_tasks=res.n, n_cells=None,
+               mean_diff=res.mean, sd_task=None if math.isnan(res.sd) else res.sd, ci_lo=lo, ci_hi=hi,
+               p_value=res.p_value, method=method, n_discordant_plus=None, n_discordant_minus=None,
+               family_size=1, p_holm=res.p_value, level_holm=spec.alpha, ci_lo_holm=lo, ci_hi_holm=hi,
+               n_needed=None, n_needed_hi=None, family=None, verdict=None, reason=None, is_verdict=False,
+               bootstrap=resamples, alpha=spec.alpha, power=spec.power)
     row.update(kw)
     return row
 
 
-def _curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: StatsSpec) -> list[dict]:
+def verdict_unit(tasks: pd.DataFrame, spec: StatsSpec) -> str:
+    """The unit whose rows carry the verdict: ``stats.match``; ``budget`` falls back to tokens for
+    a run that recorded no budget spend (an older store)."""
+    if spec.match == "budget" and not (tasks["unit"] == "budget").any():
+        return "tokens"
+    return spec.match
+
+
+def task_diffs(d: pd.DataFrame) -> np.ndarray:
+    """A design's per-task differences against the curve with the matched cost's uncertainty."""
+    return cost_adjusted(d["diff"].to_numpy(float), d["cost"].to_numpy(float), d["sample_cost"].to_numpy(float),
+                         float(d["slope"].iloc[0]) if d["slope"].notna().all() else 0.0)
+
+
+def _families(df: pd.DataFrame, extra: list[str]):
+    """(axis, axis_value or None for an axis family, *extra) → rows: one Holm family each."""
+    for axis, g in df.groupby("axis", sort=True):
+        keys = ["axis_value", *extra] if axis == "all" else extra
+        for key, f in (g.groupby(keys, dropna=False, sort=True) if keys else [((), g)]):
+            yield axis, f
+
+
+def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: StatsSpec) -> list[dict]:
+    """The rows against the curve (every unit) with Holm and the verdicts, under ``spec``'s test."""
+    test = get_test(spec.test)
+    unit_v = verdict_unit(tasks, spec)
     out: list[dict] = []
-    for (axis, value, unit), g in tasks.groupby(["axis", "axis_value", "unit"], dropna=False, sort=True):
-        family, fboots, rest, rboots = [], [], [], []
-        for key, d in g.groupby("design", sort=True):
-            design = str(key)
-            b = paired_bootstrap(d["diff"].to_numpy(), spec.bootstrap, _seed(spec.seed, axis, value, unit, design))
-            row = _base(run_id, axis, value, design, "curve", unit, spec, b, position=d["position"].iloc[0],
-                        k_match=_f(d["k_match"].iloc[0]), n_cells=int(d["seeds"].sum()),
-                        k_max=int(d["k_max"].iloc[0]))
+    for axis, fam in _families(tasks, ["unit"]):
+        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
+        m = sum(names.get(str(k[1]), str(k[1])) not in BASELINES for k, _ in cells)
+        b_f = resamples_for(m, spec)
+        family, fres, rest = [], [], []
+        for (value, design), d in cells:
+            design, unit = str(design), str(d["unit"].iloc[0])
+            res = test.run(task_diffs(d), resamples=b_f, seed=_seed(spec.seed, axis, value, unit, design))
+            row = _base(run_id, axis, value, design, "curve", unit, spec, res, test.method, b_f,
+                        position=d["position"].iloc[0], k_match=_f(d["k_match"].iloc[0]),
+                        n_cells=int(d["seeds"].sum()), k_max=int(d["k_max"].iloc[0]))
             if names.get(design, design) in BASELINES:
-                rest.append(row), rboots.append(b)
+                rest.append(row)
             else:
-                family.append(row), fboots.append(b)
+                family.append(row)
+                fres.append(res)
         if family:
-            _apply_holm(family, spec, fboots)
-        for r, b in zip(family, fboots):
-            r["n_needed"] = n_needed(r["mean_diff"], b.sd_adj, r["level_holm"], spec.power)
+            _apply_holm(family, spec, fres)
+        for r, res in zip(family, fres):
+            need = n_range(res.ci(NEED_LEVEL), res.sd, r["level_holm"], spec.power) if res.n > 1 else None
+            r["n_needed"], r["n_needed_hi"] = need if need is not None else (None, None)
             r["verdict"], r["reason"] = decide(r["position"], r["mean_diff"], (r["ci_lo_holm"], r["ci_hi_holm"]),
-                                               r["p_holm"], spec.alpha, r["n_needed"], r["n_tasks"], r["k_max"])
-            r["is_verdict"] = unit == spec.match
+                                               r["p_holm"], spec.alpha, r["n_needed"], r["n_tasks"], r["k_max"],
+                                               n_needed_hi=r["n_needed_hi"],
+                                               unbounded=r["n_needed"] is not None and r["n_needed_hi"] is None)
+            r["is_verdict"] = r["unit"] == unit_v
         out += family + rest
     for r in out:
         r.pop("k_max", None)
     return out
 
 
-def _mcnemar(cells: pd.DataFrame, a: str, b: str) -> tuple[int, int]:
-    plus = int(((cells[a] > 0.5) & (cells[b] < 0.5)).sum())
-    minus = int(((cells[a] < 0.5) & (cells[b] > 0.5)).sum())
-    return plus, minus
+def _clustered_mcnemar(d: np.ndarray, seeds: np.ndarray, resamples: int, seed: int) -> tuple[TestResult, dict]:
+    """The exact sign-flip test of 0/1 pairs averaged per task: McNemar clustered by task."""
+    res = SignFlip().run(d, resamples=resamples, seed=seed, lattice=lattice_of(d, seeds))
+    return res, dict(method=CLUSTERED_MCNEMAR, n_discordant_plus=int((d > 0).sum()),
+                     n_discordant_minus=int((d < 0).sum()))
 
 
-def _cot_rows(run_id: str, cells: pd.DataFrame, spec: StatsSpec) -> list[dict]:
+def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[dict]:
+    test = get_test(spec.test)
     out: list[dict] = []
-    one_unit = cells[cells["unit"] == cells["unit"].iloc[0]] if len(cells) else cells
-    for (axis, value), g in one_unit.groupby(["axis", "axis_value"], dropna=False, sort=True):
-        rows, boots = [], []
-        for design, d in g.groupby("design", sort=True):
-            if design == "cot":
-                continue
-            per_task = d.groupby("task_id")["diff_cot"].mean().to_numpy()
-            b = paired_bootstrap(per_task, spec.bootstrap, _seed(spec.seed, axis, value, "cot", design))
-            row = _base(run_id, axis, value, design, "cot", "-", spec, b, n_cells=len(d))
+    one_unit = tasks[tasks["unit"] == tasks["unit"].iloc[0]] if len(tasks) else tasks
+    for axis, fam in _families(one_unit[one_unit["design"] != "cot"], []):
+        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
+        b_f = resamples_for(len(cells), spec)
+        rows, results = [], []
+        for (value, design), d in cells:
+            diffs, sd = d["diff_cot"].to_numpy(float), _seed(spec.seed, axis, value, "cot", design)
             if bool(d["cot_is_design"].all()):
-                plus, minus = _mcnemar(d, "y", "cot_y")
-                row.update(method="exact McNemar", p_value=mcnemar_exact(plus, minus), n_discordant_plus=plus,
-                           n_discordant_minus=minus)
-            rows.append(row), boots.append(b)
+                res, kw = _clustered_mcnemar(diffs, d["seeds"].to_numpy(), b_f, sd)
+            else:
+                res, kw = test.run(diffs, resamples=b_f, seed=sd), dict(method=test.method)
+            rows.append(_base(run_id, axis, value, str(design), "cot", "-", spec, res, resamples=b_f,
+                              n_cells=int(d["seeds"].sum()), **kw))
+            results.append(res)
         if rows:
-            _apply_holm(rows, spec, boots)
+            _apply_holm(rows, spec, results)
         out += rows
     return out
 
@@ -122,16 +185,17 @@ def _cot_rows(run_id: str, cells: pd.DataFrame, spec: StatsSpec) -> list[dict]:
 def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[dict]:
     out: list[dict] = []
     pairs = pairs[pairs["design_a"] < pairs["design_b"]]
-    for (axis, value), g in pairs.groupby(["axis", "axis_value"], dropna=False, sort=True):
-        rows, boots = [], []
-        for (a, b_), d in g.groupby(["design_a", "design_b"], sort=True):
-            per_task = d.groupby("task_id")["diff"].mean().to_numpy()
-            b = paired_bootstrap(per_task, spec.bootstrap, _seed(spec.seed, axis, value, a, b_))
-            plus, minus = _mcnemar(d, "y_a", "y_b")
-            rows.append(_base(run_id, axis, value, a, b_, "-", spec, b, n_cells=len(d), method="exact McNemar",
-                              p_value=mcnemar_exact(plus, minus), n_discordant_plus=plus, n_discordant_minus=minus))
-            boots.append(b)
-        _apply_holm(rows, spec, boots)
+    for axis, fam in _families(pairs, []):
+        cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))
+        b_f = resamples_for(len(cells), spec)
+        rows, results = [], []
+        for (value, a, b_), d in cells:
+            per_task = d.groupby("task_id")["diff"].agg(["mean", "count"])
+            res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,
+                                         _seed(spec.seed, axis, value, a, b_))
+            rows.append(_base(run_id, axis, value, a, b_, "-", spec, res, resamples=b_f, n_cells=len(d), **kw))
+            results.append(res)
+        _apply_holm(rows, spec, results)
         out += rows
     return out
 
@@ -141,12 +205,11 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
     spec = spec or StatsSpec()
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL",
                            [run_id]))
-    # ordered: the bootstrap resamples positions, so the same data must give the same order
+    # ordered: the tests draw signs by position, so the same data must give the same order
     tasks = store.df("SELECT * FROM paired_task_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
-    cells = store.df("SELECT * FROM paired_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
     pairs = store.df("SELECT * FROM design_pair_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
-    rows = _curve_rows(run_id, tasks, names, spec) if len(tasks) else []
-    rows += _cot_rows(run_id, cells, spec) if len(cells) else []
+    rows = curve_rows(run_id, tasks, names, spec) if len(tasks) else []
+    rows += _cot_rows(run_id, tasks, spec) if len(tasks) else []
     rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
     store.sql("DELETE FROM paired_tests WHERE run_id = ?", [run_id])
     if rows:
@@ -160,4 +223,3 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
 def stats_spec_of(config: dict | None) -> StatsSpec:
     """The suite's stats settings from a run's stored config (defaults if absent)."""
     return StatsSpec.model_validate((config or {}).get("stats") or {})
-

@@ -56,6 +56,9 @@ def plan_pilot(store: Store, run_id: str, delta: float | None, seeds: list[int],
     unit = unit or _recorded(store, run_id)[1].match
     df = store.df("""SELECT design, task_id, diff FROM paired_diffs WHERE run_id = ? AND axis = 'all' AND unit = ?""",
                   [run_id, unit])
+    if unit == "budget" and df.empty:  # a pilot that recorded no budget spend: tokens, as its verdicts
+        df = store.df("""SELECT design, task_id, diff FROM paired_diffs WHERE run_id = ? AND axis = 'all'
+                         AND unit = 'tokens'""", [run_id])
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL", [run_id]))
     designs = [d for d in sorted(df["design"].unique()) if names.get(d) not in ("cot", "cot-sc")] if len(df) else []
     if design:

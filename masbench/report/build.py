@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import data, html, plots, tables
 from .data import TraceLinks
-from .verdict import RULE, verdicts
+from .verdict import AXIS_NOTE, RULE, verdicts
 
 CSV = "marginal_utility.csv"
 CSV_AXIS = "marginal_utility_by_axis.csv"
@@ -40,6 +40,7 @@ def _markdown(info: data.RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, lin
         head += ["## By task group", ""]
         for _axis, _value, title, g in tables.task_groups(by_axis):
             head += [f"### {title}", "", tables.markdown(g), ""]
+        head += [f"_{AXIS_NOTE}_", ""]
     head += ["Formulas and the verdict rule: docs/metrics.md. Accuracies in the CSV are fractions "
              "(0–1), exactly as the `design_comparison` view has them.", ""]
     return "\n".join(head)

@@ -140,7 +140,8 @@ SELECT d.*,
        pt.ci_lo AS paired_ci_lo, pt.ci_hi AS paired_ci_hi, pt.p_value AS paired_p, pt.p_holm AS paired_p_holm,
        pt.family_size AS paired_family, pt.level_holm AS paired_level, pt.ci_lo_holm AS paired_ci_lo_holm,
        pt.ci_hi_holm AS paired_ci_hi_holm, pt.n_needed AS paired_n_needed, pt.verdict AS paired_verdict,
-       pt.reason AS paired_reason, pt.alpha AS paired_alpha,
+       pt.reason AS paired_reason, pt.alpha AS paired_alpha, pt.n_needed_hi AS paired_n_needed_hi,
+       pt.family AS paired_family_scope,
        sd.verdict AS seq_verdict, sd.decided AS seq_decided, sd.n_tasks AS seq_n_tasks, sd.max_tasks AS seq_max_tasks,
        sd.saved_calls AS seq_saved_calls, sd.at_cap AS seq_at_cap, sd.calls AS seq_calls
 FROM design_comparison d

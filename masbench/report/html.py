@@ -11,7 +11,7 @@ import pandas as pd
 from . import tables
 from .data import RunInfo, TraceLinks
 from .tables import HEADERS, formatted
-from .verdict import RULE, Verdict
+from .verdict import AXIS_NOTE, RULE, Verdict
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -97,11 +97,12 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
     if verdicts:
         parts.append("<h2>Verdicts</h2><ul>" + "".join(f"<li>{_e(v.line)}</li>" for v in verdicts) + "</ul>")
         parts.append(f"<p class='note'>{_e(RULE)}. Paired Δ = mean over tasks of (design − CoT-SC curve at its "
-                     "cost) with the Holm-level paired bootstrap CI; ▲/▼ significant after Holm.</p>")
+                     "cost) with the Holm-level paired CI; ▲/▼ significant after Holm.</p>")
     if not by_axis.empty:
         parts.append("<h2>By task group</h2>")
         for _axis, _value, label, g in tables.task_groups(by_axis):
             parts.append(f"<h3>{_e(label)}</h3>" + _table(g, designs))
+        parts.append(f"<p class='note'>{_e(AXIS_NOTE)}</p>")
     if csvs:
         parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")
     if notes:

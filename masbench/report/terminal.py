@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import data, tables
-from .verdict import BASELINE, NOT_WORTH, RULE, WORTH, verdicts
+from .verdict import AXIS_NOTE, BASELINE, NOT_WORTH, RULE, WORTH, verdicts
 
 _VERDICT_STYLE = {WORTH: "green", NOT_WORTH: "red"}
 
@@ -92,6 +92,8 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all"
             console.print(line)
     console.print(Text("★ Pareto-optimal on (tokens, accuracy). ▲/▼ paired difference significant after Holm. "
                        + tables.CHEAPER_NOTE, style="dim"))
+    if (df["axis"] != "all").any():
+        console.print(Text(AXIS_NOTE, style="dim"))
     console.print(Text(RULE, style="dim"))
     return int(df["design"].nunique())
 
@@ -138,6 +140,7 @@ def compare_against(store_path: str | Path, against: str, run_id: str | None = N
     for ax, _value, label, g in tables.task_groups(sel):
         title = "all tasks" if ax == "all" else label
         console.print(paired_table(g, against, f"paired tests vs {against} — {title}".replace("[", "\\[")))
-    console.print(Text("Δ = design − reference per task (seeds averaged), paired bootstrap CI over tasks; Holm across "
-                       "the comparisons of the same kind in the group (m). docs/metrics.md", style="dim"))
+    console.print(Text("Δ = design − reference per task (seeds averaged); the test in 'method' over tasks, a task's "
+                       "seeds together; Holm across the comparisons of the same kind (m): in the group for all tasks, "
+                       "across every value of the axis for a per-axis table. docs/metrics.md", style="dim"))
     return len(sel)

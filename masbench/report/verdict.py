@@ -3,8 +3,10 @@
 The verdict is decided by the harness from the *paired* evidence and stored in ``paired_tests``
 (:mod:`masbench.harness.stats.decide`): the design's per-task correctness minus the CoT-SC
 curve's per-task maj@k at the design's cost (at k = 1 if it is cheaper than one sample, at k_max
-if it costs more than the whole curve), a paired bootstrap CI over tasks, Holm-corrected across
-the designs of the group. This module only words it:
+if it costs more than the whole curve) on the suite's matching unit (``stats.match``, default the
+budget basis), the suite's fixed-n test over tasks (sign-flip by default), Holm-corrected across
+the designs of the group (per-axis groups: across every design at every value of the axis). This
+module only words it:
 
     self-refine: −15.4 pp, 95% paired CI [−30.5, −0.6], Holm p = 0.040 (2 designs), 20 tasks
       vs CoT-SC at equal tokens (k ≈ 4.6) (4.6× CoT cost) — not worth it (significantly worse …)
@@ -26,9 +28,19 @@ BASELINE = "baseline"
 NO_CURVE = "no CoT-SC curve"
 
 RULE = ("verdict rule: paired per-task differences against the CoT-SC curve at equal cost (k = 1 if cheaper "
-        "than one sample, k_max if costlier than the curve); bootstrap CI over tasks, seeds kept together; "
-        "Holm across the designs of the group; 'worth it'/'not worth it' only if the corrected CI excludes 0 "
-        "(docs/metrics.md)")
+        "than one sample, k_max if costlier than the curve); the suite's test over tasks (sign-flip by default), "
+        "a task's seeds together; Holm across the designs of the group, per-axis groups across every design at "
+        "every value of the axis; 'worth it'/'not worth it' only if the corrected CI excludes 0 (docs/metrics.md)")
+AXIS_NOTE = ("Per-axis verdicts and ▲/▼: Holm-corrected across every design at every value of the axis "
+             "(m in the evidence counts them all).")
+BASIS_WORDS = {"tokens": "tokens", "completion": "completion tokens", "usd": "USD"}
+
+
+def unit_words(unit: str, basis: str | None) -> str:
+    """How a matching unit reads: ``budget (completion tokens)`` for the budget basis, else the unit."""
+    if unit == "budget":
+        return f"budget ({BASIS_WORDS.get(basis or 'tokens', basis or 'tokens')})"
+    return unit
 
 
 def _num(v: Any) -> float | None:
@@ -83,7 +95,7 @@ def _reference(row: dict[str, Any]) -> str:
     if pos == "below":
         return "CoT-SC@1 (costlier)"
     k = _num(row.get("paired_k_match"))
-    return f"CoT-SC at equal {unit}" + (f" (k \u2248 {k:.1f})" if k is not None else "")
+    return f"CoT-SC at equal {unit_words(unit, row.get('budget_basis'))}" + (f" (k \u2248 {k:.1f})" if k is not None else "")
 
 
 def evidence(row: dict[str, Any]) -> str:
@@ -95,7 +107,8 @@ def evidence(row: dict[str, Any]) -> str:
     fam = int(_num(row.get("paired_family")) or 1)
     p = _num(row.get("paired_p_holm"))
     ptxt = "n/a" if p is None else (f"{p:.3f}" if p >= 0.001 else "< 0.001")
-    holm = f"Holm p = {ptxt} ({fam} designs)" if fam > 1 else f"p = {ptxt}"
+    scope = "comparisons across the axis" if row.get("paired_family_scope") == "axis" else "designs"
+    holm = f"Holm p = {ptxt} ({fam} {scope})" if fam > 1 else f"p = {ptxt}"
     n = int(_num(row.get("paired_n_tasks")) or 0)
     return f"{100 * (1 - level):.4g}% paired CI [{_pp(lo)}, {_pp(hi)}], {holm}, {n} tasks"
 

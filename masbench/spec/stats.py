@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from ..registry import PAIRED_TESTS
 from .base import Spec
 
 MatchUnit = Literal["budget", "tokens", "calls", "usd"]
@@ -30,10 +31,17 @@ class StatsSpec(Spec):
     """Resamples of the randomization (sign-flip) or bootstrap test; raised automatically so the
     smallest Holm level of a family is resolved."""
     power: float = Field(default=0.8, gt=0, lt=1)
-    """Power at which "needs n ≈ N tasks" is computed."""
+    """Power at which the "needs n ≈ lo–hi tasks" range is computed."""
     seed: int = 0
     """Seed of the resampling (and of a sequential run's task order)."""
     bet: Literal["prpl", "agrapa"] = "agrapa"
     """Betting strategy of the anytime-valid confidence sequence (``--until-decided``):
     ``agrapa`` (default: a plug-in Kelly bet, bets harder as evidence accrues — decides sooner at
     moderate effects) or ``prpl`` (predictable plug-in, tuned for a tight interval at a horizon)."""
+
+    @field_validator("test")
+    @classmethod
+    def _known_test(cls, v: str) -> str:
+        if v not in PAIRED_TESTS:
+            raise ValueError(f"unknown paired test {v!r} (known: {', '.join(PAIRED_TESTS.names())})")
+        return v

@@ -3,8 +3,9 @@
 Groups: every metric exists for the whole run (``axis = 'all'``) and per task group (the task's
 axis and axis value, or its source when it has no axis).
 
-- ``design_metrics``: per design and group: n, accuracy with a Wilson 95% interval, mean tokens,
-  calls and USD per task, status counts.
+- ``design_metrics``: per design and group: n, accuracy with a Wilson 95% interval at the
+  task-clustered effective n (``n_eff``: seeds of a task are not independent; n_eff = n with one
+  seed), mean tokens, calls and USD per task, status counts.
 - ``design_comparison``: design_metrics plus, against the run's CoT-SC curve (``cot_sc_curve``)
   and its CoT reference (the ``cot`` design if the suite has it, else the curve at k = 1):
   cost multiples over CoT and CoT-SC@5; iso-cost gaps (design accuracy minus the curve's accuracy
@@ -24,11 +25,11 @@ _Z = 1.959963984540054
 
 DESIGN_METRICS = f"""
 WITH base AS (
-    SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct, partial, tokens, calls,
-           cost_usd, status, simulated, budget_basis, budget_spent FROM results
+    SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, task_id, correct, partial, tokens,
+           calls, cost_usd, status, simulated, budget_basis, budget_spent FROM results
     UNION ALL
-    SELECT run_id, design, coalesce(axis, source), axis_value, correct, partial, tokens, calls, cost_usd, status,
-           simulated, budget_basis, budget_spent FROM results
+    SELECT run_id, design, coalesce(axis, source), axis_value, task_id, correct, partial, tokens, calls, cost_usd,
+           status, simulated, budget_basis, budget_spent FROM results
 ), agg AS (
     SELECT run_id, design, axis, axis_value, count(*) AS n,
            avg(CAST(coalesce(correct, false) AS DOUBLE)) AS accuracy, avg(partial) AS partial,
@@ -39,13 +40,28 @@ WITH base AS (
            bool_or(simulated) AS simulated,
            coalesce(any_value(budget_basis), 'tokens') AS budget_basis, avg(budget_spent) AS budget_spent
     FROM base GROUP BY ALL
+), per_task AS (  -- a task's cells (its seeds) together: the cluster of the clustered variance
+    SELECT run_id, design, axis, axis_value, task_id, sum(CAST(coalesce(correct, false) AS DOUBLE)) AS sy,
+           count(*) AS ct
+    FROM base GROUP BY ALL
+), clustered AS (
+    SELECT a.run_id, a.design, a.axis, a.axis_value, max(t.ct) AS max_seeds,
+           sum((t.sy - t.ct * a.accuracy) ^ 2) / (any_value(a.n) ^ 2) AS v_clustered
+    FROM agg a JOIN per_task t ON t.run_id = a.run_id AND t.design = a.design AND t.axis = a.axis
+         AND t.axis_value IS NOT DISTINCT FROM a.axis_value
+    GROUP BY ALL
+), eff AS (
+    SELECT a.*, CASE WHEN c.max_seeds <= 1 OR c.v_clustered <= 0 THEN CAST(a.n AS DOUBLE)
+                     ELSE least(CAST(a.n AS DOUBLE), a.accuracy * (1 - a.accuracy) / c.v_clustered) END AS n_eff
+    FROM agg a JOIN clustered c ON c.run_id = a.run_id AND c.design = a.design AND c.axis = a.axis
+         AND c.axis_value IS NOT DISTINCT FROM a.axis_value
 )
 SELECT *,
-       (accuracy + {_Z}^2 / (2 * n) - {_Z} * sqrt(accuracy * (1 - accuracy) / n + {_Z}^2 / (4 * n * n)))
-           / (1 + {_Z}^2 / n) AS ci_lo,
-       (accuracy + {_Z}^2 / (2 * n) + {_Z} * sqrt(accuracy * (1 - accuracy) / n + {_Z}^2 / (4 * n * n)))
-           / (1 + {_Z}^2 / n) AS ci_hi
-FROM agg
+       (accuracy + {_Z}^2 / (2 * n_eff) - {_Z} * sqrt(accuracy * (1 - accuracy) / n_eff + {_Z}^2 / (4 * n_eff * n_eff)))
+           / (1 + {_Z}^2 / n_eff) AS ci_lo,
+       (accuracy + {_Z}^2 / (2 * n_eff) + {_Z} * sqrt(accuracy * (1 - accuracy) / n_eff + {_Z}^2 / (4 * n_eff * n_eff)))
+           / (1 + {_Z}^2 / n_eff) AS ci_hi
+FROM eff
 """
 
 _SAME = "s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value"

@@ -1,14 +1,21 @@
 """Per-task paired differences as SQL views (formulas in docs/metrics.md, "Paired comparisons").
 
-- ``paired_diffs``: one row per design, group, cost unit (tokens | calls | usd) and cell
+- ``paired_diffs``: one row per design, group, cost unit (tokens | calls | usd | budget: the
+  design's ``budget_spent`` against the curve's, on the suite's budget basis) and cell
   (task, seed): the design's correctness ``y``; the CoT-SC curve's maj@k *of that cell*
   interpolated at the design's mean cost in the group (``curve_y``, the same weights for every
   cell, so its mean is the group curve at that cost); ``diff = y − curve_y``; the CoT reference
   (the ``cot`` design on the same cell if the suite ran it, else the cell's maj@1) and
   ``diff_cot``. ``position`` says where the cost fell (within | below → compared at k = 1 |
-  beyond → compared at k_max); ``k_match`` is the matched (fractional) k.
-- ``paired_task_diffs``: the same averaged over each task's seeds (the unit the bootstrap
-  resamples).
+  beyond → compared at k_max); ``k_match`` is the matched (fractional) k. For the matched cost's
+  uncertainty (docs/metrics.md, "Paired comparisons"): ``cost`` (the design's cost on the cell, in
+  the unit), ``sample_cost`` (the cell's mean CoT sample cost: tokens and USD from
+  ``cot_sc_task_curve`` at k = 1, budget from ``pool``, 1 for calls), ``cost_mean`` (c̄, the
+  design's mean cost in the group), ``sample_cost_mean`` (s̄, the curve's cost at k = 1) and
+  ``slope`` (h: the group curve's accuracy gain per sample on the matched segment; 0 below and
+  beyond, where the comparison is at a fixed k).
+- ``paired_task_diffs``: the same averaged over each task's seeds (the unit the tests flip or
+  resample: seeds are clustered by task).
 - ``paired_summary``: per design, group and unit: n tasks and cells, mean and SD of the
   per-task differences against the curve and against CoT.
 - ``design_pair_diffs``: per pair of designs (a, b), group and cell: both correctness values
@@ -20,22 +27,33 @@ from __future__ import annotations
 _G = "AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
 
 _GROUPED_RESULTS = """
-    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct FROM results
+    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct,
+           tokens, calls, cost_usd, budget_spent FROM results
     UNION ALL
-    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, correct FROM results"""
+    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, correct,
+           tokens, calls, cost_usd, budget_spent FROM results"""
+
+UNITS = ("tokens", "calls", "usd", "budget")
+"""The cost units a design is matched to the curve on (``budget``: the suite's budget basis)."""
+
+
+def _by_unit(unit: str, tokens: str, calls: str, usd: str, budget: str) -> str:
+    return f"CASE {unit} WHEN 'tokens' THEN {tokens} WHEN 'calls' THEN {calls} WHEN 'usd' THEN {usd} ELSE {budget} END"
+
 
 PAIRED_DIFFS = f"""
-WITH units(unit) AS (VALUES ('tokens'), ('calls'), ('usd')),
+WITH units(unit) AS (VALUES {', '.join(f"('{u}')" for u in UNITS)}),
 cost AS (
     SELECT d.run_id, d.axis, d.axis_value, d.design, u.unit,
-           CASE u.unit WHEN 'tokens' THEN d.tokens WHEN 'calls' THEN d.calls ELSE d.cost_usd END AS c
+           {_by_unit('u.unit', 'd.tokens', 'd.calls', 'd.cost_usd', 'd.budget_spent')} AS c
     FROM design_metrics d CROSS JOIN units u
 ), seg AS (
-    SELECT c.run_id, c.axis, c.axis_value, c.k, u.unit,
-           CASE u.unit WHEN 'tokens' THEN c.tokens WHEN 'calls' THEN c.calls ELSE c.cost_usd END AS x
+    SELECT c.run_id, c.axis, c.axis_value, c.k, u.unit, c.accuracy AS y,
+           {_by_unit('u.unit', 'c.tokens', 'c.calls', 'c.cost_usd', 'c.budget_spent')} AS x
     FROM cot_sc_curve c CROSS JOIN units u
 ), seg2 AS (
-    SELECT *, lead(x) OVER w AS x2, max(k) OVER (PARTITION BY run_id, axis, axis_value, unit) AS k_max
+    SELECT *, lead(x) OVER w AS x2, lead(y) OVER w AS y2,
+           max(k) OVER (PARTITION BY run_id, axis, axis_value, unit) AS k_max
     FROM seg WINDOW w AS (PARTITION BY run_id, axis, axis_value, unit ORDER BY k)
 ), pos AS (
     SELECT c.run_id, c.axis, c.axis_value, c.design, c.unit, any_value(c.c) AS c,
@@ -50,9 +68,13 @@ cost AS (
     FROM pos p WHERE x_max > 0  -- a unit the run recorded no cost in (e.g. USD of free models) is not matched
 ), mw AS (
     SELECT m.*, CASE WHEN m.position <> 'within' OR s.x2 IS NULL OR s.x2 = s.x THEN 0.0
-                     ELSE (m.c - s.x) / (s.x2 - s.x) END AS w
+                     ELSE (m.c - s.x) / (s.x2 - s.x) END AS w,
+           -- the group curve's slope per sample on the matched segment (0: compared at a fixed k)
+           CASE WHEN m.position <> 'within' OR s.x2 IS NULL THEN 0.0 ELSE s.y2 - s.y END AS slope
     FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis {_G.format(a='s', b='m')}
                       AND s.unit = m.unit AND s.k = m.k_lo
+), pb AS (  -- a cell's mean CoT sample spend on the budget basis
+    SELECT run_id, task_id, seed, avg(budget_spent) AS b FROM pool GROUP BY ALL
 ), r AS ({_GROUPED_RESULTS})
 SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.position, mw.k_lo + mw.w AS k_match,
        mw.k_max, CAST(coalesce(r.correct, false) AS DOUBLE) AS y,
@@ -62,13 +84,17 @@ SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.
        coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS cot_y,
        CAST(coalesce(r.correct, false) AS DOUBLE)
            - coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS diff_cot,
-       cr.design IS NOT NULL AS cot_is_design
+       cr.design IS NOT NULL AS cot_is_design,
+       CAST({_by_unit('mw.unit', 'r.tokens', 'r.calls', 'r.cost_usd', 'r.budget_spent')} AS DOUBLE) AS cost,
+       CAST({_by_unit('mw.unit', 'k1.tokens', '1.0', 'k1.cost_usd', 'pb.b')} AS DOUBLE) AS sample_cost,
+       mw.c AS cost_mean, mw.x1 AS sample_cost_mean, mw.slope
 FROM r
 JOIN mw ON mw.run_id = r.run_id AND mw.axis = r.axis {_G.format(a='mw', b='r')} AND mw.design = r.design
 JOIN cot_sc_task_curve t1 ON t1.run_id = r.run_id AND t1.task_id = r.task_id AND t1.seed = r.seed AND t1.k = mw.k_lo
 LEFT JOIN cot_sc_task_curve t2 ON t2.run_id = r.run_id AND t2.task_id = r.task_id AND t2.seed = r.seed
      AND t2.k = mw.k_lo + 1
 LEFT JOIN cot_sc_task_curve k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1
+LEFT JOIN pb ON pb.run_id = r.run_id AND pb.task_id = r.task_id AND pb.seed = r.seed
 LEFT JOIN results cr ON cr.run_id = r.run_id AND cr.task_id = r.task_id AND cr.seed = r.seed AND cr.design = 'cot'
 """
 
@@ -76,7 +102,9 @@ PAIRED_TASK_DIFFS = """
 SELECT run_id, axis, axis_value, design, unit, task_id, any_value(position) AS position,
        any_value(k_match) AS k_match, any_value(k_max) AS k_max, count(*) AS seeds,
        avg(y) AS y, avg(curve_y) AS curve_y, avg(diff) AS diff, avg(cot_y) AS cot_y, avg(diff_cot) AS diff_cot,
-       bool_and(cot_is_design) AS cot_is_design
+       bool_and(cot_is_design) AS cot_is_design, avg(cost) AS cost, avg(sample_cost) AS sample_cost,
+       any_value(cost_mean) AS cost_mean, any_value(sample_cost_mean) AS sample_cost_mean,
+       any_value(slope) AS slope
 FROM paired_diffs GROUP BY run_id, axis, axis_value, design, unit, task_id
 """
 

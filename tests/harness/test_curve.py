@@ -225,3 +225,19 @@ def test_build_curve_on_nothing_does_no_work() -> None:
         warnings.simplefilter("error")  # not even a mean of an empty slice
         assert build_curve(np.zeros(0), np.zeros(0), np.zeros(0)) == []
         assert build_curve(np.zeros((0, 3)), np.zeros(0), np.zeros(0)) == []
+
+
+def test_the_band_resamples_tasks_not_cells() -> None:
+    """Seeds that copy their task add no evidence: the band of 4 copies per task resampled by task
+    is the band of one seed (the same draws), and wider than resampling the 4n cells."""
+    rng = np.random.default_rng(2)
+    n = 200
+    one = np.column_stack([(rng.random(n) < 0.5).astype(float), rng.random(n)])
+    four = np.repeat(one, 4, axis=0)
+    tasks = np.repeat([f"t{i:03d}" for i in range(n)], 4)
+    a = build_curve(one, np.ones(n), np.zeros(n), bootstrap=2000, seed=3)
+    b = build_curve(four, np.ones(4 * n), np.zeros(4 * n), bootstrap=2000, seed=3, tasks=tasks)
+    c = build_curve(four, np.ones(4 * n), np.zeros(4 * n), bootstrap=2000, seed=3)
+    assert [x for p in b for x in (p.ci_lo, p.ci_hi)] == pytest.approx([x for p in a for x in (p.ci_lo, p.ci_hi)], abs=1e-12)
+    w_task, w_cell = b[0].ci_hi - b[0].ci_lo, c[0].ci_hi - c[0].ci_lo
+    assert w_task / w_cell == pytest.approx(2.0, rel=0.15)  # √4: cells counted as independent are too narrow

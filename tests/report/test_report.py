@@ -271,7 +271,7 @@ def test_compare_shows_paired_ci_and_tests_against_references(synth):
                       AND design = 'planner-workers'""").iloc[0]
         pairs = st.df("SELECT * FROM paired_tests WHERE against NOT IN ('curve', 'cot') AND axis = 'all'")
     assert pw["position"] == "beyond" and pw["k_match"] == K_MAX
-    assert len(pairs) == len(DESIGNS) * (len(DESIGNS) - 1) // 2 and set(pairs["method"]) == {"exact McNemar"}
+    assert len(pairs) == len(DESIGNS) * (len(DESIGNS) - 1) // 2 and set(pairs["method"]) == {"exact McNemar (clustered by task)"}
     assert (pairs["family_size"] == len(pairs)).all()  # Holm across every pair of the group
     res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "debate"], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output

@@ -7,12 +7,14 @@ interval excludes 0 on that side.
 
 | position | significantly better | significantly worse | neither |
 |---|---|---|---|
-| within | worth it | not worth it | inconclusive, needs n ≈ N |
-| below | worth it (cheaper and better) | inconclusive (cheaper but less accurate: a trade-off) | inconclusive, needs n ≈ N |
+| within | worth it | not worth it | inconclusive, needs n ≈ lo–hi |
+| below | worth it (cheaper and better) | inconclusive (cheaper but less accurate: a trade-off) | inconclusive, needs n ≈ lo–hi |
 | beyond | inconclusive (better than CoT-SC@k_max but costs more: raise k_max) | not worth it | not shown worth it (costs more than CoT-SC@k_max) |
 
-N is the number of tasks that would detect the observed difference at the planned power and the
-Holm level of this comparison (:func:`masbench.harness.stats.power.n_needed`).
+"needs n ≈ lo–hi" is a range from the effect's central 50% interval
+(:func:`masbench.harness.stats.power.n_range`): the tasks that would detect its farther endpoint
+(lo) to its nearer one (hi) at the planned power and this comparison's Holm level; "n ≥ lo" when
+the nearer one needs more than 10⁹. No n when that interval holds 0: "no difference shown at n".
 """
 
 from __future__ import annotations
@@ -23,13 +25,27 @@ INCONCLUSIVE = "inconclusive"
 NOT_SHOWN = "not shown worth it"
 
 
+def need_text(n_needed: int | None, n_tasks: int, n_needed_hi: int | None = None, unbounded: bool = False) -> str:
+    """"needs n ≈ 97–781 tasks (has 40)", "needs n ≥ 97 tasks (has 40)" (``unbounded``: the upper end
+    exceeds 10⁹), "needs n ≈ 97 tasks" (no upper end given), or "no difference shown at n = 40"
+    (no n: the effect's interval holds 0)."""
+    if not n_needed:
+        return f"no difference shown at n = {n_tasks}"
+    if unbounded:
+        return f"needs n \u2265 {n_needed} tasks (has {n_tasks})"
+    if n_needed_hi is None or n_needed_hi == n_needed:
+        return f"needs n \u2248 {n_needed} tasks (has {n_tasks})"
+    return f"needs n \u2248 {n_needed}\u2013{n_needed_hi} tasks (has {n_tasks})"
+
+
 def decide(position: str, mean: float, ci_holm: tuple[float, float], p_holm: float, alpha: float,
-           n_needed: int | None, n_tasks: int, k_max: int) -> tuple[str, str]:
-    """(verdict, reason) for one design against the curve."""
+           n_needed: int | None, n_tasks: int, k_max: int, *, n_needed_hi: int | None = None,
+           unbounded: bool = False) -> tuple[str, str]:
+    """(verdict, reason) for one design against the curve; ``n_needed``..``n_needed_hi``: the
+    "needs n" range (:func:`need_text`; ``unbounded``: no finite upper end)."""
     better = p_holm < alpha and ci_holm[0] > 0
     worse = p_holm < alpha and ci_holm[1] < 0
-    need = (f"needs n \u2248 {n_needed} tasks (has {n_tasks})" if n_needed
-            else f"no difference observed at n = {n_tasks}")
+    need = need_text(n_needed, n_tasks, n_needed_hi, unbounded)
     if position == "beyond":
         if worse:
             return NOT_WORTH, f"significantly worse than CoT-SC@{k_max}, which is cheaper"

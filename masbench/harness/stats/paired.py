@@ -10,7 +10,11 @@ cluster bootstrap (seeds of one task are not independent evidence).
   whose (1 − α) interval touches 0.
 - :func:`mcnemar_exact`: two designs scored right/wrong on the same cells; p = P(X ≤ min(b, c))·2
   for X ~ Binomial(b + c, ½), capped at 1.
-- :func:`holm`: Holm's step-down adjusted p-values and the level each step tests at.
+- :func:`holm`: Holm's step-down adjusted p-values and the level each step tests at; ties in p
+  ranked by a stated rule (:func:`holm_tiebreak`).
+
+The verdicts' tests are :mod:`masbench.harness.stats.tests` (sign-flip by default);
+:func:`paired_bootstrap` is the earlier rule, kept behind ``stats.test: bootstrap-t``.
 """
 
 from __future__ import annotations
@@ -122,11 +126,13 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(min(1.0, 2 * tail))
 
 
-def holm(pvalues: list[float], alpha: float = 0.05) -> tuple[list[float], list[float]]:
+def holm(pvalues: list[float], alpha: float = 0.05, *, ties: list | None = None) -> tuple[list[float], list[float]]:
     """Holm step-down: (adjusted p-values, the level α/(m − i) each comparison is tested at,
-    i = its rank among the m p-values from the smallest, 0-based)."""
+    i = its rank among the m p-values from the smallest, 0-based). Equal p-values are ranked by
+    ``ties`` (sort keys, smaller first; :func:`holm_tiebreak` gives the stated rule: the larger
+    |t| = |mean|/se first, then the label), else by position."""
     m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
+    order = sorted(range(m), key=lambda i: (pvalues[i], ties[i] if ties is not None else i))
     adj, levels = [1.0] * m, [alpha] * m
     running = 0.0
     for rank, i in enumerate(order):
@@ -134,6 +140,11 @@ def holm(pvalues: list[float], alpha: float = 0.05) -> tuple[list[float], list[f
         adj[i] = running
         levels[i] = alpha / (m - rank)
     return adj, levels
+
+
+def holm_tiebreak(t: float, label: str) -> tuple[float, str]:
+    """The sort key that ranks tied p-values: the larger |t| = |mean|/se first, then the label."""
+    return (-t if t == t else 0.0, label)
 
 
 def unpaired_halfwidth(acc_design: float, n_design: int, ci_curve: tuple[float, float]) -> float:

@@ -48,6 +48,19 @@ def n_needed(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8) -
     return max(2, n) if n <= _MAX_N else None
 
 
+def n_range(interval: tuple[float, float], sd: float, alpha: float = 0.05,
+            power: float = 0.8) -> tuple[int | None, int | None] | None:
+    """"needs n" from the effect's interval [l, u] (the test's central 50% interval): None if it
+    holds 0 (the data are consistent with no effect: no n is claimed); else (n at the endpoint
+    farther from 0 — the smallest n —, n at the nearer one — the largest; None when it exceeds
+    10⁹ tasks: unbounded)."""
+    lo, hi = interval
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 <= hi:
+        return None
+    far, near = (hi, lo) if lo > 0 else (lo, hi)
+    return n_needed(far, sd, alpha, power), n_needed(near, sd, alpha, power)
+
+
 def power_at(n: int, delta: float, sd: float, alpha: float = 0.05) -> float:
     """Approximate power of the two-sided test with n tasks."""
     if sd <= 0:

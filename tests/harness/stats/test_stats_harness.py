@@ -139,8 +139,10 @@ def test_calibration_script_runs_end_to_end():
     import sys
 
     script = Path(__file__).resolve().parents[3] / "benchmarks" / "verdict_calibration.py"
-    res = subprocess.run([sys.executable, str(script), "--suites", "2", "--tasks", "40", "--bootstrap", "200"],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run([sys.executable, str(script), "--suites", "2", "--power-suites", "2", "--tasks", "40",
+                          "--bootstrap", "200"], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("SIMULATED") and "any null   (FWER)" in res.stdout and "power:" in res.stdout
-    assert "paired CI width" in res.stdout
+    assert res.stdout.startswith("SIMULATED") and "n = 40 tasks: 2 null suites" in res.stdout
+    for test in ("sign-flip", "student-t", "bootstrap-t", "bootstrap-t-plain"):  # every registered test, one row
+        assert sum(line.startswith(test + " ") for line in res.stdout.splitlines()) == 1, res.stdout
+    assert "FWER [95% CI]" in res.stdout and "power [95% CI]" in res.stdout and "paired CI width" in res.stdout
