@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional, TypeVar
 
 import typer
 from rich.console import Console
@@ -16,6 +16,7 @@ from .common import writing
 from .plan_seq import print_sequential
 
 _ERR = Console(stderr=True)
+R = TypeVar("R")
 
 
 def _seeds(text: str) -> list[int]:
@@ -43,6 +44,18 @@ def _run_id(st: Store, run: str | None) -> str:
     return rid
 
 
+def _pilot(store: Path, run: str | None, plan: Callable[[Store, str], list[R]]) -> tuple[str, list[R]]:
+    """A pilot run's plan rows (its id, and the rows); exits 2 when the run has nothing to plan from."""
+    with _open(store) as st:
+        rid = _run_id(st, run)
+        rows = plan(st, rid)
+    if not rows:
+        _ERR.print(f"error: run {rid} has no paired differences (no curve, or no non-baseline designs)",
+                   style="red", markup=False)
+        raise typer.Exit(2)
+    return rid, rows
+
+
 def _print(rows: list[PlanRow], title: str, console: Console) -> None:
     t = Table(title=title, title_justify="left")
     for h in ("design", "Δ (pp)", "σ between tasks", "σ within (seeds)", "seeds", "tasks needed", "power now"):
@@ -65,14 +78,9 @@ def _sequential(console: Console, store: Path | None, run: str | None, design: s
         print_sequential(rows, f"tasks to a decision under --until-decided at accuracy {accuracy:.2f}, ρ = {rho:.2f}, "
                                f"{seeds} seed(s), α = {alpha / designs:.4g} (formula)", console)
         return
-    with _open(store) as st:
-        rid = _run_id(st, run)
-        rows = plan_sequential_pilot(st, rid, deltas, unit=_recorded(st, rid)[1].match, alpha=alpha, power=power,
-                                     cap=cap, batch=batch, design=design)
-    if not rows:
-        _ERR.print(f"error: run {rid} has no paired differences (no curve, or no non-baseline designs)",
-                   style="red", markup=False)
-        raise typer.Exit(2)
+    rid, rows = _pilot(store, run, lambda st, rid: plan_sequential_pilot(
+        st, rid, deltas, unit=_recorded(st, rid)[1].match, alpha=alpha, power=power, cap=cap, batch=batch,
+        design=design))
     print_sequential(rows, f"from pilot run {rid}: tasks to a decision under --until-decided (its per-task "
                            f"differences, resampled and tilted to each Δ)", console)
 
@@ -117,13 +125,8 @@ def register(app: typer.Typer) -> None:
             _print(rows, f"tasks to detect {delta:+.1f} pp at accuracy {accuracy:.2f}, ρ = {rho:.2f}, "
                          f"α = {alpha / designs:.4g}, power {power:.0%} (formula, docs/metrics.md)", console)
             return
-        with _open(store) as st:
-            rid = _run_id(st, run)
-            rows = plan_pilot(st, rid, None if delta is None else delta / 100, s, alpha, power, design=design)
-        if not rows:
-            _ERR.print(f"error: run {rid} has no paired differences (no curve, or no non-baseline designs)",
-                       style="red", markup=False)
-            raise typer.Exit(2)
+        rid, rows = _pilot(store, run, lambda st, rid: plan_pilot(
+            st, rid, None if delta is None else delta / 100, s, alpha, power, design=design))
         _print(rows, f"from pilot run {rid}: tasks to detect Δ at power {power:.0%}, α = {alpha:g} split over "
                      f"{len({r.design for r in rows})} designs", console)
 
