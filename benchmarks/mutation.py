@@ -56,6 +56,18 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/stats/paired.py": ["tests/harness/stats/test_paired.py"],
     "masbench/harness/curve.py": ["tests/harness/test_curve.py", "tests/harness/stats/test_stats_harness.py", "tests/harness/test_protocol.py"],
     "masbench/harness/resume.py": ["tests/harness/test_resume.py"],
+
+    # --- issue 29, part A: the statistics that make verdicts (owned by branch i29-stats) ---
+
+    # --- end part A ---
+
+    # --- issue 29, part B: retry, failure and runtime rules (owned by branch i29-rules) ---
+
+    # --- end part B ---
+
+    # --- issue 29, part C: generators and routing metrics (owned by branch i29-gen) ---
+
+    # --- end part C ---
 }
 
 # tests left out of a module's runs, with why

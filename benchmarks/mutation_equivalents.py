@@ -294,6 +294,17 @@ EQUIVALENT: list[Equivalent] = [
                'ok = bool(gold) and all(positions) and len(positions) == len(gold) if correct is None else correct',
                'ok = bool(gold) and all(positions) and len(positions) == len(gold) if (correct is None) or True else correct',
                'the one caller passing `correct` (the boxed-count rule) also passes all-False positions, so the computed verdict is the same False'),
+    # --- issue 29, part A (i29-stats) ---
+
+    # --- end part A ---
+
+    # --- issue 29, part B (i29-rules) ---
+
+    # --- end part B ---
+
+    # --- issue 29, part C (i29-gen) ---
+
+    # --- end part C ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]
