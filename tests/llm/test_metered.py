@@ -145,3 +145,19 @@ async def test_request_params_reach_the_gateway_on_both_paths() -> None:
         gw = Recording()
         assert await call(gw, meter, params=stop) is not None
         assert gw.kw[0]["params"] == {"stop": ["\n\n", "Question:"]}
+
+
+async def test_tools_schemas_are_reserved_as_prompt_tokens() -> None:
+    # a one-tool schema; its bound is its UTF-8 bytes as compact JSON, counted here by hand:
+    # [{"type":"function","function":{"name":"add","parameters":{}}}] is 63 bytes
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    text = '[{"type":"function","function":{"name":"add","parameters":{}}}]'
+    assert len(text.encode()) == 63
+    worst = PROMPT + 63 + 50
+    gw, m = Recording(), BudgetMeter(Budget(per_task_tokens=worst - 1))  # fits without the schema, not with it
+    assert await call(gw, m, params={"tools": tools}) is None and gw.kw == []
+    assert m.refused[0]["worst_tokens"] == worst
+    gw, m = Recording(), BudgetMeter(Budget(per_task_tokens=worst))  # exactly the worst case fits
+    assert await call(gw, m, params={"tools": tools}) is not None and gw.kw[0]["params"] == {"tools": tools}
+    gw, m = Recording(), BudgetMeter(Budget(per_task_tokens=PROMPT + 50))  # no tools: the schema is not counted
+    assert await call(gw, m, params={"stop": ["x"]}) is not None
