@@ -3,6 +3,8 @@ McNemar clustered by task. Expected values from the rows by hand."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from statistics import NormalDist
 
@@ -140,3 +142,164 @@ def test_mcnemar_is_clustered_by_task(tmp_path):
         assert (p[seeds]["n_discordant_plus"], p[seeds]["n_discordant_minus"]) == (b, c)
         assert p[seeds]["method"] == "exact McNemar (clustered by task)"
     assert mcnemar_exact(2 * b, 2 * c) < mcnemar_exact(b, c)  # what counting cells would have claimed
+
+
+# --- brute force: the sign-flip test over all 2^n sign vectors, written out here (not the module's
+# threshold arithmetic), for the small families below (n = 12: 4096 vectors, which the harness
+# enumerates too once the resample count reaches 2^12)
+
+@functools.cache
+def _all_signs(n: int) -> np.ndarray:
+    return np.array(list(itertools.product([1.0, -1.0], repeat=n)))
+
+
+def _sides(d: np.ndarray, mu: float) -> tuple[float, float]:
+    """P(S* ≥ S) and P(S* ≤ S) over every sign vector, for H0: E[d] = μ."""
+    x = np.asarray(d, float) - mu
+    sums, s = _all_signs(len(x)) @ x, x.sum()
+    return float((sums >= s - 1e-12).mean()), float((sums <= s + 1e-12).mean())
+
+
+def _brute_p(d: np.ndarray) -> float:
+    return min(1.0, 2 * min(_sides(d, 0.0)))
+
+
+def _brute_ci(d: np.ndarray, level: float) -> tuple[float, float]:
+    """{μ : p(μ) ≥ 1 − level} by bisection: P(S* ≥ S) rises with μ, P(S* ≤ S) falls."""
+    a = 1 - level
+
+    def edge(ok, bad: float, good: float) -> float:
+        for _ in range(80):
+            mid = (bad + good) / 2
+            bad, good = (bad, mid) if ok(mid) else (mid, good)
+        return good
+
+    lo = edge(lambda mu: 2 * _sides(d, mu)[0] >= a, -1.0, float(np.mean(d)))
+    hi = edge(lambda mu: 2 * _sides(d, mu)[1] >= a, 1.0, float(np.mean(d)))
+    return lo, hi
+
+
+def _won(n: int, wins: int) -> np.ndarray:
+    return np.array([1] * wins + [0] * (n - wins))
+
+
+def _curve_rows(st, unit: str = "tokens", axis: str = "all"):
+    return st.df("SELECT * FROM paired_tests WHERE against = 'curve' AND unit = ? AND axis = ? ORDER BY design",
+                 [unit, axis]).set_index("design")
+
+
+FAMILY = {  # label → (tasks won of 12, tokens per task, the curve at that cost: K_ACC interpolated)
+    "x": (9, 150, 0.35),  # k = 1.5; d = +0.65 ×9, −0.35 ×3
+    "y": (8, 100, 0.30),  # k = 1; d = +0.70 ×8, −0.30 ×4
+    "z": (10, 300, 0.50),  # k = 3; d = +0.50 ×10, −0.50 ×2
+}
+
+
+def _family_store(path):
+    n = 12
+    ds = {lab: {"y": _won(n, w), "tokens": [tok] * n, "budget": [tok / 5] * n} for lab, (w, tok, _) in FAMILY.items()}
+    st = _store(path, ds, n)
+    compute_paired(st, "r", StatsSpec(match="tokens", bootstrap=4096))  # 4096 = 2^12: every sign vector
+    return st, n
+
+
+def test_the_verdict_is_decided_at_the_holm_level_not_the_raw_one(tmp_path):
+    """A family of three designs, each better than the curve at raw p < α, none at Holm's level."""
+    st, n = _family_store(tmp_path / "h.duckdb")
+    rows = _curve_rows(st)
+    d = {lab: _won(n, w) - c for lab, (w, _, c) in FAMILY.items()}
+    # raw p by brute force (also by hand for z, a sign test: 2·(C(12,10) + C(12,11) + 1)/2^12 = 158/4096)
+    p = {"x": 88 / 4096, "y": 112 / 4096, "z": 158 / 4096}
+    for lab in FAMILY:
+        assert _brute_p(d[lab]) == pytest.approx(p[lab], abs=1e-12)
+        assert rows.loc[lab, "p_value"] == pytest.approx(p[lab], abs=1e-12)
+        assert rows.loc[lab, "mean_diff"] == pytest.approx(d[lab].mean())
+    # Holm by hand: ranks x (0.0215), y (0.0273), z (0.0386); levels α/3, α/2, α;
+    # adjusted: 3·0.021484 = 0.064453; max(0.064453, 2·0.027344 = 0.054688) = 0.064453;
+    #           max(0.064453, 1·0.038574) = 0.064453 — every one at or above α = 0.05
+    holm = 3 * 88 / 4096
+    assert rows["level_holm"].to_dict() == pytest.approx({"x": 0.05 / 3, "y": 0.05 / 2, "z": 0.05})
+    assert rows["p_holm"].to_dict() == pytest.approx({"x": holm, "y": holm, "z": holm})
+    assert set(rows["family_size"]) == {3} and set(rows["family"]) == {"group"}
+    # z, ranked last, is tested at α itself: its raw p 0.0386 < α and its Holm-level (95%) interval
+    # excludes 0 — the raw p would call it "worth it"; Holm's 0.0645 does not
+    assert p["z"] < 0.05 and rows.loc["z", "ci_lo_holm"] > 0
+    assert (rows.loc["z", "ci_lo_holm"], rows.loc["z", "ci_hi_holm"]) == pytest.approx(_brute_ci(d["z"], 0.95), abs=1e-8)
+    assert rows["verdict"].to_dict() == {"x": "inconclusive", "y": "inconclusive", "z": "inconclusive"}
+    assert rows["is_verdict"].all()
+    st.close()
+
+
+def test_needs_n_is_planned_at_each_designs_holm_level(tmp_path):
+    """"needs n ≈ lo–hi" at the level the design is tested at (α/3, α/2, α), not at α."""
+    st, n = _family_store(tmp_path / "n.duckdb")
+    rows = _curve_rows(st)
+    want = {}
+    for lab, (w, _, c) in FAMILY.items():
+        d = _won(n, w) - c
+        lo, hi = _brute_ci(d, 0.5)  # the central 50% interval, by brute force
+        sd = math.sqrt(w * (n - w) / (n * (n - 1)))  # SD of w values 1 − c and n − w values −c (ddof 1)
+        lv = rows.loc[lab, "level_holm"]
+        zs = NormalDist().inv_cdf(1 - lv / 2) + NormalDist().inv_cdf(0.8)
+        want[lab] = (math.ceil((zs * sd / hi) ** 2), math.ceil((zs * sd / lo) ** 2))
+    # by hand: x: [19/60, 29/60], σ 0.452267, z_{1−α/6} + z_0.8 = 2.393980 + 0.841621 = 3.235601
+    #   → (3.235601·0.452267/0.483333)² = 9.17 → 10 and /0.316667 → 21.35 → 22   (at α: 7 and 17)
+    # y: [19/70, 9/20], σ 0.492366, z_{1−α/4} + z_0.8 = 2.241403 + 0.841621 = 3.083024
+    #   → 11.38 → 12 and 31.28 → 32   (at α: 10 and 26)
+    # z: [1/4, 1/2], σ 0.389249, at α: 2.801585 → 4.76 → 5 and 19.03 → 20
+    assert want == {"x": (10, 22), "y": (12, 32), "z": (5, 20)}
+    got = {lab: (int(rows.loc[lab, "n_needed"]), int(rows.loc[lab, "n_needed_hi"])) for lab in FAMILY}
+    assert got == want
+    for lab, (lo, hi) in want.items():
+        assert rows.loc[lab, "reason"] == f"needs n \u2248 {lo}\u2013{hi} tasks (has {n})"
+    st.close()
+
+
+def test_tied_p_values_go_to_the_larger_t_first(tmp_path):
+    """Two designs with the same p (the same sign-test count) but different |t|: Holm ranks the
+    larger |t| first, whatever the labels say."""
+    n = 12
+    ds = {"a": {"y": _won(n, 10), "tokens": [350] * n, "budget": [70] * n},  # curve 0.55: d = +0.45 ×10, −0.55 ×2
+          "b": {"y": _won(n, 10), "tokens": [300] * n, "budget": [60] * n}}  # curve 0.50: d = +0.50 ×10, −0.50 ×2
+    st = _store(tmp_path / "t.duckdb", ds, n)
+    compute_paired(st, "r", StatsSpec(match="tokens", bootstrap=4096))
+    rows = _curve_rows(st)
+    # both p = 158/4096 by brute force (for b a sign test: 2·(C(12,10) + C(12,11) + 1)/2^12)
+    da, db = _won(n, 10) - 0.55, _won(n, 10) - 0.5
+    assert _brute_p(da) == _brute_p(db) == pytest.approx(158 / 4096)
+    assert rows["p_value"].to_dict() == pytest.approx({"a": 158 / 4096, "b": 158 / 4096}, abs=1e-12)
+    # |t| = |mean|/(sd/√n): same sd (the two values differ by 1 in both), means 3.4/12 < 4/12 → b first
+    assert abs(db.mean()) > abs(da.mean()) and da.std(ddof=1) == pytest.approx(db.std(ddof=1))
+    assert rows["level_holm"].to_dict() == pytest.approx({"a": 0.05, "b": 0.025})
+    assert rows["p_holm"].to_dict() == pytest.approx({"a": 2 * 158 / 4096, "b": 2 * 158 / 4096})
+    # each interval is at its own level: b's at 97.5%, a's at 95%
+    assert (rows.loc["b", "ci_lo_holm"], rows.loc["b", "ci_hi_holm"]) == pytest.approx(_brute_ci(db, 0.975), abs=1e-8)
+    assert (rows.loc["a", "ci_lo_holm"], rows.loc["a", "ci_hi_holm"]) == pytest.approx(_brute_ci(da, 0.95), abs=1e-8)
+    st.close()
+
+
+def test_an_axis_family_spans_every_value_and_ties_go_by_label(tmp_path):
+    """Per-axis rows: one Holm family across every design at every value (family = 'axis'); with
+    every p and |t| equal, the rank is the label "design|against|value" — design before value,
+    which is not the order the rows come in (value, then design)."""
+    n = 24  # task t has depth 1 + t % 2: 12 tasks per value
+    lose = {"t0", "t1", "t10", "t11"}  # the first two tasks of each value (ordered by task id) are lost
+    y = np.array([0 if f"t{t}" in lose else 1 for t in range(n)])
+    ds = {lab: {"y": y, "tokens": [300] * n, "budget": [60] * n} for lab in ("a", "b")}  # curve 0.5 everywhere
+    st = _store(tmp_path / "x.duckdb", ds, n, axis_values=(1, 2))
+    compute_paired(st, "r", StatsSpec(match="tokens", bootstrap=4096))
+    rows = st.df("SELECT * FROM paired_tests WHERE against = 'curve' AND unit = 'tokens' AND axis = 'depth'")
+    got = {(r.design, r.axis_value): r for r in rows.itertuples()}
+    assert len(got) == 4 and {r.family for r in got.values()} == {"axis"} and {r.family_size for r in got.values()} == {4}
+    # every cell: 10 of 12 won at ±0.5, the sign test: p = 158/4096; Holm: 4p for all (running max)
+    for r in got.values():
+        assert r.p_value == pytest.approx(158 / 4096, abs=1e-12) and r.p_holm == pytest.approx(4 * 158 / 4096)
+    # rank by label: a|curve|1, a|curve|2, b|curve|1, b|curve|2 → α/4, α/3, α/2, α
+    # (in row order — by value, then design — (b, 1) would get α/3 and (a, 2) α/2)
+    assert {k: r.level_holm for k, r in got.items()} == pytest.approx(
+        {("a", 1): 0.05 / 4, ("a", 2): 0.05 / 3, ("b", 1): 0.05 / 2, ("b", 2): 0.05})
+    assert {r.verdict for r in got.values()} == {"inconclusive"}
+    # the whole-suite rows stay their own family (two designs, 24 tasks each)
+    whole = _curve_rows(st)
+    assert set(whole["family"]) == {"group"} and set(whole["family_size"]) == {2} and set(whole["n_tasks"]) == {24}
+    st.close()
