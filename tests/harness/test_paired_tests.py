@@ -9,6 +9,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from masbench.harness import compute_paired
@@ -20,9 +21,11 @@ from masbench.store import Store, StoreWriter
 K_ACC = {1: 0.3, 2: 0.4, 3: 0.5, 4: 0.6}  # every cell's maj@k: the curve is 0.3, 0.4, 0.5, 0.6
 
 
-def _store(path, designs: dict[str, dict], n: int = 40, seeds: int = 1, axis_values=(None,), basis="completion"):
+def _store(path, designs: dict[str, dict], n: int = 40, seeds: int = 1, axis_values=(None,), basis="completion",
+           curve_budget: float = 20.0):
     """designs: label → {"y": per-task 0/1 (n,), "tokens": per-task, "budget": per-task}. Curve: k·100
-    tokens, k·20 on the budget basis; per-group curves for each axis value."""
+    tokens, k·``curve_budget`` on the budget basis (0: no budget spend recorded); per-group curves
+    for each axis value."""
     st = Store(path)
     st.sql("INSERT INTO runs(run_id, suite, status, simulated) VALUES ('r', 's', 'finished', true)")
     w = StoreWriter(st)
@@ -47,7 +50,7 @@ def _store(path, designs: dict[str, dict], n: int = 40, seeds: int = 1, axis_val
         for k, acc in K_ACC.items():
             w.add("cot_sc_curve", {"run_id": "r", "axis": axis, "axis_value": value, "k": k, "n_tasks": n, "accuracy": acc,
                                    "ci_lo": acc - 0.1, "ci_hi": acc + 0.1, "tokens": 100.0 * k, "calls": float(k),
-                                   "cost_usd": 0.0, "budget_basis": basis, "budget_spent": 20.0 * k})
+                                   "cost_usd": 0.0, "budget_basis": basis, "budget_spent": curve_budget * k})
     w.flush()
     return st
 
@@ -302,4 +305,145 @@ def test_an_axis_family_spans_every_value_and_ties_go_by_label(tmp_path):
     # the whole-suite rows stay their own family (two designs, 24 tasks each)
     whole = _curve_rows(st)
     assert set(whole["family"]) == {"group"} and set(whole["family_size"]) == {2} and set(whole["n_tasks"]) == {24}
+    st.close()
+
+
+def _mcnemar_by_hand(b: int, c: int) -> float:
+    """2·P(X ≤ min(b, c)), X ~ Binomial(b + c, ½), at most 1."""
+    m = b + c
+    return min(1.0, 2 * sum(math.comb(m, i) for i in range(min(b, c) + 1)) / 2**m)
+
+
+def test_rows_against_cot_and_between_designs(tmp_path):
+    """A suite that ran the ``cot`` design: x (10 of 12), y (12 of 12), cot (6 of 12), all at 300 tokens
+    (curve 0.5). Every row's columns by hand; the non-verdict rows carry no verdict columns."""
+    n = 12
+    won = {"cot": _won(n, 6), "x": _won(n, 10), "y": _won(n, 12)}  # tasks 0.. won first
+    ds = {lab: {"y": y, "tokens": [300] * n, "budget": [60] * n} for lab, y in won.items()}
+    st = _store(tmp_path / "c.duckdb", ds, n)
+    spec = StatsSpec(match="tokens", alpha=0.005, power=0.9, bootstrap=100, seed=3)
+    assert compute_paired(st, "r", spec) == st.sql("SELECT count(*) FROM paired_tests")[0][0]
+    rows = st.df("SELECT * FROM paired_tests WHERE axis = 'all' AND unit IN ('tokens', '-')")
+    key = {(r.design, r.against): r for r in rows.itertuples()}
+    assert set(key) == {("cot", "curve"), ("x", "curve"), ("y", "curve"), ("x", "cot"), ("y", "cot"),
+                        ("cot", "x"), ("cot", "y"), ("x", "y")}  # never cot against cot, nor (b, a) pairs
+    for r in rows.itertuples():
+        assert (r.run_id, r.alpha, r.power, r.n_tasks, r.n_cells) == ("r", 0.005, 0.9, n, n)
+        assert pd.isna(r.axis_value)
+    # against the curve: the family is x and y (cot is a baseline): B = 20·2/0.005 = 8000 ≥ 2^12
+    x, y, cot = key[("x", "curve")], key[("y", "curve")], key[("cot", "curve")]
+    assert (x.bootstrap, y.bootstrap) == (8000, 8000)
+    assert x.p_value == pytest.approx(158 / 4096) and y.p_value == pytest.approx(2 / 4096)  # brute force / by hand
+    assert (x.ci_lo, x.ci_hi) == pytest.approx(_brute_ci(_won(n, 10) - 0.5, 0.95), abs=1e-8)
+    assert (y.level_holm, x.level_holm) == pytest.approx((0.0025, 0.005))
+    assert (y.p_holm, x.p_holm) == pytest.approx((4 / 4096, 158 / 4096))  # 2·2/4096; max(4/4096, 158/4096)
+    assert (x.verdict, y.verdict) == ("inconclusive", "worth it")  # y: p_holm 0.00098 < 0.005, interval above 0
+    assert (x.method, x.position, x.k_match, x.family, x.family_size) == ("sign-flip", "within", 3.0, "group", 2)
+    assert x.is_verdict and y.is_verdict and not cot.is_verdict
+    # the baseline's own row: tested, but outside the family and without a verdict
+    assert cot.p_value == pytest.approx(1.0) and cot.p_holm == cot.p_value and cot.level_holm == 0.005
+    assert cot.family_size == 1 and pd.isna(cot.family) and pd.isna(cot.verdict) and pd.isna(cot.reason)
+    assert pd.isna(cot.n_needed) and pd.isna(cot.n_needed_hi) and cot.mean_diff == pytest.approx(0.0)
+    # against cot (the design ran): McNemar clustered by task, one seed: exact McNemar.
+    # x: right where cot is wrong on tasks 6–9 (b = 4), never the other way (c = 0): 2/2⁴ = 0.125
+    # y: b = 6, c = 0: 2/2⁶ = 0.03125. Holm over x, y: 2·0.03125 = 0.0625; max(0.0625, 0.125) = 0.125
+    xc, yc = key[("x", "cot")], key[("y", "cot")]
+    assert (xc.p_value, yc.p_value) == pytest.approx((_mcnemar_by_hand(4, 0), _mcnemar_by_hand(6, 0)))
+    assert (xc.p_value, yc.p_value) == pytest.approx((0.125, 0.03125))
+    assert (xc.p_holm, yc.p_holm, xc.level_holm, yc.level_holm) == pytest.approx((0.125, 0.0625, 0.005, 0.0025))
+    assert (xc.n_discordant_plus, xc.n_discordant_minus, yc.n_discordant_plus, yc.n_discordant_minus) == (4, 0, 6, 0)
+    assert xc.method == "exact McNemar (clustered by task)" and xc.mean_diff == pytest.approx(4 / 12)
+    # between designs: a < b only; cot−x: b = 0, c = 4; cot−y: 0, 6; x−y: 0, 2 (2/2² = 0.5).
+    # Holm over three: 3·0.03125 = 0.09375; max(·, 2·0.125 = 0.25) = 0.25; max(0.25, 0.5) = 0.5
+    pc = {k: key[k] for k in (("cot", "x"), ("cot", "y"), ("x", "y"))}
+    assert {k: (r.n_discordant_plus, r.n_discordant_minus) for k, r in pc.items()} == {
+        ("cot", "x"): (0, 4), ("cot", "y"): (0, 6), ("x", "y"): (0, 2)}
+    assert {k: r.p_value for k, r in pc.items()} == pytest.approx({("cot", "x"): 0.125, ("cot", "y"): 0.03125,
+                                                                  ("x", "y"): 0.5})
+    assert {k: r.p_holm for k, r in pc.items()} == pytest.approx({("cot", "x"): 0.25, ("cot", "y"): 0.09375,
+                                                                 ("x", "y"): 0.5})
+    assert {k: r.level_holm for k, r in pc.items()} == pytest.approx({("cot", "x"): 0.005 / 2,
+                                                                     ("cot", "y"): 0.005 / 3, ("x", "y"): 0.005})
+    assert pc[("cot", "x")].mean_diff == pytest.approx(-4 / 12)
+    for r in [xc, yc, *pc.values()]:
+        assert (r.unit, r.family, r.bootstrap) == ("-", "group", 8000 if r in (xc, yc) else 12000)
+        assert pd.isna(r.position) and pd.isna(r.k_match) and pd.isna(r.verdict) and pd.isna(r.reason)
+        assert pd.isna(r.n_needed) and pd.isna(r.n_needed_hi) and not r.is_verdict
+    # a rerun replaces the rows
+    before = st.sql("SELECT count(*) FROM paired_tests")[0][0]
+    assert compute_paired(st, "r", spec) == before == st.sql("SELECT count(*) FROM paired_tests")[0][0]
+    st.close()
+
+
+def test_against_cot_without_a_cot_design_is_against_the_curves_maj1(tmp_path):
+    n = 12
+    st = _store(tmp_path / "m.duckdb", {"x": {"y": _won(n, 10), "tokens": [300] * n, "budget": [60] * n}}, n)
+    compute_paired(st, "r", StatsSpec(match="tokens", bootstrap=4096))
+    r = st.df("SELECT * FROM paired_tests WHERE against = 'cot' AND axis = 'all'").iloc[0]
+    # maj@1 of every cell is 0.3: d = +0.7 ×10, −0.3 ×2; the suite's test (sign-flip), p by brute force
+    d = _won(n, 10) - 0.3
+    assert r["method"] == "sign-flip" and r["p_value"] == pytest.approx(_brute_p(d), abs=1e-12)
+    assert _brute_p(d) == pytest.approx(8 / 4096)
+    assert r["mean_diff"] == pytest.approx(d.mean()) and r["sd_task"] == pytest.approx(d.std(ddof=1))
+    assert pd.isna(r["n_discordant_plus"]) and pd.isna(r["n_discordant_minus"])
+    st.close()
+
+
+def test_two_tasks_get_a_needs_n_and_seeds_count_as_cells(tmp_path):
+    """Student t on 2 tasks of 4 seeds: d = (1 − 0.5, ¾ − 0.5) = (0.5, 0.25): mean 0.375, sd 0.176777,
+    se 0.125; df 1 is Cauchy, so the 50% interval is mean ± tan(π/4)·se = [0.25, 0.5] and
+    p = 1 − (2/π)·atan(3) = 0.2048 (inconclusive). needs n: (2.801585·0.176777/0.5)² = 0.25 → 2 (the
+    floor), (2.801585·0.176777/0.25)² = 3.92 → 4."""
+    ds = {"x": {"y": [[1, 1, 1, 1], [1, 1, 1, 0]], "tokens": [300, 300], "budget": [60, 60]}}
+    st = _store(tmp_path / "s.duckdb", ds, n=2, seeds=4)
+    compute_paired(st, "r", StatsSpec(match="tokens", test="student-t"))
+    r = st.df("SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'").iloc[0]
+    assert (r["n_tasks"], r["n_cells"], r["method"]) == (2, 8, "Student t")
+    assert r["mean_diff"] == pytest.approx(0.375) and r["sd_task"] == pytest.approx(math.sqrt(2) / 8)
+    assert r["p_value"] == pytest.approx(1 - 2 / math.pi * math.atan(3))
+    assert (r["n_needed"], r["n_needed_hi"]) == (2, 4)
+    assert r["verdict"] == "inconclusive" and r["reason"] == "needs n \u2248 2\u20134 tasks (has 2)"
+    st.close()
+
+
+def test_one_task_stores_no_sd_and_claims_no_n(tmp_path):
+    """One task: its SD is undefined (stored as NULL) and no n is planned from it."""
+    st = _store(tmp_path / "o.duckdb", {"x": {"y": [1], "tokens": [300], "budget": [60]}}, n=1)
+    compute_paired(st, "r", StatsSpec(match="tokens", test="bootstrap-t"))
+    r = st.df("SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'").iloc[0]
+    assert r["n_tasks"] == 1 and r["p_value"] == 1.0 and r["mean_diff"] == pytest.approx(0.5)
+    for col in ("sd_task", "n_needed", "n_needed_hi"):
+        assert pd.isna(r[col]), col
+    assert r["reason"] == "no difference shown at n = 1"
+    st.close()
+
+
+def test_the_verdict_unit_falls_back_to_tokens_only_for_a_budget_match(tmp_path):
+    n = 12
+    ds = {"x": {"y": _won(n, 10), "tokens": [300] * n, "budget": [60] * n}}
+    st = _store(tmp_path / "u.duckdb", ds, n, curve_budget=0.0)  # the curve recorded no budget spend
+    units = {"budget": "tokens", "tokens": "tokens", "calls": "calls"}
+    for match, want in units.items():
+        compute_paired(st, "r", StatsSpec(match=match))
+        got = st.sql("SELECT unit FROM paired_tests WHERE is_verdict AND axis = 'all'")
+        assert got == [(want,)], match
+    assert st.sql("SELECT count(*) FROM paired_tests WHERE unit = 'budget'")[0][0] == 0
+    st.close()
+
+
+def test_a_design_whose_cost_varies_is_tested_on_the_cost_adjusted_differences(tmp_path):
+    """x costs 200 and 300 tokens on alternate tasks: c̄ = 250, k̂ = 2.5 (curve 0.45, slope 0.1 per
+    sample), every sample 100 tokens (s_t = s̄). By hand: IF_t = (c_t − 250)/100 = ∓½ and
+    d'_t = d_t − 0.1·IF_t = d_t ± 0.05: the test reads d', not d."""
+    n = 12
+    tok = np.array([200, 300] * 6)
+    st = _store(tmp_path / "v.duckdb", {"x": {"y": _won(n, 10), "tokens": tok, "budget": [60] * n}}, n)
+    compute_paired(st, "r", StatsSpec(match="tokens", bootstrap=4096))
+    r = st.df("SELECT * FROM paired_tests WHERE against = 'curve' AND axis = 'all' AND unit = 'tokens'").iloc[0]
+    d = _won(n, 10) - 0.45
+    adj = d - 0.1 * (tok - 250) / 100
+    assert r["k_match"] == pytest.approx(2.5) and r["mean_diff"] == pytest.approx(d.mean())
+    assert _brute_p(adj) == pytest.approx(38 / 4096) and _brute_p(d) == pytest.approx(28 / 4096)  # it matters
+    assert r["p_value"] == pytest.approx(38 / 4096, abs=1e-12)
+    assert r["sd_task"] == pytest.approx(adj.std(ddof=1))
     st.close()
