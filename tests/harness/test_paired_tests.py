@@ -447,3 +447,25 @@ def test_a_design_whose_cost_varies_is_tested_on_the_cost_adjusted_differences(t
     assert r["p_value"] == pytest.approx(38 / 4096, abs=1e-12)
     assert r["sd_task"] == pytest.approx(adj.std(ddof=1))
     st.close()
+
+
+def test_the_small_rules_by_hand():
+    import zlib
+
+    from masbench.harness.paired_tests import MAX_RESAMPLES, _f, _seed, family_of, resamples_for, stats_spec_of
+
+    # each comparison's resampling seed: the suite's seed and the comparison's parts, so a published
+    # p-value is reproducible from (data, stats.seed) on any machine
+    assert _seed(7, "all", None, "tokens", "x") == 7 * 1_000_003 + zlib.crc32(b"all|None|tokens|x")
+    assert _seed(0, "cot") == zlib.crc32(b"cot")
+    # B ≥ stats.bootstrap and ≥ 20·m/α (m ≥ 1), at most the cap
+    spec = StatsSpec(bootstrap=100, alpha=0.05)
+    assert [resamples_for(m, spec) for m in (0, 1, 3, 7)] == [400, 400, 1200, 2800]
+    assert resamples_for(3, StatsSpec()) == 2000 and resamples_for(3, StatsSpec(alpha=0.01)) == 6000
+    assert resamples_for(7, StatsSpec(bootstrap=100, alpha=0.03)) == 4667  # ⌈4666.67⌉
+    assert MAX_RESAMPLES == 200_000 and resamples_for(10**6, spec) == 200_000
+    assert resamples_for(10**6, StatsSpec(bootstrap=300_000)) == 300_000
+    assert (family_of("all"), family_of("depth"), family_of("src")) == ("group", "axis", "axis")
+    assert _f(2) == 2.0 and _f("2.5") == 2.5 and _f(None) is None and _f("x") is None and _f(math.nan) is None
+    assert stats_spec_of(None) == StatsSpec() == stats_spec_of({}) == stats_spec_of({"stats": None})
+    assert stats_spec_of({"stats": {"alpha": 0.1, "test": "student-t"}}) == StatsSpec(alpha=0.1, test="student-t")
