@@ -369,6 +369,12 @@ def test_rows_against_cot_and_between_designs(tmp_path):
         assert (r.unit, r.family, r.bootstrap) == ("-", "group", 8000 if r in (xc, yc) else 12000)
         assert pd.isna(r.position) and pd.isna(r.k_match) and pd.isna(r.verdict) and pd.isna(r.reason)
         assert pd.isna(r.n_needed) and pd.isna(r.n_needed_hi) and not r.is_verdict
+    # no column every row has is left NULL (a dropped default reads NULL, not False / a number)
+    for col in ("run_id", "axis", "design", "against", "unit", "n_tasks", "n_cells", "mean_diff", "ci_lo", "ci_hi",
+                "p_value", "method", "family_size", "p_holm", "level_holm", "ci_lo_holm", "ci_hi_holm", "is_verdict",
+                "bootstrap", "alpha", "power"):
+        assert st.sql(f"SELECT count(*) FROM paired_tests WHERE {col} IS NULL")[0][0] == 0, col
+    assert st.sql("SELECT count(*) FROM paired_tests WHERE is_verdict")[0][0] == 4  # x and y, tokens, all and src
     # a rerun replaces the rows
     before = st.sql("SELECT count(*) FROM paired_tests")[0][0]
     assert compute_paired(st, "r", spec) == before == st.sql("SELECT count(*) FROM paired_tests")[0][0]
