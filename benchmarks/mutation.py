@@ -64,6 +64,9 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/stats/power.py": ["tests/harness/stats/test_power.py", "tests/harness/stats/test_paired.py",
                                         "tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
     "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests.py"],
+    # the default verdict's p-value and interval
+    "masbench/harness/stats/tests/sign_flip.py": ["tests/harness/stats/tests/test_sign_flip.py"],
+    "masbench/harness/stats/matched.py": ["tests/harness/stats/test_matched.py"],
 
     # --- end part A ---
 
