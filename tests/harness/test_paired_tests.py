@@ -145,6 +145,13 @@ def test_mcnemar_is_clustered_by_task(tmp_path):
         assert (p[seeds]["n_discordant_plus"], p[seeds]["n_discordant_minus"]) == (b, c)
         assert p[seeds]["method"] == "exact McNemar (clustered by task)"
     assert mcnemar_exact(2 * b, 2 * c) < mcnemar_exact(b, c)  # what counting cells would have claimed
+    # 30 tasks: the interval is Monte Carlo (2^30 > B), seeded by the suite's seed: a rerun gives the same rows
+    st = _store(tmp_path / "again.duckdb", ds, n)
+    compute_paired(st, "r")
+    first = st.df("SELECT * FROM paired_tests ORDER BY ALL")
+    compute_paired(st, "r")
+    pd.testing.assert_frame_equal(first, st.df("SELECT * FROM paired_tests ORDER BY ALL"))
+    st.close()
 
 
 # --- brute force: the sign-flip test over all 2^n sign vectors, written out here (not the module's
@@ -353,6 +360,10 @@ def test_rows_against_cot_and_between_designs(tmp_path):
     assert (xc.p_holm, yc.p_holm, xc.level_holm, yc.level_holm) == pytest.approx((0.125, 0.0625, 0.005, 0.0025))
     assert (xc.n_discordant_plus, xc.n_discordant_minus, yc.n_discordant_plus, yc.n_discordant_minus) == (4, 0, 6, 0)
     assert xc.method == "exact McNemar (clustered by task)" and xc.mean_diff == pytest.approx(4 / 12)
+    # its interval: the sign-flip inversion over every vector (B = 8000 ≥ 2^12), by brute force
+    dxc = _won(n, 10) - _won(n, 6)
+    assert (xc.ci_lo, xc.ci_hi) == pytest.approx(_brute_ci(dxc, 0.95), abs=1e-8)
+    assert (xc.ci_lo_holm, xc.ci_hi_holm) == pytest.approx(_brute_ci(dxc, 0.995), abs=1e-8)
     # between designs: a < b only; cot−x: b = 0, c = 4; cot−y: 0, 6; x−y: 0, 2 (2/2² = 0.5).
     # Holm over three: 3·0.03125 = 0.09375; max(·, 2·0.125 = 0.25) = 0.25; max(0.25, 0.5) = 0.5
     pc = {k: key[k] for k in (("cot", "x"), ("cot", "y"), ("x", "y"))}
@@ -365,6 +376,7 @@ def test_rows_against_cot_and_between_designs(tmp_path):
     assert {k: r.level_holm for k, r in pc.items()} == pytest.approx({("cot", "x"): 0.005 / 2,
                                                                      ("cot", "y"): 0.005 / 3, ("x", "y"): 0.005})
     assert pc[("cot", "x")].mean_diff == pytest.approx(-4 / 12)
+    assert (pc[("cot", "x")].ci_lo, pc[("cot", "x")].ci_hi) == pytest.approx(_brute_ci(-dxc, 0.95), abs=1e-8)
     for r in [xc, yc, *pc.values()]:
         assert (r.unit, r.family, r.bootstrap) == ("-", "group", 8000 if r in (xc, yc) else 12000)
         assert pd.isna(r.position) and pd.isna(r.k_match) and pd.isna(r.verdict) and pd.isna(r.reason)
