@@ -151,6 +151,32 @@ def test_mcnemar_is_clustered_by_task(tmp_path):
     first = st.df("SELECT * FROM paired_tests ORDER BY ALL")
     compute_paired(st, "r")
     pd.testing.assert_frame_equal(first, st.df("SELECT * FROM paired_tests ORDER BY ALL"))
+    # ... and the suite's seed is the one that draws them: another seed, other Monte-Carlo intervals
+    # (the exact McNemar p stays)
+    compute_paired(st, "r", StatsSpec(seed=5))
+    other = st.df("SELECT * FROM paired_tests ORDER BY ALL")
+    mc = first["method"] == "exact McNemar (clustered by task)"  # the design-pair rows
+    assert mc.sum() >= 2 and (other["method"] == first["method"]).all()
+    assert np.allclose(first.loc[mc, "p_value"], other.loc[mc, "p_value"])
+    cols = ["ci_lo", "ci_hi", "ci_lo_holm", "ci_hi_holm"]
+    assert not np.allclose(first.loc[mc, cols].to_numpy(float), other.loc[mc, cols].to_numpy(float))
+    st.close()
+
+
+def test_the_resample_count_resolves_the_smallest_holm_level(tmp_path):
+    """α = 0.001, two designs against cot: x is tested at α/2 = 0.0005, which 2000 sign vectors cannot
+    resolve (the smallest p they give is 2/2001 ≈ 0.001: the interval would be all of [−1, 1]); the
+    harness raises B to 20·2/α = 40000 ≥ 2^12, so the interval is the exact one."""
+    n = 12
+    won = {"cot": _won(n, 0), "x": _won(n, 11), "y": _won(n, 6)}
+    st = _store(tmp_path / "r.duckdb", {lab: {"y": y, "tokens": [300] * n, "budget": [60] * n} for lab, y in won.items()}, n)
+    compute_paired(st, "r", StatsSpec(match="tokens", alpha=0.001))
+    x = st.df("SELECT * FROM paired_tests WHERE against = 'cot' AND axis = 'all' AND design = 'x'").iloc[0]
+    # McNemar by hand: b = 11, c = 0 → 2/2^11; Holm first of two: level 0.0005, p_holm 2·2/2048
+    assert x["p_value"] == pytest.approx(2 / 2048) and x["level_holm"] == pytest.approx(0.0005)
+    assert x["bootstrap"] == 40000 and x["p_holm"] == pytest.approx(4 / 2048)
+    lo, hi = _brute_ci(_won(n, 11).astype(float), 1 - 0.0005)
+    assert (x["ci_lo_holm"], x["ci_hi_holm"]) == pytest.approx((lo, hi), abs=1e-6) and lo > -0.5
     st.close()
 
 
@@ -487,3 +513,19 @@ def test_the_small_rules_by_hand():
     assert _f(2) == 2.0 and _f("2.5") == 2.5 and _f(None) is None and _f("x") is None and _f(math.nan) is None
     assert stats_spec_of(None) == StatsSpec() == stats_spec_of({}) == stats_spec_of({"stats": None})
     assert stats_spec_of({"stats": {"alpha": 0.1, "test": "student-t"}}) == StatsSpec(alpha=0.1, test="student-t")
+
+
+def test_mcnemar_of_seed_means_is_exact_on_their_lattice(tmp_path):
+    """Two seeds that disagree: per-task means on the ½ lattice; the p is the exact sign-flip p over
+    every vector (brute force), not a Monte-Carlo estimate (B = 2000 < 2^12 here)."""
+    n = 12
+    ya = [[1, 1]] * 6 + [[1, 0]] * 4 + [[0, 0]] * 2
+    yb = [[0, 0]] * 6 + [[0, 0]] * 4 + [[0, 1]] * 2  # a − b per task: 1 ×6, ½ ×4, −½ ×2
+    ds = {"a": {"y": ya, "tokens": [300] * n, "budget": [60] * n}, "b": {"y": yb, "tokens": [300] * n, "budget": [60] * n}}
+    st = _store(tmp_path / "l.duckdb", ds, n, seeds=2)
+    compute_paired(st, "r")
+    r = st.df("SELECT * FROM paired_tests WHERE against = 'b' AND axis = 'all'").iloc[0]
+    d = np.array([1.0] * 6 + [0.5] * 4 + [-0.5] * 2)
+    assert r["bootstrap"] == 2000 and r["n_cells"] == 2 * n
+    assert r["p_value"] == pytest.approx(_brute_p(d), abs=1e-12)
+    st.close()
