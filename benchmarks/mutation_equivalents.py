@@ -328,6 +328,23 @@ EQUIVALENT: list[Equivalent] = [
                'between = max(0.0, var_means - within / s_bar) if len(d) >= t else var_means',
                'every task has a cell, so len(d) >= t; at len(d) == t within is 0 and max(0, var_means − 0) = var_means (a variance, >= 0)'),
 
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows',
+               'pairs = pairs[pairs["design_a"] < pairs["design_b"]]',
+               'pairs = pairs[pairs["design_a"] <= pairs["design_b"]]',
+               "design_pair_diffs never pairs a design with itself (b.design <> a.design), so <= keeps the same rows"),
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
+               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=None, sort=True))',
+               "pandas reads dropna=None as False (the 'all' group's NULL axis_value is kept, as the tests see)"),
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
+               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=None))', "the cells' order only sets the order rows are written and Holm breaks ties by the label key, never by position; the frame is read ORDER BY ALL anyway"),
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
+               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, ))', "sort=True is groupby's default"),
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
+               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=False))', "the cells' order only sets the order rows are written and Holm breaks ties by the label key, never by position; the frame is read ORDER BY ALL anyway"),
+    Equivalent('masbench/harness/paired_tests.py', '_pair_rows',
+               'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,',
+               'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(None), per_task["count"].to_numpy(), b_f,',
+               "the mean of a DOUBLE column is float64 already: to_numpy(None) is to_numpy(float)"),
     # --- end part A ---
 
     # --- issue 29, part B (i29-rules) ---
