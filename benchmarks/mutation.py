@@ -58,6 +58,15 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/resume.py": ["tests/harness/test_resume.py"],
 
     # --- issue 29, part A: the statistics that make verdicts (owned by branch i29-stats) ---
+    # not tests/report/test_report.py or tests/harness/stats/test_stats_harness.py: they reach these
+    # modules only through whole runs (~1 min per mutant); the files below test each rule directly
+    "masbench/harness/stats/decide.py": ["tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
+    "masbench/harness/stats/power.py": ["tests/harness/stats/test_power.py", "tests/harness/stats/test_paired.py",
+                                        "tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
+    "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests.py"],
+    # the default verdict's p-value and interval
+    "masbench/harness/stats/tests/sign_flip.py": ["tests/harness/stats/tests/test_sign_flip.py"],
+    "masbench/harness/stats/matched.py": ["tests/harness/stats/test_matched.py"],
 
     # --- end part A ---
 

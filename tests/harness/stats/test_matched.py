@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -43,3 +46,28 @@ def test_varying_cost_widens_the_interval():
     var_if = (400 / 200) ** 2 + (2.5 * 20 / 200) ** 2
     assert w1 > w0
     assert (w1 / w0) ** 2 == pytest.approx(1 + 0.1**2 * var_if / 0.4**2, rel=0.05)
+
+
+def test_no_adjustment_without_a_usable_slope_or_sample_cost():
+    d = np.array([0.5, -0.5, 0.25])
+    c, s = np.array([100.0, 300.0, 200.0]), np.array([50.0, 50.0, 80.0])
+    for slope in (math.inf, -math.inf, math.nan, 0.0):
+        assert np.array_equal(cost_adjusted(d, c, s, slope), d), slope
+    assert np.array_equal(cost_adjusted(d, c, np.array([50.0, math.nan, 80.0]), 0.1), d)  # a sample cost unknown
+    assert np.array_equal(cost_adjusted(d, np.array([100.0, math.inf, 200.0]), s, 0.1), d)
+    assert np.array_equal(cost_adjusted(d, c, np.zeros(3), 0.1), d)  # s̄ = 0: no k̂ to move
+    assert np.array_equal(cost_adjusted(d, c, np.array([-10.0, 0.0, 10.0]), 0.1), d)  # s̄ = 0 again
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no mean of an empty slice
+        assert len(cost_adjusted(np.array([]), np.array([]), np.array([]), 0.1)) == 0
+
+
+def test_a_negative_slope_and_integer_input_by_hand():
+    # c̄ = 300, s̄ = 100; IF_t = (c_t − 300)/100 − (300/100²)(s_t − 100):
+    #   task 0: (200 − 300)/100 − 0.03·(80 − 100) = −1 + 0.6 = −0.4
+    #   task 1: (400 − 300)/100 − 0.03·(120 − 100) = 1 − 0.6 = 0.4
+    # h = −0.2: d' = d + 0.2·IF = (1 − 0.08, 0 + 0.08)
+    got = cost_adjusted(np.array([1, 0]), np.array([200, 400]), np.array([80, 120]), -0.2)
+    assert got == pytest.approx([0.92, 0.08], rel=1e-12)
+    # one task: its cost is the mean, nothing moves
+    assert cost_adjusted(np.array([0.3]), np.array([500.0]), np.array([90.0]), 0.1) == pytest.approx([0.3])
