@@ -81,9 +81,10 @@ SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.
        (1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy) AS curve_y,
        CAST(coalesce(r.correct, false) AS DOUBLE)
            - ((1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy)) AS diff,
-       coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS cot_y,
+       CASE WHEN cr.design IS NULL THEN k1.accuracy ELSE CAST(coalesce(cr.correct, false) AS DOUBLE) END AS cot_y,
        CAST(coalesce(r.correct, false) AS DOUBLE)
-           - coalesce(CAST(coalesce(cr.correct, false) AS DOUBLE), k1.accuracy) AS diff_cot,
+           - CASE WHEN cr.design IS NULL THEN k1.accuracy ELSE CAST(coalesce(cr.correct, false) AS DOUBLE) END
+           AS diff_cot,
        cr.design IS NOT NULL AS cot_is_design,
        CAST({_by_unit('mw.unit', 'r.tokens', 'r.calls', 'r.cost_usd', 'r.budget_spent')} AS DOUBLE) AS cost,
        CAST({_by_unit('mw.unit', 'k1.tokens', '1.0', 'k1.cost_usd', 'pb.b')} AS DOUBLE) AS sample_cost,
