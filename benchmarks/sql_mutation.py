@@ -85,7 +85,17 @@ TESTS: dict[str, list[str]] = {
 
 # Survivors that cannot change what a view returns, each read and argued. Matched by view
 # (`module`), operator (`function`) and the changed line, stripped ("" matches any line).
+_SUM_ONLY = ("run_spend reads prompt_tokens and completion_tokens of its union only as their sum "
+             "(prompt_tokens + completion_tokens), so which of the two columns holds which does not matter")
 SQL_EQUIVALENT: list[Equivalent] = [
+    Equivalent("run_spend", "swap",
+               "SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls",
+               "SELECT run_id, false AS superseded, completion_tokens, prompt_tokens, cost_usd, cache_hit FROM calls",
+               _SUM_ONLY),
+    Equivalent("run_spend", "swap",
+               "SELECT run_id, true, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls_superseded)",
+               "SELECT run_id, true, completion_tokens, prompt_tokens, cost_usd, cache_hit FROM calls_superseded)",
+               _SUM_ONLY),
 ]
 
 

@@ -126,3 +126,21 @@ def test_design_pairs_on_the_same_cells(con, view_db) -> None:
                    ("e", "d", "t3", 0, 1.0, 0.0, 1.0)]
     assert {r["run_id"] for r in got} == {"r"}
     assert view_db.rows(con, "SELECT count(*) AS n FROM design_pair_diffs WHERE axis = 'src'") == [{"n": 6}]
+
+
+def test_summary_counts_tasks_and_cells_apart(view_db) -> None:
+    # one task, two seeds, a two-point curve: n_tasks 1, n_cells 2, k_max 2; the design's 100 tokens are
+    # the k = 1 point (w = 0): curve_y 0.5 on both cells; y = 1, 0 -> the task's y 0.5, diff 0
+    con = view_db.make("paired_summary")
+    view_db.insert(con, "cot_sc_curve", *[dict(run_id="r", axis=a, k=k, accuracy=0.5 * k, tokens=100.0 * k,
+                                               calls=float(k), cost_usd=0.1 * k, budget_spent=100.0 * k)
+                                          for a in ("all", "src") for k in (1, 2)])
+    for seed, ok in ((0, True), (1, False)):
+        view_db.insert(con, "cot_sc_task_curve", *[dict(run_id="r", task_id="t1", seed=seed, k=k, accuracy=0.5 * k,
+                                                        tokens=100.0 * k, cost_usd=0.1 * k) for k in (1, 2)])
+        view_db.insert(con, "results", dict(run_id="r", design="d", task_id="t1", seed=seed, source="src", correct=ok,
+                                            status="ok", tokens=100, calls=1, cost_usd=0.1, budget_spent=100.0))
+    (t,) = view_db.rows(con, "SELECT * FROM paired_task_diffs WHERE unit = 'tokens' AND axis = 'all'")
+    assert (t["seeds"], t["y"], t["curve_y"], t["diff"], t["k_match"], t["k_max"]) == (2, 0.5, 0.5, 0.0, 1.0, 2)
+    (s,) = view_db.rows(con, "SELECT * FROM paired_summary WHERE unit = 'tokens' AND axis = 'all'")
+    assert (s["n_tasks"], s["n_cells"], s["k_max"], s["k_match"], s["accuracy"]) == (1, 2, 2, 1.0, 0.5)

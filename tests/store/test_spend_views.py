@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-# run r: three counted calls (one a cache hit, one an error) and two superseded ones (one a cache hit);
-# run q: one call, a cache hit, nothing superseded
+# run r: three counted calls (one a cache hit, one an error) and three superseded ones (one a cache hit);
+# run q: one call, a cache hit, nothing superseded; run p: superseded calls only; run n: one call without usage
 CALL = dict(run_id="r", purpose="design", design="a", model="m", simulated=False, cost_source="yaml")
 CALLS = [
     CALL | dict(call_id="c1", prompt_tokens=100, completion_tokens=50, cached_tokens=10, cache_write_tokens=4,
@@ -20,10 +20,13 @@ CALLS = [
                 status="error"),
     CALL | dict(call_id="q1", run_id="q", prompt_tokens=9, completion_tokens=1, cost_usd=1.0, cache_hit=True,
                 attempts=1, status="ok"),
+    CALL | dict(call_id="n1", run_id="n", cost_usd=0.0, cache_hit=False, attempts=1, status="usage_missing"),
 ]
 SUPERSEDED = [
     CALL | dict(call_id="s1", prompt_tokens=20, completion_tokens=5, cost_usd=0.10, cache_hit=False),
     CALL | dict(call_id="s2", prompt_tokens=8, completion_tokens=2, cost_usd=0.07, cache_hit=True),
+    CALL | dict(call_id="s3", prompt_tokens=3, completion_tokens=0, cost_usd=0.02, cache_hit=False),
+    CALL | dict(call_id="p1", run_id="p", prompt_tokens=6, completion_tokens=1, cost_usd=0.5, cache_hit=False),
 ]
 
 
@@ -38,16 +41,21 @@ def con(view_db):
 def test_run_spend_counts_cache_hits_but_never_spends_them(con, view_db) -> None:
     got = {r["run_id"]: r for r in view_db.rows(con, "SELECT * FROM run_spend")}
     r = got["r"]
-    assert (r["counted_calls"], r["superseded_calls"], r["spent_calls"]) == (3, 2, 5)
+    assert (r["counted_calls"], r["superseded_calls"], r["spent_calls"]) == (3, 3, 6)
     assert r["counted_usd"] == pytest.approx(0.30 + 0.20 + 0.05)  # c1 c2 c3, the hit counted at its worth
-    assert r["spent_usd"] == pytest.approx(0.30 + 0.05 + 0.10)  # not c2, not s2: cache hits cost nothing
-    assert r["superseded_usd"] == pytest.approx(0.10)  # s1 (s2 is a hit)
+    assert r["spent_usd"] == pytest.approx(0.30 + 0.05 + 0.10 + 0.02)  # not c2, not s2: cache hits cost nothing
+    assert r["superseded_usd"] == pytest.approx(0.10 + 0.02)  # s1 + s3 (s2 is a hit)
     assert r["counted_tokens"] == 150 + 50 + 5  # c1 + c2 + c3
-    assert r["spent_tokens"] == 205 + 25 + 10  # + s1 + s2 (tokens, unlike money, are counted for hits)
+    assert r["spent_tokens"] == 205 + 25 + 10 + 3  # + s1 + s2 + s3 (tokens, unlike money, are counted for hits)
     q = got["q"]  # nothing superseded, nothing spent: zeros, not NULL
     assert (q["counted_calls"], q["superseded_calls"], q["spent_calls"]) == (1, 0, 1)
     assert (q["counted_usd"], q["spent_usd"], q["superseded_usd"]) == (1.0, 0, 0)
     assert (q["counted_tokens"], q["spent_tokens"]) == (10, 10)
+    p = got["p"]  # only superseded calls: nothing counted (0, not NULL), all of it spent
+    assert (p["counted_calls"], p["superseded_calls"], p["counted_usd"], p["counted_tokens"]) == (0, 1, 0, 0)
+    assert (p["spent_usd"], p["superseded_usd"], p["spent_tokens"]) == (0.5, 0.5, 7)
+    n = got["n"]  # a call without usage: no tokens known, 0 (not NULL)
+    assert (n["counted_calls"], n["counted_tokens"], n["spent_tokens"], n["spent_usd"]) == (1, 0, 0, 0)
 
 
 def test_call_usage_spent_usd_leaves_out_cache_hits(con, view_db) -> None:
@@ -64,6 +72,19 @@ def test_call_usage_spent_usd_leaves_out_cache_hits(con, view_db) -> None:
     assert (u["usage_missing"], u["truncated"], u["empty"], u["cost_sources"]) == (0, 0, 0, "yaml")
     q = view_db.rows(con, "SELECT spent_usd, cost_usd, cache_hits FROM call_usage WHERE run_id = 'q'")
     assert q == [{"spent_usd": 0, "cost_usd": 1.0, "cache_hits": 1}]
+
+
+def test_call_usage_counts_statuses_apart(view_db) -> None:
+    con = view_db.make("call_usage")
+    view_db.insert(con, "calls", *[CALL | dict(call_id=f"u{i}", run_id="u", status=st, simulated=sim, cost_usd=0.0,
+                                               cache_hit=False, cost_source=src)
+                                   for i, (st, sim, src) in enumerate([("usage_missing", True, "unpriced"),
+                                                                       ("truncated", False, "yaml"),
+                                                                       ("truncated", False, "yaml")])])
+    (u,) = view_db.rows(con, "SELECT * FROM call_usage")
+    assert (u["usage_missing"], u["truncated"], u["empty"], u["cache_hits"], u["errors"]) == (1, 2, 0, 0, 0)
+    assert u["simulated"] is True  # one simulated call makes the group simulated
+    assert sorted(u["cost_sources"].split(",")) == ["unpriced", "yaml"]
 
 
 def test_reprice_sums_spend_leaves_out_cache_hits(view_db) -> None:
