@@ -96,6 +96,12 @@ SQL_EQUIVALENT: list[Equivalent] = [
                "SELECT run_id, true, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls_superseded)",
                "SELECT run_id, true, completion_tokens, prompt_tokens, cost_usd, cache_hit FROM calls_superseded)",
                _SUM_ONLY),
+    # design_pair_diffs reads only the keys and `correct` of the grouped results it shares with paired_diffs
+    *[Equivalent("design_pair_diffs", "swap", f"tokens, calls, cost_usd, budget_spent FROM results{end}",
+                 f"{after} FROM results{end}", "design_pair_diffs never reads the cost columns of its grouped "
+                 "results (only the keys and correct), so which holds which does not matter")
+      for end in ("", ")") for after in ("calls, tokens, cost_usd, budget_spent", "tokens, cost_usd, calls, budget_spent",
+                                         "tokens, calls, budget_spent, cost_usd")],
 ]
 
 

@@ -144,3 +144,28 @@ def test_summary_counts_tasks_and_cells_apart(view_db) -> None:
     assert (t["seeds"], t["y"], t["curve_y"], t["diff"], t["k_match"], t["k_max"]) == (2, 0.5, 0.5, 0.0, 1.0, 2)
     (s,) = view_db.rows(con, "SELECT * FROM paired_summary WHERE unit = 'tokens' AND axis = 'all'")
     assert (s["n_tasks"], s["n_cells"], s["k_max"], s["k_match"], s["accuracy"]) == (1, 2, 2, 1.0, 0.5)
+
+
+def test_design_pairs_match_run_group_task_and_seed(view_db) -> None:
+    # run r: designs a and b on t1 (seeds 0 and 1; axis depth = 2, source src), a alone on t2;
+    # run r2: a and b on t1 seed 0. Pairs only on the same run, group, task and seed; t2 has no pair.
+    con = view_db.make("design_pair_diffs")
+    cell = dict(task_id="t1", source="src", axis="depth", axis_value=2, status="ok", tokens=100, calls=1)
+    view_db.insert(con, "results",
+                   cell | dict(run_id="r", design="a", seed=0, correct=True),
+                   cell | dict(run_id="r", design="a", seed=1, correct=False),
+                   cell | dict(run_id="r", design="b", seed=0, correct=False),
+                   cell | dict(run_id="r", design="b", seed=1, correct=False),
+                   cell | dict(run_id="r", design="a", seed=0, task_id="t2", correct=True),
+                   cell | dict(run_id="r2", design="a", seed=0, correct=False),
+                   cell | dict(run_id="r2", design="b", seed=0, correct=True))
+    got = view_db.rows(con, "SELECT * FROM design_pair_diffs ORDER BY run_id, axis, design_a, seed")
+    key = [(r["run_id"], r["axis"], r["axis_value"], r["design_a"], r["design_b"], r["task_id"], r["seed"],
+            r["y_a"], r["y_b"], r["diff"]) for r in got]
+    want = []
+    for axis, value in (("all", None), ("depth", 2)):
+        want += [("r", axis, value, "a", "b", "t1", 0, 1.0, 0.0, 1.0), ("r", axis, value, "a", "b", "t1", 1, 0.0, 0.0, 0.0),
+                 ("r", axis, value, "b", "a", "t1", 0, 0.0, 1.0, -1.0), ("r", axis, value, "b", "a", "t1", 1, 0.0, 0.0, 0.0)]
+    for axis, value in (("all", None), ("depth", 2)):
+        want += [("r2", axis, value, "a", "b", "t1", 0, 0.0, 1.0, -1.0), ("r2", axis, value, "b", "a", "t1", 0, 1.0, 0.0, 1.0)]
+    assert key == want

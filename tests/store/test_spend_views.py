@@ -101,5 +101,10 @@ def test_reprice_sums_spend_leaves_out_cache_hits(view_db) -> None:
     assert r["recorded_usd"] == pytest.approx(0.55)
     assert r["recorded_spent_usd"] == pytest.approx(0.35)
     assert (r["calls"], r["calls_not_repriced"]) == (3, 0)
+    # the classes summed over c1 c2 c3: fresh 90 + 20 + 5, cached 10 + 20 + 0, write 4 + 0 + 1,
+    # visible 43 + 8 + 0, reasoning 7 + 2 + 0
+    classes = ("fresh_tokens", "cached_read_tokens", "cache_write_tokens", "visible_tokens", "reasoning_tokens")
+    assert tuple(r[c] for c in classes) == (115, 30, 5, 51, 9)
     (d,) = view_db.rows(con, "SELECT * FROM design_reprice")
     assert (d["recorded_spent_usd"], d["repriced_spent_usd"]) == (pytest.approx(0.35), pytest.approx(210e-6))
+    assert tuple(d[c] for c in classes) == (115, 30, 5, 51, 9)
