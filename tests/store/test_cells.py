@@ -58,3 +58,15 @@ def test_failure_reasons_count_design_and_pool_cells(store, top) -> None:
     assert n == 3 and reasons == [("boom", 2), ("pool a", 1)][:top]
     assert store.sql("SELECT kind, count(*) FROM cell_failures WHERE run_id = 'r' GROUP BY ALL ORDER BY 1") == [
         ("design", 2), ("pool", 1)]
+
+
+def test_cell_failures_rows_name_their_cell(view_db) -> None:
+    con = view_db.make("cell_failures")
+    view_db.insert(con, "results", dict(run_id="r", design="a", task_id="t1", seed=2, status="failed"),
+                   dict(run_id="r", design="a", task_id="t2", seed=0, status="ok"))
+    view_db.insert(con, "pool", *[dict(run_id="r", task_id="p", seed=3, sample_index=i, error=e)
+                                  for i, e in enumerate(["b", "a", None])])
+    got = view_db.rows(con, "SELECT * FROM cell_failures ORDER BY kind")
+    # the design cell without an error text says 'unknown'; the pool cell's reason is its errors' first in order
+    assert got == [dict(run_id="r", kind="design", design="a", task_id="t1", seed=2, reason="unknown"),
+                   dict(run_id="r", kind="pool", design=None, task_id="p", seed=3, reason="a")]

@@ -1,0 +1,377 @@
+"""Mutation testing of the store's SQL views (``masbench/store/views.py`` ``VIEWS``).
+
+mutmut only rewrites SQL string literals (``"XX...XX"``), which says nothing about the queries, so
+this script mutates the SQL itself: every view of the registry, the lazy ``"module:ATTR"`` entries
+included, gets the mutants of ``benchmarks/sql_mutants.py`` (flipped comparisons, dropped WHERE
+clauses, AND/OR terms and FILTERs, ASC ↔ DESC, swapped select expressions and function arguments,
+JOIN ↔ LEFT JOIN, AND ↔ OR, sum/max/min/avg, coalesce defaults, nullif, arithmetic, literals).
+
+How it runs: the parent imports masbench and collects the test files once; per mutant it forks a
+child that puts the mutated SQL in the registry (``VIEWS.add(name, sql, replace=True)``, and into
+the module attribute a lazy entry points at; every store creates its views from the registry when
+it opens, and nothing else holds the text) and runs ``pytest.main`` on the test files mapped to
+that view (:data:`TESTS`, plus those of every view that reads it), ``-x``, the tests that killed
+earlier mutants of the view first. A mutant is *killed* if a test fails, *timeout* if the child
+outlives ``--timeout`` (counted as caught, as in mutmut), else *survived*. A mutant that DuckDB
+rejects when the views are created on an empty store (checked first, in one child for all) is
+*invalid*: counted apart, and left out of the rate. Survivors listed in :data:`SQL_EQUIVALENT`
+(view, operator and changed line, each with its reason) are left out of the adjusted rate.
+
+Run from the checkout's root (one mutant at a time; the machine is shared)::
+
+    python benchmarks/sql_mutation.py                          # every view
+    python benchmarks/sql_mutation.py --view paired_diffs --view design_metrics
+    python benchmarks/sql_mutation.py --list                   # views, mutants, readers, test files
+    python benchmarks/sql_mutation.py --timeout 120            # seconds per mutant (default: 5x the clean run)
+    python benchmarks/sql_mutation.py --view run_spend --show-invalid
+
+Needs no extra package (DuckDB and pytest are the project's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("MASBENCH_EMBEDDED_THREADS", "1")
+
+from mutation import Outcome, _changed_lines, report  # noqa: E402  (the list next to this script)
+from mutation_equivalents import Equivalent  # noqa: E402
+from sql_mutants import Mutant, diff, mutants, tokenize  # noqa: E402
+
+# view -> the test files that read it; the files of every view that reads this one are added (see
+# --list). Only the store-level files: they build their rows by hand and run in seconds. Left out,
+# though they read views too: the harness, report and design-store files (tests/harness/test_costs_run.py,
+# test_supersede.py, test_run_failfast.py, test_paired_tests.py, stats/test_stats_harness.py,
+# test_plan_sequential.py, tests/design/test_design_store.py, tests/report/*.py, tests/cli/test_status_reasons.py):
+# each runs simulated suites, 25 s to 4 min per file on this machine, which per mutant (~1200) would
+# take the sweep to many hours. What they check of the views is checked over hand-built rows here.
+TESTS: dict[str, list[str]] = {
+    "run_summary": ["tests/store/test_runs_latest.py"],
+    "call_usage": ["tests/store/test_spend_views.py"],
+    "call_classes": ["tests/store/test_spend_views.py"],
+    "call_status_counts": ["tests/store/test_spend_views.py"],
+    "call_reprice": ["tests/store/test_spend_views.py"],
+    "run_reprice": ["tests/store/test_spend_views.py"],
+    "design_reprice": ["tests/store/test_spend_views.py"],
+    "run_spend": ["tests/store/test_spend_views.py"],
+    "cell_failures": ["tests/store/test_cells.py"],
+    "design_metrics": ["tests/store/test_design_metrics_clustered.py"],
+    "design_comparison": ["tests/store/test_metrics_views.py"],
+    "paired_diffs": ["tests/store/test_paired_views.py"],
+    "paired_task_diffs": ["tests/store/test_paired_views.py"],
+    "paired_summary": ["tests/store/test_paired_views.py"],
+    "design_pair_diffs": ["tests/store/test_paired_views.py"],
+    "design_validity": [],
+    "design_search_cost": [],
+    "design_cost_search": [],
+    "retrieval_recall_cells": ["tests/store/test_recall.py"],
+    "retrieval_recall": ["tests/store/test_recall.py"],
+    "tool_usage": [],
+    "sequential_decisions": ["tests/store/test_sequential_store.py"],
+    "sequential_run_saving": ["tests/store/test_sequential_store.py"],
+}
+
+# Survivors that cannot change what a view returns, each read and argued. Matched by view
+# (`module`), operator (`function`) and the changed line, stripped ("" matches any line).
+_SUM_ONLY = ("run_spend reads prompt_tokens and completion_tokens of its union only as their sum "
+             "(prompt_tokens + completion_tokens), so which of the two columns holds which does not matter")
+SQL_EQUIVALENT: list[Equivalent] = [
+    Equivalent("run_spend", "swap",
+               "SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls",
+               "SELECT run_id, false AS superseded, completion_tokens, prompt_tokens, cost_usd, cache_hit FROM calls",
+               _SUM_ONLY),
+    Equivalent("run_spend", "swap",
+               "SELECT run_id, true, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls_superseded)",
+               "SELECT run_id, true, completion_tokens, prompt_tokens, cost_usd, cache_hit FROM calls_superseded)",
+               _SUM_ONLY),
+    # design_pair_diffs reads only the keys and `correct` of the grouped results it shares with paired_diffs
+    *[Equivalent("design_pair_diffs", "swap", f"tokens, calls, cost_usd, budget_spent FROM results{end}",
+                 f"{after} FROM results{end}", "design_pair_diffs never reads the cost columns of its grouped "
+                 "results (only the keys and correct), so which holds which does not matter")
+      for end in ("", ")") for after in ("calls, tokens, cost_usd, budget_spent", "tokens, cost_usd, calls, budget_spent",
+                                         "tokens, calls, budget_spent, cost_usd")],
+]
+
+
+# ----- the views, who reads whom, which tests ---------------------------------------------------
+
+def view_sql() -> dict[str, str]:
+    """Every registered view's SQL, lazy entries loaded, in creation order."""
+    from masbench.store.views import VIEWS
+    return {name: VIEWS[name] for name in VIEWS}
+
+
+def readers(sql: dict[str, str]) -> dict[str, list[str]]:
+    """view -> the views that read it, directly or through others (in creation order)."""
+    words = {n: {t.text.lower() for t in tokenize(s) if t.kind == "word"} for n, s in sql.items()}
+    direct = {n: [m for m in sql if m != n and n in words[m]] for n in sql}
+    out: dict[str, list[str]] = {}
+    for n in sql:
+        seen: list[str] = []
+        todo = list(direct[n])
+        while todo:
+            m = todo.pop(0)
+            if m not in seen:
+                seen.append(m)
+                todo += direct[m]
+        out[n] = [m for m in sql if m in seen]
+    return out
+
+
+def tests_for(view: str, read_by: dict[str, list[str]]) -> list[str]:
+    files: list[str] = []
+    for v in [view, *read_by[view]]:
+        files += [f for f in TESTS.get(v, []) if f not in files]
+    return files
+
+
+# ----- the children -----------------------------------------------------------------------------
+
+def _install(view: str, sql: str, original: str) -> None:
+    """Put ``sql`` where the stores read the view from: the registry and the module attribute."""
+    from masbench.store import views
+    views.VIEWS.add(view, sql, replace=True)
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("masbench.store") and mod is not None:
+            for attr, value in list(vars(mod).items()):
+                if value is original:
+                    setattr(mod, attr, sql)
+
+
+def _fork(fn: Any, timeout: float) -> tuple[str, float]:
+    """Run ``fn()`` (returning an exit code) in a forked child; ('exit', code) | ('timeout', s)."""
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 3
+        try:
+            os.setpgid(0, 0)
+            code = int(fn())
+        finally:
+            os._exit(code)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return (str(code), time.perf_counter() - t0)
+        if time.perf_counter() - t0 > timeout:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return ("timeout", time.perf_counter() - t0)
+        time.sleep(0.02)
+
+
+def _quiet() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout = sys.stderr = io.StringIO()
+
+
+def invalid_mutants(sql: dict[str, str], todo: dict[str, list[Mutant]], read_by: dict[str, list[str]]) -> set[tuple[str, int]]:
+    """(view, index) of the mutants DuckDB rejects when the views are created on an empty store
+    (the mutated view and every view that reads it), found in one child."""
+    out_path = Path(tempfile.mkstemp(prefix="sqlmut-invalid-")[1])
+
+    def check() -> int:
+        import duckdb
+
+        from masbench.store import Store
+        st = Store(":memory:")
+        shape = {v: st.sql(f"DESCRIBE {v}") for v in todo}
+        bad = []
+        for view, ms in todo.items():
+            for i, m in enumerate(ms):
+                st.con.execute("BEGIN TRANSACTION")
+                try:
+                    st.con.execute(f"CREATE OR REPLACE VIEW {view} AS {m.apply(sql[view])}")
+                    if st.sql(f"DESCRIBE {view}") != shape[view]:  # readers bind to names and types only
+                        for v in read_by[view]:
+                            st.con.execute(f"CREATE OR REPLACE VIEW {v} AS {sql[v]}")
+                except duckdb.Error:
+                    bad.append([view, i])
+                finally:
+                    st.con.execute("ROLLBACK")
+        out_path.write_text(json.dumps(bad))
+        return 0
+
+    code, _ = _fork(check, timeout=3600)
+    try:
+        if code != "0":
+            raise RuntimeError(f"the validity check failed ({code})")
+        return {(v, i) for v, i in json.loads(out_path.read_text())}
+    finally:
+        out_path.unlink(missing_ok=True)
+
+
+def run_items(view: str, sql: str, original: str, items: list, killers: list[str],
+              timeout: float) -> tuple[str, float]:
+    """Run the collected test ``items`` in a forked child with the view's SQL replaced, the tests
+    that killed earlier mutants first, stopping at the first failure: ('killed' | 'survived' |
+    'timeout', seconds). The killer moves to the front of ``killers``."""
+    from _pytest.runner import runtestprotocol
+    fd, name = tempfile.mkstemp(prefix="sqlmut-killer-")
+    os.close(fd)
+    out = Path(name)
+    rank = {n: i for i, n in enumerate(killers)}
+    ordered = sorted(items, key=lambda it: rank.get(it.nodeid, len(rank)))
+
+    def child() -> int:
+        _quiet()
+        _install(view, sql, original)
+        for item in ordered:
+            reports = runtestprotocol(item, nextitem=None, log=False)
+            if any(r.failed for r in reports):
+                out.write_text(item.nodeid)
+                return 1
+        return 0
+
+    try:
+        code, secs = _fork(child, timeout)
+        killer = out.read_text()
+    finally:
+        out.unlink(missing_ok=True)
+    if killer:
+        if killer in killers:
+            killers.remove(killer)
+        killers.insert(0, killer)
+    if code == "timeout":
+        return "timeout", secs
+    return ("survived" if code == "0" and not killer else "killed"), secs
+
+
+# ----- one view ---------------------------------------------------------------------------------
+
+def _equivalent(view: str, op: str, d: str) -> Equivalent | None:
+    before, after = _changed_lines(d)
+    for e in SQL_EQUIVALENT:
+        if e.module == view and e.function in ("", op) and (not e.before or e.before == before) \
+                and (not e.after or e.after == after):
+            return e
+    return None
+
+
+def run_view(view: str, sql: str, ms: list[Mutant], invalid: set[int], files: list[str], items: list,
+             timeout: float | None, show_invalid: bool) -> tuple[Outcome, int]:
+    o = Outcome(view)
+    t0 = time.perf_counter()
+    missing = [f for f in files if not (ROOT / f).exists()]
+    if missing or not items:
+        o.error = f"missing test files {missing}" if missing else "no tests mapped"
+        return o, len(invalid)
+    killers: list[str] = []
+    clean, secs = run_items(view, sql, sql, items, killers, timeout or 1800)
+    if clean != "survived":
+        o.error = f"the unmutated tests do not pass ({clean}); no mutant run"
+        return o, len(invalid)
+    limit = timeout or max(30.0, 5 * secs)
+    for i, m in enumerate(ms):
+        d = diff(sql, m.apply(sql))
+        name = f"{view}#{i} {m.op}"
+        if i in invalid:
+            if show_invalid:
+                print(f"   invalid {name}\n" + "\n".join("        " + x for x in d.splitlines()))
+            continue
+        status, _ = run_items(view, m.apply(sql), sql, items, killers, limit)
+        o.counts[status] = o.counts.get(status, 0) + 1
+        if status == "survived":
+            eq = _equivalent(view, m.op, d)
+            if eq is not None:
+                o.equivalent.append((name, d, eq.why))
+            else:
+                o.survivors.append((f"{name} [survived]", d))
+    o.seconds = time.perf_counter() - t0
+    return o, len(invalid)
+
+
+class _Sweep:
+    """pytest plugin: collect once, then run every view's mutants instead of the tests."""
+
+    def __init__(self, run: Any):
+        self.run = run
+        self.code = 0
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        self.code = self.run(session.items)
+        return True
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--view", action="append", help="only this view (repeatable); default: all")
+    ap.add_argument("--timeout", type=float, help="seconds per mutant (default: 5x the clean run, at least 30)")
+    ap.add_argument("--list", action="store_true", help="list the views, their mutants, readers and test files")
+    ap.add_argument("--show-invalid", action="store_true", help="print the mutants DuckDB rejects")
+    args = ap.parse_args()
+    os.chdir(ROOT)
+    sql = view_sql()
+    read_by = readers(sql)
+    names = args.view or list(sql)
+    unknown = [n for n in names if n not in sql]
+    if unknown:
+        print(f"unknown view(s) {unknown}; known: {', '.join(sql)}", file=sys.stderr)
+        return 2
+    todo = {n: mutants(sql[n]) for n in names}
+    if args.list:
+        for n in names:
+            print(f"{n}: {len(todo[n])} mutants; read by {', '.join(read_by[n]) or '-'}\n"
+                  f"    {' '.join(tests_for(n, read_by))}")
+        return 0
+    import pytest
+    files = sorted({f for n in names for f in tests_for(n, read_by) if (ROOT / f).exists()})
+    sweep = _Sweep(lambda items: _sweep(names, sql, read_by, todo, items, args))
+    code = pytest.main(["-qq", "-s", "-p", "no:cacheprovider", *files], plugins=[sweep])
+    if code not in (0, 5):  # 5: "no tests ran" (the sweep ran them, in children)
+        print(f"pytest exited with {code}", file=sys.stderr)
+        return 2
+    return sweep.code
+
+
+def _sweep(names: list[str], sql: dict[str, str], read_by: dict[str, list[str]], todo: dict[str, list[Mutant]],
+           items: list, args: argparse.Namespace) -> int:
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    say("SQL mutation testing of the store's views, one mutant at a time (timings: shared machine, noisy)")
+    t0 = time.perf_counter()
+    bad = invalid_mutants(sql, todo, read_by)
+    say(f"  {sum(map(len, todo.values()))} mutants, {len(bad)} rejected by DuckDB on an empty store "
+        f"({time.perf_counter() - t0:.0f}s)")
+    results = []
+    for n in names:
+        files = tests_for(n, read_by)
+        mine = [it for it in items if it.nodeid.split("::")[0] in files]
+        o, n_invalid = run_view(n, sql[n], todo[n], {i for v, i in bad if v == n}, files, mine,
+                                args.timeout, args.show_invalid)
+        report(o)
+        say(f"   {n_invalid} invalid (DuckDB rejects them; left out); {len(mine)} tests")
+        results.append((o, n_invalid))
+    lines = ["", "summary (kill rate = killed or timed out / valid mutants; adjusted leaves out listed equivalents)"]
+    for o, n_invalid in results:
+        lines.append(f"  {o.module:<24} {o.caught:>4}/{o.total:<4} {o.rate():>7.1%}  adjusted {o.rate(True):>7.1%}"
+                     f"  survivors {len(o.survivors):<3} invalid {n_invalid:<3} {o.seconds:>5.0f}s")
+    caught = sum(o.caught for o, _ in results)
+    total = sum(o.total for o, _ in results)
+    eq = sum(len(o.equivalent) for o, _ in results)
+    lines.append(f"  {'all views':<24} {caught:>4}/{total:<4} {caught / max(total, 1):>7.1%}  adjusted "
+                 f"{caught / max(total - eq, 1):>7.1%}  survivors {sum(len(o.survivors) for o, _ in results):<3} "
+                 f"invalid {sum(n for _, n in results):<3} {time.perf_counter() - t0:>5.0f}s")
+    say("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
