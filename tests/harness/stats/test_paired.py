@@ -8,7 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from masbench.harness.stats.paired import holm, mcnemar_exact, paired_bootstrap
+from masbench.harness.stats.paired import Boot, holm, holm_tiebreak, mcnemar_exact, paired_bootstrap
 from masbench.harness.stats.power import cell_sd, components, n_needed, power_at
 
 
@@ -260,3 +260,37 @@ def test_bootstrap_defaults_and_seed():
 
 def test_holm_default_level():
     assert holm([0.01, 0.02])[1] == pytest.approx([0.025, 0.05])
+
+
+def test_a_boot_without_a_usable_se_falls_back_to_percentiles() -> None:
+    # five resampled means; percentile interval by hand (linear interpolation over 5 sorted values
+    # -0.1, 0.1, 0.2, 0.3, 0.4): 2.5% sits at position 0.1 -> -0.1 + 0.1*0.2 = -0.08, 97.5% at 3.9 -> 0.39;
+    # p: 1 resample <= 0, 4 >= 0 -> 2*(1+1)/(5+1) = 2/3
+    means = np.array([0.1, 0.2, 0.3, 0.4, -0.1])
+    t = np.array([-5.0, -4.0, 4.0, 5.0, 6.0])  # studentized draws that would give another answer
+    for se in (0.0, math.inf, math.nan):
+        b = Boot(mean=0.18, sd=0.2, n=5, means=means, center=0.18, se=se, tstats=t)
+        assert b.ci(0.95) == pytest.approx((-0.08, 0.39), abs=1e-12)
+        assert b.p_value == pytest.approx(2 / 3, abs=1e-12)
+    # a positive finite se uses the studentized draws: t_obs = 0.18/0.09 = 2; 3 draws >= 2, 2 <= 2
+    # -> p = 2*(2+1)/6 = 1.0; interval 0.18 - q*0.09 clipped to [-1, 1]
+    b = Boot(mean=0.18, sd=0.2, n=5, means=means, center=0.18, se=0.09, tstats=t)
+    assert b.p_value == pytest.approx(1.0)
+    qlo, qhi = -5.0 + 0.1 * 1.0, 5.0 + 0.9 * 1.0  # quantiles of -5,-4,4,5,6 at positions 0.1 and 3.9
+    assert b.ci(0.95) == pytest.approx((0.18 - qhi * 0.09, 0.18 - qlo * 0.09), abs=1e-12)
+
+
+def test_holm_tiebreak_ranks_the_larger_t_first_then_the_label() -> None:
+    assert holm_tiebreak(2.0, "b") == (-2.0, "b")
+    assert holm_tiebreak(math.nan, "a") == (0.0, "a")  # an unknown t ranks as t = 0
+    assert sorted([holm_tiebreak(1.0, "a"), holm_tiebreak(3.0, "c"), holm_tiebreak(3.0, "b")]) == \
+        [(-3.0, "b"), (-3.0, "c"), (-1.0, "a")]
+    assert holm_tiebreak(math.nan, "z") > holm_tiebreak(0.5, "a")  # nan after any positive t
+
+
+def test_holm_ranks_equal_p_values_by_the_given_keys() -> None:
+    # two equal p-values; the keys put the second first, so it is tested at alpha/2 and the first at alpha
+    adj, levels = holm([0.04, 0.04], 0.05, ties=[holm_tiebreak(1.0, "b"), holm_tiebreak(3.0, "a")])
+    assert levels == pytest.approx([0.05, 0.025]) and adj == pytest.approx([0.08, 0.08])
+    adj, levels = holm([0.04, 0.04], 0.05)  # no keys: by position
+    assert levels == pytest.approx([0.025, 0.05])
