@@ -299,6 +299,20 @@ EQUIVALENT: list[Equivalent] = [
     # --- end part A ---
 
     # --- issue 29, part B (i29-rules) ---
+    Equivalent('masbench/llm/errors.py', 'is_retryable',
+               'return status in RETRYABLE_STATUS or 500 <= status < 600',
+               'return status in RETRYABLE_STATUS or 501 <= status < 600',
+               '500 is in RETRYABLE_STATUS, so the range only has to start at 501'),
+    Equivalent('masbench/llm/errors.py', 'is_retryable',
+               'return status in RETRYABLE_STATUS or 500 <= status < 600',
+               'return status in RETRYABLE_STATUS or 500 < status < 600',
+               '500 is in RETRYABLE_STATUS, so the range only has to start at 501'),
+    Equivalent('masbench/llm/errors.py', 'retry_after_s', 'headers = None', 'headers = ""',
+               'the initial value is only read by `if not headers`, and "" is falsy like None'),
+    Equivalent('masbench/llm/errors.py', 'misconfig_hint', 'missing: list[str] = []', 'missing: list[str] = None',
+               'only read by `if missing:` (None is falsy like [])'),
+    Equivalent('masbench/llm/errors.py', 'misconfig_hint', 'missing = []', 'missing = None',
+               'only read by `if missing:` (None is falsy like [])'),
 
     # --- end part B ---
 

@@ -80,11 +80,11 @@ def test_auth_messages_are_never_retried_whatever_the_status(no_litellm, msg) ->
 
 def test_litellm_types_fatal_first_then_status_then_retryable(no_litellm, monkeypatch) -> None:
     made = {n: type(n, (Exception,), {}) for n in (
-        "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError",
+        "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "Timeout",
         "AuthenticationError", "PermissionDeniedError", "BadRequestError", "NotFoundError",
         "ContextWindowExceededError", "ContentPolicyViolationError")}
-    monkeypatch.setitem(sys.modules, "litellm", _fake_litellm(**made, Timeout="not a type"))
-    for n in ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError"):
+    monkeypatch.setitem(sys.modules, "litellm", _fake_litellm(**made))
+    for n in ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "Timeout"):
         assert is_retryable(made[n]("x")), n  # no status: retried by type
     for n in ("AuthenticationError", "PermissionDeniedError", "BadRequestError", "NotFoundError",
               "ContextWindowExceededError", "ContentPolicyViolationError"):
@@ -94,12 +94,20 @@ def test_litellm_types_fatal_first_then_status_then_retryable(no_litellm, monkey
     assert is_retryable(TimeoutError()) and is_retryable(ConnectionError())  # the base types stay
     assert not is_retryable(ValueError("x"))
     retry, fatal_types = errors._types
-    assert len(retry) == 4 + 3 and len(fatal_types) == 6  # "Timeout" is not a type: left out
+    assert len(retry) == 5 + 3 and len(fatal_types) == 6
 
     # read once per process: a later litellm module is not looked at again
     monkeypatch.setitem(sys.modules, "litellm", _fake_litellm())
     assert not is_retryable(made["BadRequestError"]("x"))
     assert is_retryable(made["RateLimitError"]("x"))
+
+
+def test_a_litellm_name_that_is_not_a_type_is_left_out(no_litellm, monkeypatch) -> None:
+    Rate = type("RateLimitError", (Exception,), {})
+    monkeypatch.setitem(sys.modules, "litellm", _fake_litellm(RateLimitError=Rate, Timeout="not a type",
+                                                              BadRequestError=None))
+    assert is_retryable(Rate("x")) and not is_retryable(ValueError("x"))
+    assert errors._types == ((Rate, asyncio.TimeoutError, TimeoutError, ConnectionError), ())
 
 
 def test_before_litellm_is_imported_nothing_is_cached(no_litellm, monkeypatch) -> None:
