@@ -314,6 +314,10 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/llm/errors.py', 'misconfig_hint', 'missing = []', 'missing = None',
                'only read by `if missing:` (None is falsy like [])'),
 
+    Equivalent('masbench/llm/health.py', 'release_probe', 'self._probing = False', 'self._probing = None',
+               '_probing is only read by `if not self._probing` (None is falsy like False)'),
+    Equivalent('masbench/llm/health.py', 'report', 'self._probing = False', 'self._probing = None',
+               '_probing is only read by `if not self._probing` (None is falsy like False)'),
     # --- end part B ---
 
     # --- issue 29, part C (i29-gen) ---

@@ -246,3 +246,19 @@ def test_state_order(clock) -> None:
     assert h.state() == "open"
     h.dead = "x"
     assert h.state() == "dead"
+
+
+async def test_a_hold_shorter_than_a_second_is_waited_too(clock) -> None:
+    h = _h()
+    h.report(ok=True, probe=True)
+    h.open_until = 100.25
+    assert await h.acquire() == (None, False)
+    assert clock.slept == [0.25] and clock.t == 100.25
+
+
+def test_the_streak_compares_messages_verbatim_even_an_empty_one(clock) -> None:
+    h = _h(bad_request_streak=2)
+    h.report(ok=False, probe=False, bad_request="", cell=("d", "t1", 0))
+    assert h._bad == ("", {("d", "t1", 0)})
+    h.report(ok=False, probe=False, bad_request="", cell=("d", "t2", 0))
+    assert h.dead == "the same bad request on 2 distinct cells in a row: "
