@@ -318,6 +318,10 @@ EQUIVALENT: list[Equivalent] = [
                '_probing is only read by `if not self._probing` (None is falsy like False)'),
     Equivalent('masbench/llm/health.py', 'report', 'self._probing = False', 'self._probing = None',
                '_probing is only read by `if not self._probing` (None is falsy like False)'),
+    Equivalent('masbench/runtime/ties.py', '_unit',
+               'return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2 ** 64',
+               'return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], ) / 2 ** 64',
+               'int.from_bytes defaults to byteorder "big" since Python 3.11 (the project needs >= 3.11)'),
     # --- end part B ---
 
     # --- issue 29, part C (i29-gen) ---

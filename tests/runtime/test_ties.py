@@ -37,7 +37,7 @@ def test_first_and_a_single_answer() -> None:
     assert break_tie(["c", "a"], "first") == "c"
     for rule in TIE_RULES:
         assert break_tie(["x"], rule, seed=4, task_id="t") == "x"
-    with pytest.raises(ValueError, match="no tied answers"):
+    with pytest.raises(ValueError, match=r"^no tied answers$"):
         break_tie([], "first")
 
 
@@ -51,6 +51,14 @@ def test_random_takes_the_highest_priority_whatever_the_order() -> None:
         not_first += want != "1"
         not_last += want != "3"
     assert not_first and not_last  # the seeds reach winners in every position (the rule is no position)
+
+
+def test_random_defaults_to_seed_0_and_no_task() -> None:
+    tied = ["a", "b", "c", "d"]
+    assert break_tie(tied, "random") == max(tied, key=lambda a: unit(f"prio|0||{a}"))
+    # and the defaults are not a special case: another seed or task draws differently for some answers
+    assert any(break_tie(t, "random") != break_tie(t, "random", seed=1) for t in (tied, tied[1:], tied[2:]))
+    assert any(break_tie(t, "random") != break_tie(t, "random", task_id="XXXX") for t in (tied, tied[1:], tied[2:]))
 
 
 def test_random_priorities_of_tuple_answers() -> None:
@@ -84,5 +92,5 @@ def test_split_returns_the_tied_object_and_keys_tuples_like_the_store() -> None:
 
 
 def test_an_unknown_rule_is_named() -> None:
-    with pytest.raises(ValueError, match=r"unknown tie rule 'coin': use one of split, random, first"):
+    with pytest.raises(ValueError, match=r"^unknown tie rule 'coin': use one of split, random, first$"):
         break_tie(["a", "b"], "coin")
