@@ -105,3 +105,24 @@ async def test_nodes_after_a_met_until_in_the_same_round_do_not_run() -> None:
     assert [q["node"] for q in gw.requests] == ["draft", "fix.check", "fix.redo", "fix.check"]
     assert r.detail["loops"]["fix"] == {"rounds": 2, "max_rounds": 4, "stopped": "until"}
     assert r.answers == ["2"] and r.calls == 4
+
+
+async def test_a_channel_lists_its_writers_in_declaration_order_and_branches_in_index_order() -> None:
+    # a (declared first) fans out twice, b and c are single nodes, c declared before d's repeat of 2:
+    # the channel reads a[0], a[1], b, d[0], d[1] whatever order the calls finish in
+    d = spec({"a": {"agent": "cot-solver", "repeat": 2, "into": "pool"},
+              "b": {"agent": "cot-solver", "into": "pool"},
+              "d": {"agent": "cot-solver", "repeat": 2, "into": "pool"},
+              "agg": {"agent": "aggregator", "from": ["pool"]}}, "agg")
+    d = DesignSpec.model_validate({**d.model_dump(exclude_none=True), "reducers": {"pool": "append"}})
+
+    def script(i: dict[str, Any]) -> str:
+        if i["node"] == "agg":
+            return "Answer: 0"
+        return f"Answer: {i['node']}{i['sample_index'] % 1000}"
+    gw = ScriptedGateway(script)
+    r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB))
+    assert r.status == "ok"
+    prompt = next(q for q in gw.requests if q["node"] == "agg")["messages"][-1]["content"]
+    pos = [prompt.index(f"Answer: {x}") for x in ("a0", "a1", "b0", "d0", "d1")]
+    assert pos == sorted(pos), prompt
