@@ -193,3 +193,28 @@ def test_drop_orphans_counts_and_keeps_referenced_texts(store) -> None:
     assert {r[0] for r in store.sql("SELECT text_hash FROM texts")} == {"used-msg", "used-sup", "used-tool",
                                                                         "used-tool-sup"}
     assert cells.drop_orphans(store.con) == 0
+
+
+def test_drop_orphans_sums_over_every_content_table(store, monkeypatch) -> None:
+    # a second content-addressed table ("blobs", referenced by a "uses" table) next to texts
+    store.sql("CREATE TABLE blobs (text_hash VARCHAR PRIMARY KEY)")
+    store.sql("CREATE TABLE uses (text_hash VARCHAR)")
+    store.sql("INSERT INTO blobs VALUES ('b-used'), ('b-orphan1'), ('b-orphan2'), ('b-orphan3')")
+    store.sql("INSERT INTO uses VALUES ('b-used'), (NULL)")
+    _ins(store, "texts", text_hash="t-orphan", text="x", chars=1)
+    monkeypatch.setattr(cells, "CONTENT_TABLES", {"texts": ("call_messages",), "blobs": ("uses",)})
+    assert cells.drop_orphans(store.con) == 1 + 3
+    assert store.sql("SELECT text_hash FROM blobs") == [("b-used",)]
+
+
+def test_clean_unfinished_sums_the_rows_of_one_table_over_its_entries(store, monkeypatch) -> None:
+    # one table with two design-cell row sets (by a `part` column): its count is their sum
+    store.sql("CREATE TABLE parts (run_id VARCHAR, design VARCHAR, task_id VARCHAR, seed INTEGER, part VARCHAR)")
+    monkeypatch.setattr(cells, "CELL_TABLES", (CellTable("parts", (
+        CellRows("design", cells.DESIGN_KEY, "part = 'a'"), CellRows("design", cells.DESIGN_KEY, "part = 'b'"))),
+        *CELL_TABLES))
+    _ins(store, "results", run_id="r", design="cot", task_id="done", seed=0, status="ok")
+    for task, part in (("done", "a"), ("flight", "a"), ("flight", "b"), ("flight", "b"), ("flight", "c")):
+        store.sql("INSERT INTO parts VALUES ('r', 'cot', ?, 0, ?)", [task, part])
+    assert clean_unfinished(store, "r", 2)["parts"] == 1 + 2  # part c is in neither row set: kept
+    assert sorted(store.sql("SELECT task_id, part FROM parts")) == [("done", "a"), ("flight", "c")]
