@@ -13,8 +13,7 @@ import types
 
 import pytest
 
-from masbench.llm import Gateway
-from masbench.llm import errors
+from masbench.llm import Gateway, errors
 from masbench.llm.backends import Attempt, Reply
 from masbench.llm.errors import SimFault, describe, is_retryable, misconfig_hint, retry_after_s, systemic_reason
 from masbench.llm.health import BreakerConfig
