@@ -262,3 +262,11 @@ def test_the_streak_compares_messages_verbatim_even_an_empty_one(clock) -> None:
     assert h._bad == ("", {("d", "t1", 0)})
     h.report(ok=False, probe=False, bad_request="", cell=("d", "t2", 0))
     assert h.dead == "the same bad request on 2 distinct cells in a row: "
+
+
+def test_models_do_not_share_their_bad_request_cells(clock) -> None:
+    a, b = _h(bad_request_streak=2), _h(bad_request_streak=2)
+    a.report(ok=False, probe=False, bad_request="", cell=("d", "t1", 0))
+    assert b._bad == ("", set())  # the default was one set shared by every ModelHealth
+    b.report(ok=False, probe=False, bad_request="", cell=("d", "t2", 0))
+    assert a.dead is None and b.dead is None
