@@ -270,3 +270,11 @@ def test_models_do_not_share_their_bad_request_cells(clock) -> None:
     assert b._bad == ("", set())  # the default was one set shared by every ModelHealth
     b.report(ok=False, probe=False, bad_request="", cell=("d", "t2", 0))
     assert a.dead is None and b.dead is None
+
+
+def test_an_empty_bad_request_after_another_one_starts_its_own_streak(clock) -> None:
+    h = _h(bad_request_streak=2)
+    h.report(ok=False, probe=False, bad_request="A", cell=("d", "t1", 0))
+    h.report(ok=False, probe=False, bad_request="", cell=("d", "t2", 0))
+    h.report(ok=False, probe=False, bad_request="", cell=("d", "t3", 0))
+    assert h.dead == "the same bad request on 2 distinct cells in a row: "
