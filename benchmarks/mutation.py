@@ -71,6 +71,16 @@ MODULES: dict[str, list[str]] = {
     # --- end part A ---
 
     # --- issue 29, part B: retry, failure and runtime rules (owned by branch i29-rules) ---
+    # not tests/llm/test_gateway_http.py (a ~2 min retry test) nor test_backpressure.py (real 2 s Retry-After
+    # waits): test_errors.py / test_health.py cover the same rules directly (a fake clock, a raising backend)
+    "masbench/llm/errors.py": ["tests/llm/test_errors.py"],
+    "masbench/llm/health.py": ["tests/llm/test_health.py", "tests/llm/test_errors.py"],
+    "masbench/runtime/ties.py": ["tests/runtime/test_ties.py", "tests/harness/stats/test_majk.py"],
+    "masbench/runtime/steps.py": ["tests/runtime/test_steps.py", "tests/runtime/test_ops.py", "tests/runtime/test_failures.py",
+                                  "tests/runtime/test_runtime_budget.py"],
+    "masbench/harness/failures.py": ["tests/harness/test_run_aborted.py"],
+    # not tests/harness/test_run_failfast.py: it runs the CLI in subprocesses (minutes; mutants do not reach a child)
+    "masbench/store/cells.py": ["tests/store/test_cells.py", "tests/harness/test_supersede.py", "tests/harness/test_resume.py"],
 
     # --- end part B ---
 
@@ -159,6 +169,7 @@ def _function(name: str) -> str:
 
 # modules whose string literals are SQL: a mutant that only changes the case of a query is equivalent
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
+SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
                                        "are case-insensitive (no quoted identifier or string literal is touched)")
 

@@ -344,7 +344,44 @@ EQUIVALENT: list[Equivalent] = [
     # --- end part A ---
 
     # --- issue 29, part B (i29-rules) ---
+    Equivalent('masbench/llm/errors.py', 'is_retryable',
+               'return status in RETRYABLE_STATUS or 500 <= status < 600',
+               'return status in RETRYABLE_STATUS or 501 <= status < 600',
+               '500 is in RETRYABLE_STATUS, so the range only has to start at 501'),
+    Equivalent('masbench/llm/errors.py', 'is_retryable',
+               'return status in RETRYABLE_STATUS or 500 <= status < 600',
+               'return status in RETRYABLE_STATUS or 500 < status < 600',
+               '500 is in RETRYABLE_STATUS, so the range only has to start at 501'),
+    Equivalent('masbench/llm/errors.py', 'retry_after_s', 'headers = None', 'headers = ""',
+               'the initial value is only read by `if not headers`, and "" is falsy like None'),
+    Equivalent('masbench/llm/errors.py', 'misconfig_hint', 'missing: list[str] = []', 'missing: list[str] = None',
+               'only read by `if missing:` (None is falsy like [])'),
+    Equivalent('masbench/llm/errors.py', 'misconfig_hint', 'missing = []', 'missing = None',
+               'only read by `if missing:` (None is falsy like [])'),
 
+    Equivalent('masbench/llm/health.py', 'release_probe', 'self._probing = False', 'self._probing = None',
+               '_probing is only read by `if not self._probing` (None is falsy like False)'),
+    Equivalent('masbench/llm/health.py', 'report', 'self._probing = False', 'self._probing = None',
+               '_probing is only read by `if not self._probing` (None is falsy like False)'),
+    Equivalent('masbench/runtime/ties.py', '_unit',
+               'return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2 ** 64',
+               'return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], ) / 2 ** 64',
+               'int.from_bytes defaults to byteorder "big" since Python 3.11 (the project needs >= 3.11)'),
+    Equivalent('masbench/store/cells.py', '_bind',
+               'def _bind(sql: str, run_id: str, k_max: int = 0) -> tuple[str, dict[str, object]]:',
+               'def _bind(sql: str, run_id: str, k_max: int = 1) -> tuple[str, dict[str, object]]:',
+               "the default is only taken by queries without $k_max, and k_max is bound only when the query names it"),
+    Equivalent('masbench/store/cells.py', 'done_keys',
+               'return DoneKeys(design=store.sql(*_bind(_DONE["design"], run_id, k_max)),',
+               'return DoneKeys(design=store.sql(*_bind(_DONE["design"], run_id, None)),',
+               "the design cells' done query has no $k_max, so _bind leaves k_max out whatever its value"),
+    Equivalent('masbench/store/cells.py', 'done_keys',
+               'return DoneKeys(design=store.sql(*_bind(_DONE["design"], run_id, k_max)),',
+               'return DoneKeys(design=store.sql(*_bind(_DONE["design"], run_id, )),',
+               "the design cells' done query has no $k_max, so _bind leaves k_max out whatever its value"),
+    Equivalent('masbench/store/cells.py', 'clean_unfinished', 'continue', 'break',
+               'skips the design rows of a done-marking table: results has one CellRows (design) and pool none of '
+               'kind design, so nothing follows the skipped entry in its table'),
     # --- end part B ---
 
     # --- issue 29, part C (i29-gen) ---

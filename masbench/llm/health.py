@@ -54,7 +54,7 @@ class ModelHealth:
     """Retry-After headers honoured."""
     _cooldown: float = 0.0
     _probing: bool = False
-    _bad: tuple[str, set] = ("", set())
+    _bad: tuple[str, set] = field(default_factory=lambda: ("", set()))  # one set per model, not one shared
     _changed: asyncio.Event | None = None
 
     def _notify(self) -> None:

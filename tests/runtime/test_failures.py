@@ -12,6 +12,7 @@ import pytest
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm import Gateway
+from masbench.llm.health import BreakerConfig
 from masbench.llm.scripted import ScriptedGateway
 from masbench.runtime import PYTHON_FUNCS, RunContext, python_func, run_design
 from masbench.spec import DesignSpec
@@ -61,7 +62,10 @@ async def test_retryable_failures_are_retried_then_recorded() -> None:
         accuracy={"default": 1.0}, completion_tokens=TokenDist(mean=40, sd=5),
         faults=SimFaults(rate=0.35, permanent=True, kinds=["server_error"])))
     calls: list[dict] = []
-    gw = Gateway({"default": m}, sink=lambda r: calls.append(r.as_dict()), retry_base_s=0.0001, retry_max_s=0.001)
+    # the breaker (which would open after 5 failures in a row and pause 5 s, 10 s, ... — ~2.5 min of
+    # real waiting here) is not what this test is about: set out of reach
+    gw = Gateway({"default": m}, sink=lambda r: calls.append(r.as_dict()), retry_base_s=0.0001, retry_max_s=0.001,
+                 breaker=BreakerConfig(threshold=10_000))
     ctx = RunContext(gateway=gw, library=LIB)
     r = await run_design("cot-sc", TASK, ctx, {"k": 12})
     statuses = r.detail["branches"]["sample"]
