@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 # Forced, not defaulted: an environment with LITELLM_LOCAL_MODEL_COST_MAP=False would otherwise
 # make litellm fetch its price map from GitHub at import (tests never reach the network).
@@ -12,15 +11,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 import pytest
 
 from masbench.store import Store
-
-
-def litellm_price_map_source() -> dict | None:
-    """Where the imported litellm loaded its price map from (None: litellm not imported)."""
-    if "litellm" not in sys.modules:
-        return None
-    from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
-
-    return get_model_cost_map_source_info()
+from offline_support import litellm_price_map_source
 
 
 @pytest.fixture(scope="session", autouse=True)

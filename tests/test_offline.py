@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import litellm_price_map_source
+from offline_support import litellm_price_map_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
