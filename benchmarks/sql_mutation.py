@@ -58,13 +58,13 @@ from sql_mutants import Mutant, diff, mutants, tokenize  # noqa: E402
 # each runs simulated suites, 25 s to 4 min per file on this machine, which per mutant (~1200) would
 # take the sweep to many hours. What they check of the views is checked over hand-built rows here.
 TESTS: dict[str, list[str]] = {
-    "run_summary": ["tests/store/test_runs_latest.py"],
+    "run_summary": ["tests/store/test_run_summary_view.py", "tests/store/test_runs_latest.py"],
     "call_usage": ["tests/store/test_spend_views.py"],
-    "call_classes": ["tests/store/test_spend_views.py"],
-    "call_status_counts": ["tests/store/test_spend_views.py"],
-    "call_reprice": ["tests/store/test_spend_views.py"],
+    "call_classes": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
+    "call_status_counts": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
+    "call_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_reprice": ["tests/store/test_spend_views.py"],
-    "design_reprice": ["tests/store/test_spend_views.py"],
+    "design_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_spend": ["tests/store/test_spend_views.py"],
     "cell_failures": ["tests/store/test_cells.py"],
     "design_metrics": ["tests/store/test_design_metrics_clustered.py"],
