@@ -102,6 +102,12 @@ SQL_EQUIVALENT: list[Equivalent] = [
                  "results (only the keys and correct), so which holds which does not matter")
       for end in ("", ")") for after in ("calls, tokens, cost_usd, budget_spent", "tokens, cost_usd, calls, budget_spent",
                                          "tokens, calls, budget_spent, cost_usd")],
+    Equivalent("design_reprice", "nullif",
+               "count(DISTINCT (task_id, seed)) AS tasks, sum(repriced_usd) / nullif(count(DISTINCT (task_id, seed)), 0)",
+               "count(DISTINCT (task_id, seed)) AS tasks, sum(repriced_usd) / count(DISTINCT (task_id, seed))",
+               "the divisor counts row values (task_id, seed), which are never NULL even when both fields are "
+               "(DuckDB counts (NULL, NULL) as 1), and every GROUP BY group has a row, so the count is >= 1 and "
+               "nullif(count, 0) is the count itself"),
 ]
 
 
