@@ -177,6 +177,7 @@ def test_design_pairs_match_run_group_task_and_seed(view_db) -> None:
 # 2/4, $0.2/0.4, 200/400; 0.3/0.7). Design d's cells cost 150 tokens, 2 calls, $0.25, budget 250.
 # Run q: the same task ids and seeds, a one-point `all` curve (100 tokens, 1 call, $0, budget 50;
 # 0.5) and no `ax` curve, no cot, a cell (t9) with no per-cell curve; d's cells cost 100, 1, $0, 50.
+# Run p: only per-cell curves on r's cells.
 TC = {("r", "t1", 0): (0.5, 0.7, 0.9), ("r", "t1", 1): (0.25, 0.5, 0.75), ("r", "t2", 0): (0.45, 0.6, 0.75),
       ("q", "t1", 0): (0.2,), ("q", "t1", 1): (0.6,)}
 POOL = {("r", "t1", 0): (80.0, 120.0), ("r", "t1", 1): (60.0,), ("r", "t2", 0): (140.0,), ("q", "t1", 0): (50.0,),
@@ -208,7 +209,8 @@ def test_runs_groups_seeds_and_the_cot_design_are_kept_apart(view_db) -> None:
         view_db.insert(con, "cot_sc_curve", *[dict(run_id=run, axis=axis, k=k, tokens=float(t), calls=float(n),
                                                    cost_usd=u, budget_spent=float(b), accuracy=a)
                                               for k, (t, n, u, b, a) in enumerate(pts, 1)])
-    for (run, task, seed), ys in TC.items():
+    # a third run p has per-cell curves on r's cells (k = 1..3) and nothing else: no rows of its own, none joined to r's
+    for (run, task, seed), ys in TC.items() | {(("p", t, s), (0.0, 0.1, 0.2)) for (rr, t, s) in TC if rr == "r"}:
         usd = 0.1 if run == "r" else 0.0
         view_db.insert(con, "cot_sc_task_curve", *[dict(run_id=run, task_id=task, seed=seed, k=k, accuracy=y,
                                                         tokens=100.0 * k, cost_usd=usd * k) for k, y in enumerate(ys, 1)])
