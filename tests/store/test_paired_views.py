@@ -192,7 +192,8 @@ D_COST = {"r": (150, 2, 0.25, 250.0), "q": (100, 1, 0.0, 50.0)}  # tokens, calls
 # r ax:  tokens 150 < 200: below (k 1, w 0, no slope); calls 2 = the k = 1 point (w 0, slope 0.7 - 0.3);
 #        $0.25 in 0.2..0.4 (w 0.25); budget 250 in 200..400 (w 0.25)
 # q all: every cost is the one point (w 0, no next point so no slope); usd: the curve cost $0, not matched
-MATCH = {("r", "all", "tokens"): ("within", 1, 0.5, 3, 0.2, 100), ("r", "all", "calls"): ("within", 1, 1.0, 3, 0.2, 1),
+MATCH = {("r", "all", "tokens"): ("within", 1, 0.5, 3, 0.2, 100),
+         ("r", "all", "calls"): ("within", 1, 1.0, 3, 0.2, 1),
          ("r", "all", "usd"): ("within", 2, 0.5, 3, 0.2, 0.1), ("r", "all", "budget"): ("within", 2, 0.5, 3, 0.2, 100),
          ("r", "ax", "tokens"): ("below", 1, 0.0, 2, 0.0, 200), ("r", "ax", "calls"): ("within", 1, 0.0, 2, 0.4, 2),
          ("r", "ax", "usd"): ("within", 1, 0.25, 2, 0.4, 0.2), ("r", "ax", "budget"): ("within", 1, 0.25, 2, 0.4, 200),
@@ -213,7 +214,8 @@ def test_runs_groups_seeds_and_the_cot_design_are_kept_apart(view_db) -> None:
     for (run, task, seed), ys in TC.items() | {(("p", t, s), (0.0, 0.1, 0.2)) for (rr, t, s) in TC if rr == "r"}:
         usd = 0.1 if run == "r" else 0.0
         view_db.insert(con, "cot_sc_task_curve", *[dict(run_id=run, task_id=task, seed=seed, k=k, accuracy=y,
-                                                        tokens=100.0 * k, cost_usd=usd * k) for k, y in enumerate(ys, 1)])
+                                                        tokens=100.0 * k, cost_usd=usd * k)
+                                                   for k, y in enumerate(ys, 1)])
     for (run, task, seed), bs in POOL.items():
         view_db.insert(con, "pool", *[dict(run_id=run, task_id=task, seed=seed, sample_index=i, budget_spent=b)
                                       for i, b in enumerate(bs)])
@@ -235,7 +237,8 @@ def test_runs_groups_seeds_and_the_cot_design_are_kept_apart(view_db) -> None:
         y = 1.0 if D_Y[run, task, seed] else 0.0
         cot = (1.0 if COT_Y[run, task, seed] else 0.0) if run == "r" else tc[0]  # q ran no cot: maj@1
         cost = D_COST[run][UNIT_I[unit]]
-        sample = {"tokens": 100, "calls": 1, "usd": 0.1, "budget": sum(POOL[run, task, seed]) / len(POOL[run, task, seed])}
+        pool = POOL[run, task, seed]
+        sample = {"tokens": 100, "calls": 1, "usd": 0.1, "budget": sum(pool) / len(pool)}
         key = (run, axis, unit, task, seed)
         assert (r["position"], r["k_max"], r["axis_value"]) == (pos, k_max, None), key
         assert r["k_match"] == pytest.approx(k_lo + w), key
