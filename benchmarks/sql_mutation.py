@@ -58,13 +58,13 @@ from sql_mutants import Mutant, diff, mutants, tokenize  # noqa: E402
 # each runs simulated suites, 25 s to 4 min per file on this machine, which per mutant (~1200) would
 # take the sweep to many hours. What they check of the views is checked over hand-built rows here.
 TESTS: dict[str, list[str]] = {
-    "run_summary": ["tests/store/test_runs_latest.py"],
+    "run_summary": ["tests/store/test_run_summary_view.py", "tests/store/test_runs_latest.py"],
     "call_usage": ["tests/store/test_spend_views.py"],
-    "call_classes": ["tests/store/test_spend_views.py"],
-    "call_status_counts": ["tests/store/test_spend_views.py"],
-    "call_reprice": ["tests/store/test_spend_views.py"],
+    "call_classes": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
+    "call_status_counts": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
+    "call_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_reprice": ["tests/store/test_spend_views.py"],
-    "design_reprice": ["tests/store/test_spend_views.py"],
+    "design_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_spend": ["tests/store/test_spend_views.py"],
     "cell_failures": ["tests/store/test_cells.py"],
     "design_metrics": ["tests/store/test_design_metrics_clustered.py"],
@@ -87,6 +87,18 @@ TESTS: dict[str, list[str]] = {
 # (`module`), operator (`function`) and the changed line, stripped ("" matches any line).
 _SUM_ONLY = ("run_spend reads prompt_tokens and completion_tokens of its union only as their sum "
              "(prompt_tokens + completion_tokens), so which of the two columns holds which does not matter")
+# paired_diffs' lines that the equivalents below name (as the view renders them)
+_K_IN = "min(s.k) FILTER (WHERE c.c >= s.x AND (c.c <= s.x2 OR (s.x2 IS NULL AND c.c = s.x))) AS k_in,"
+_X1 = "min(s.x) FILTER (WHERE s.k = 1) AS x1, max(s.x) AS x_max, max(s.k_max) AS k_max"
+_POS = "CASE WHEN k_in IS NOT NULL THEN 'within' WHEN c < x1 THEN 'below' ELSE 'beyond' END AS position,"
+_K_LO = "coalesce(k_in, CASE WHEN c < x1 THEN 1 ELSE k_max END) AS k_lo"
+_POS_J = ("FROM cost c JOIN seg2 s ON s.run_id = c.run_id AND s.axis = c.axis "
+          "AND s.axis_value IS NOT DISTINCT FROM c.axis_value AND s.unit = c.unit")
+_M_J = ("FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis "
+        "AND s.axis_value IS NOT DISTINCT FROM m.axis_value")
+_MW_J = ("JOIN mw ON mw.run_id = r.run_id AND mw.axis = r.axis AND mw.axis_value IS NOT DISTINCT FROM r.axis_value "
+         "AND mw.design = r.design")
+_K1_J = "JOIN cot_sc_task_curve k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1"
 SQL_EQUIVALENT: list[Equivalent] = [
     Equivalent("run_spend", "swap",
                "SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls",
@@ -102,6 +114,40 @@ SQL_EQUIVALENT: list[Equivalent] = [
                  "results (only the keys and correct), so which holds which does not matter")
       for end in ("", ")") for after in ("calls, tokens, cost_usd, budget_spent", "tokens, cost_usd, calls, budget_spent",
                                          "tokens, calls, budget_spent, cost_usd")],
+    Equivalent("design_reprice", "nullif",
+               "count(DISTINCT (task_id, seed)) AS tasks, sum(repriced_usd) / nullif(count(DISTINCT (task_id, seed)), 0)",
+               "count(DISTINCT (task_id, seed)) AS tasks, sum(repriced_usd) / count(DISTINCT (task_id, seed))",
+               "the divisor counts row values (task_id, seed), which are never NULL even when both fields are "
+               "(DuckDB counts (NULL, NULL) as 1), and every GROUP BY group has a row, so the count is >= 1 and "
+               "nullif(count, 0) is the count itself"),
+    # paired_diffs: the curve a view reads is written by harness/curve.py:compute_curve, one row per
+    # (run, group, k) for k = 1..k_max, its costs k x a mean sample cost (so >= 0 and nondecreasing in k)
+    # and each cell's per-cell curve for the same k = 1..k_max
+    Equivalent("paired_diffs", "term", _K_IN, _K_IN.replace("s.x2 IS NULL AND ", ""),
+               "c = x at a point that has a next one already passes c >= x AND c <= x2 (x2 >= x: curve costs are "
+               "nondecreasing in k), so the last-point clause adds no k without its x2 IS NULL"),
+    Equivalent("paired_diffs", "agg", _X1, _X1.replace("min(s.x) FILTER", "max(s.x) FILTER"),
+               "one (run, group, unit) has one curve row at k = 1, so min and max over it agree"),
+    Equivalent("paired_diffs", "filter", _X1, _X1.replace(" FILTER (WHERE s.k = 1)", ""),
+               "the curve's costs are nondecreasing in k, so the minimum over every k is the cost at k = 1"),
+    Equivalent("paired_diffs", "agg", _X1, _X1.replace("max(s.x) AS x_max", "sum(s.x) AS x_max"),
+               "x_max is read only in WHERE x_max > 0; the costs are >= 0, so their sum is > 0 exactly when "
+               "their max is"),
+    Equivalent("paired_diffs", "join", _POS_J, _POS_J.replace("c JOIN", "c LEFT JOIN"),
+               "a design group with no curve gets x_max NULL, which WHERE x_max > 0 drops, as the inner join does"),
+    Equivalent("paired_diffs", "cmp", _POS, _POS.replace("c < x1", "c <= x1"),
+               "only read when k_in IS NULL, and then c <> x1: c = x1 passes k = 1's filter (c >= x1 and c <= x2, "
+               "x2 >= x1; or the one-point curve's c = x), so k_in would be 1"),
+    Equivalent("paired_diffs", "cmp", _K_LO, _K_LO.replace("c < x1", "c <= x1"),
+               "only read when k_in IS NULL, and then c <> x1 (as for position)"),
+    Equivalent("paired_diffs", "join", _M_J, _M_J.replace("m JOIN", "m LEFT JOIN"),
+               "k_lo is always a k of the same (run, group, unit) curve (k_in is one of its k, 1 only when c < x1 "
+               "so its k = 1 row exists, else its k_max), so every m row has its seg2 row"),
+    Equivalent("paired_diffs", "join", _MW_J, "LEFT " + _MW_J,
+               "a result row without an mw row gets mw.k_lo NULL, and the next inner JOIN on t1.k = mw.k_lo drops it"),
+    Equivalent("paired_diffs", "join", "LEFT " + _K1_J, _K1_J,
+               "the inner JOIN on t1 keeps only cells with a per-cell curve, which compute_curve writes for every "
+               "k = 1..k_max, so the k = 1 row is always there"),
 ]
 
 

@@ -169,3 +169,82 @@ def test_design_pairs_match_run_group_task_and_seed(view_db) -> None:
     for axis, value in (("all", None), ("depth", 2)):
         want += [("r2", axis, value, "a", "b", "t1", 0, 0.0, 1.0, -1.0), ("r2", axis, value, "b", "a", "t1", 0, 1.0, 0.0, 1.0)]
     assert key == want
+
+
+# Two runs, two groups, a `cot` design, two seeds of a task. Run r: group `all` has a three-point
+# curve (tokens 100/200/300, calls 1/2/3, $0.1/0.2/0.3, budget 100/200/300; accuracy 0.4/0.6/0.8),
+# group `ax` (the results' axis; their source `src` is not the group) a two-point one (200/400,
+# 2/4, $0.2/0.4, 200/400; 0.3/0.7). Design d's cells cost 150 tokens, 2 calls, $0.25, budget 250.
+# Run q: the same task ids and seeds, a one-point `all` curve (100 tokens, 1 call, $0, budget 50;
+# 0.5) and no `ax` curve, no cot, a cell (t9) with no per-cell curve; d's cells cost 100, 1, $0, 50.
+# Run p: only per-cell curves on r's cells.
+TC = {("r", "t1", 0): (0.5, 0.7, 0.9), ("r", "t1", 1): (0.25, 0.5, 0.75), ("r", "t2", 0): (0.45, 0.6, 0.75),
+      ("q", "t1", 0): (0.2,), ("q", "t1", 1): (0.6,)}
+POOL = {("r", "t1", 0): (80.0, 120.0), ("r", "t1", 1): (60.0,), ("r", "t2", 0): (140.0,), ("q", "t1", 0): (50.0,),
+        ("q", "t1", 1): (50.0,)}
+D_Y = {("r", "t1", 0): True, ("r", "t1", 1): False, ("r", "t2", 0): True, ("q", "t1", 0): False,
+       ("q", "t1", 1): True, ("q", "t9", 0): True}
+COT_Y = {("r", "t1", 0): True, ("r", "t1", 1): None, ("r", "t2", 0): False}  # (t1, 1) failed: wrong
+D_COST = {"r": (150, 2, 0.25, 250.0), "q": (100, 1, 0.0, 50.0)}  # tokens, calls, usd, budget
+# (run, group, unit) -> position, k_lo, w, k_max, slope, s̄ (the curve's k = 1 cost), worked by hand:
+# r all: tokens 150 in 100..200 (w 0.5); calls 2 in 1..2, the first segment holding it (w (2-1)/(2-1) = 1);
+#        $0.25 in 0.2..0.3 (w 0.5); budget 250 in 200..300 (w 0.5); slopes 0.6 - 0.4 and 0.8 - 0.6
+# r ax:  tokens 150 < 200: below (k 1, w 0, no slope); calls 2 = the k = 1 point (w 0, slope 0.7 - 0.3);
+#        $0.25 in 0.2..0.4 (w 0.25); budget 250 in 200..400 (w 0.25)
+# q all: every cost is the one point (w 0, no next point so no slope); usd: the curve cost $0, not matched
+MATCH = {("r", "all", "tokens"): ("within", 1, 0.5, 3, 0.2, 100),
+         ("r", "all", "calls"): ("within", 1, 1.0, 3, 0.2, 1),
+         ("r", "all", "usd"): ("within", 2, 0.5, 3, 0.2, 0.1), ("r", "all", "budget"): ("within", 2, 0.5, 3, 0.2, 100),
+         ("r", "ax", "tokens"): ("below", 1, 0.0, 2, 0.0, 200), ("r", "ax", "calls"): ("within", 1, 0.0, 2, 0.4, 2),
+         ("r", "ax", "usd"): ("within", 1, 0.25, 2, 0.4, 0.2), ("r", "ax", "budget"): ("within", 1, 0.25, 2, 0.4, 200),
+         ("q", "all", "tokens"): ("within", 1, 0.0, 1, 0.0, 100), ("q", "all", "calls"): ("within", 1, 0.0, 1, 0.0, 1),
+         ("q", "all", "budget"): ("within", 1, 0.0, 1, 0.0, 50)}
+UNIT_I = {"tokens": 0, "calls": 1, "usd": 2, "budget": 3}
+
+
+def test_runs_groups_seeds_and_the_cot_design_are_kept_apart(view_db) -> None:
+    con = view_db.make("paired_diffs")
+    curves = {("r", "all"): [(100, 1, 0.1, 100, 0.4), (200, 2, 0.2, 200, 0.6), (300, 3, 0.3, 300, 0.8)],
+              ("r", "ax"): [(200, 2, 0.2, 200, 0.3), (400, 4, 0.4, 400, 0.7)], ("q", "all"): [(100, 1, 0.0, 50, 0.5)]}
+    for (run, axis), pts in curves.items():
+        view_db.insert(con, "cot_sc_curve", *[dict(run_id=run, axis=axis, k=k, tokens=float(t), calls=float(n),
+                                                   cost_usd=u, budget_spent=float(b), accuracy=a)
+                                              for k, (t, n, u, b, a) in enumerate(pts, 1)])
+    # a third run p has per-cell curves on r's cells (k = 1..3) and nothing else: no rows of its own, none joined to r's
+    for (run, task, seed), ys in TC.items() | {(("p", t, s), (0.0, 0.1, 0.2)) for (rr, t, s) in TC if rr == "r"}:
+        usd = 0.1 if run == "r" else 0.0
+        view_db.insert(con, "cot_sc_task_curve", *[dict(run_id=run, task_id=task, seed=seed, k=k, accuracy=y,
+                                                        tokens=100.0 * k, cost_usd=usd * k)
+                                                   for k, y in enumerate(ys, 1)])
+    for (run, task, seed), bs in POOL.items():
+        view_db.insert(con, "pool", *[dict(run_id=run, task_id=task, seed=seed, sample_index=i, budget_spent=b)
+                                      for i, b in enumerate(bs)])
+    for design, ys in (("d", D_Y), ("cot", COT_Y)):
+        for (run, task, seed), y in ys.items():
+            t, n, u, b = D_COST[run] if design == "d" else (100, 1, 0.1, 100.0)
+            view_db.insert(con, "results", dict(run_id=run, design=design, task_id=task, seed=seed, axis="ax",
+                                                source="src", correct=y, status="failed" if y is None else "ok",
+                                                tokens=t, calls=n, cost_usd=u, budget_spent=b))
+    got = {(r["run_id"], r["axis"], r["unit"], r["task_id"], r["seed"]): r
+           for r in view_db.rows(con, "SELECT * FROM paired_diffs WHERE design = 'd'")}
+    want_keys = {(run, axis, unit, task, seed) for (run, axis, unit) in MATCH for (rr, task, seed) in TC if rr == run}
+    assert len(got) == len(want_keys) == 3 * 4 * 2 + 2 * 3  # no t9 (no per-cell curve), no q/ax, no q/usd
+    assert set(got) == want_keys
+    for (run, axis, unit, task, seed), r in got.items():
+        pos, k_lo, w, k_max, slope, s_bar = MATCH[run, axis, unit]
+        tc = TC[run, task, seed]
+        curve = (1 - w) * tc[k_lo - 1] + w * (tc[k_lo] if k_lo < len(tc) else tc[k_lo - 1])
+        y = 1.0 if D_Y[run, task, seed] else 0.0
+        cot = (1.0 if COT_Y[run, task, seed] else 0.0) if run == "r" else tc[0]  # q ran no cot: maj@1
+        cost = D_COST[run][UNIT_I[unit]]
+        pool = POOL[run, task, seed]
+        sample = {"tokens": 100, "calls": 1, "usd": 0.1, "budget": sum(pool) / len(pool)}
+        key = (run, axis, unit, task, seed)
+        assert (r["position"], r["k_max"], r["axis_value"]) == (pos, k_max, None), key
+        assert r["k_match"] == pytest.approx(k_lo + w), key
+        assert (r["y"], r["curve_y"], r["diff"]) == (y, pytest.approx(curve), pytest.approx(y - curve)), key
+        assert (r["cot_y"], r["diff_cot"], r["cot_is_design"]) == (pytest.approx(cot), pytest.approx(y - cot),
+                                                                   run == "r"), key
+        assert (r["cost"], r["cost_mean"]) == (pytest.approx(cost), pytest.approx(cost)), key
+        assert r["sample_cost"] == pytest.approx(sample[unit]), key
+        assert (r["sample_cost_mean"], r["slope"]) == (pytest.approx(s_bar), pytest.approx(slope)), key
