@@ -230,3 +230,50 @@ def test_generator_arguments_and_splits():
     train = gen([3], 3, 1, "train")
     assert all(solve_text(t.question) == [int(x) for x in t.answers] for t in train)
     assert "Patella" not in " ".join(t.question for t in train)
+
+
+def test_components_number_the_independent_problems():
+    # parallel: the needle is component 0 and problem k's chain is component k − 1; every other axis
+    # is one component, 0 (horizon problems are chained through [answerN])
+    for axis in AXES:
+        for t in GENERATORS[f"masbench.igsm.{axis}"]([4], 3, 0, "test"):
+            G = dag_from_json(t.meta["dag"])
+            if axis != "parallel":
+                assert {G.nodes[n]["comp"] for n in G} == {0}, t.id
+                continue
+            for k, a in enumerate(G.graph["answers"]):
+                assert {G.nodes[n]["comp"] for n in nx.ancestors(G, a) | {a}} == {k}, t.id
+            assert len({G.nodes[n]["comp"] for n in G}) == nx.number_weakly_connected_components(G) == 4
+
+
+def test_parallel_layout_numbering_and_haystack_position():
+    positions = []
+    ts = GENERATORS["masbench.igsm.parallel"]([2], 900, 0, "test")
+    fill = set(_FILLER["test"])
+    for t in ts:
+        assert t.question.startswith("Each problem is INDEPENDENT. Note: all calculation is done mod 23")
+        assert t.question.endswith("\n\nGive each answer in \\boxed{}, separated by blank lines.")
+        p1, p2 = t.question.split("\n\n")[1:3]
+        assert p2.startswith("Problem 2: The number of")
+        m = re.fullmatch(r"Problem 1: (.+) What is the magic number\?", p1)
+        assert m, p1
+        sentences = re.findall(r"[^.]+\.", m.group(1))
+        assert " ".join(s.strip() for s in sentences) == m.group(1)  # single spaces between sentences
+        assert len(sentences) == 9 and sum(s.strip() in fill for s in sentences) == 8
+        [pos] = [i for i, s in enumerate(sentences) if s.strip().startswith("The magic number is ")]
+        positions.append(pos)
+    # the needle is inserted uniformly among the 8 filler sentences: each of the 9 places 1/9 (100 of 900)
+    counts = [positions.count(i) for i in range(9)]
+    assert all(60 < c < 140 for c in counts), counts
+    for t in GENERATORS["masbench.igsm.parallel"]([5], 3, 0, "test"):
+        assert re.findall(r"^Problem (\d+): ", t.question, re.MULTILINE) == ["1", "2", "3", "4", "5"]
+
+
+def test_each_problem_states_only_its_own_parameters():
+    for axis, v in (("horizon", 4), ("parallel", 4)):
+        for t in GENERATORS[f"masbench.igsm.{axis}"]([v], 5, 0, "test"):
+            parts = [p for p in t.question.split("\n\n") if p.startswith("Problem ")]
+            said = [set(m.group(1) for m in _STMT.finditer(p)) for p in parts]
+            G = dag_from_json(t.meta["dag"])
+            made = [n for n in G if G.nodes[n]["op"] not in ("default", "needle")]
+            assert sum(len(s) for s in said) == len(made) == len(set().union(*said)), t.id  # each stated once

@@ -92,7 +92,7 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
 
 
 def test_drawn_prices_are_sane_daily_records():
-    qs = []
+    qs, volumes = [], []
     for k in range(40):
         w = _draw(random.Random(f"prices|{k}"), 3, "reverse_target_buy", "Open", 1.0)
         for c, recs in w["records"].items():
@@ -104,11 +104,15 @@ def test_drawn_prices_are_sane_daily_records():
                 if prev is not None:  # the open follows the previous close (a 0.6% sd gap)
                     assert abs(r["Open"] / prev - 1) < 0.05
                 prev = r["Close"]
+                volumes.append(r["Volume"])
                 assert r["Dividends"] == 0.0 and r["Stock Splits"] == 0.0
             assert 20 * 0.5 < recs[0]["Open"] < 400 * 1.5
         for inv in w["investors"]:
             qs += [t[4] for t in inv["txns"]]
     assert min(qs) == 50 and max(qs) == 100  # 50–100 shares, both ends drawn in ~2000 trades
+    # volumes uniform on 10^6 .. 9·10^7: the lowest of ~5000 is above 1.5·10^6 with probability
+    # (1 − 0.5/89)^5000 ≈ e^−28; the highest below 0.98·9·10^7 likewise
+    assert min(volumes) < 1.5 * 10**6 and max(volumes) > 0.98 * 9 * 10**7
 
 
 # ----- the answer on a hand-built world -------------------------------------------------------------
