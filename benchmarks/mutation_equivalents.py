@@ -303,6 +303,39 @@ EQUIVALENT: list[Equivalent] = [
     # --- end part B ---
 
     # --- issue 29, part C (i29-gen) ---
+    Equivalent('masbench/bench/igsm.py', '_register', '', '',
+               'runs only at import (one call per axis, module level): mutmut activates a mutant after the module is '
+               'imported, so no _register mutant is ever executed; what it registers (ranges, errors) is tested in '
+               'tests/bench/test_igsm.py::test_generator_arguments_and_splits'),
+    Equivalent('masbench/bench/igsm.py', '_node', 'wrong=None, **extra)', 'wrong=None, )',
+               'no caller passes extra keyword arguments to _node (its six calls pass op, args, const, comp only)'),
+    Equivalent('masbench/bench/igsm.py', 'given', 'if self.rng.random() < 0.15:  # never mentioned: 0 by default',
+               'if self.rng.random() <= 0.15:  # never mentioned: 0 by default',
+               'random() returns exactly 0.15 with probability ~2^-53: < and <= split the draws alike'),
+    Equivalent('masbench/bench/igsm.py', 'step',
+               'args = [parent, other] if self.rng.random() < 0.5 else [other, parent]',
+               'args = [parent, other] if self.rng.random() <= 0.5 else [other, parent]',
+               'random() returns exactly 0.5 with probability ~2^-53: < and <= split the draws alike'),
+    Equivalent('masbench/bench/igsm.py', '_single',
+               'parents = [b.step(b.given(0), 0) if b.rng.random() < 0.5 else b.given(0) for _ in range(v)]',
+               'parents = [b.step(b.given(0), 0) if b.rng.random() <= 0.5 else b.given(0) for _ in range(v)]',
+               'random() returns exactly 0.5 with probability ~2^-53: < and <= split the draws alike'),
+    Equivalent('masbench/bench/igsm.py', '_single',
+               'text = b.problem(0, nodes[-1], filler=2 if axis == "robustness" else 0)',
+               'text = b.problem(None, nodes[-1], filler=2 if axis == "robustness" else 0)',
+               'problem() slices self.order[mark:]; order[None:] is order[0:]'),
+    Equivalent('masbench/bench/igsm.py', '_single',
+               'return f"{b.problem(0, answer)} {RULE} Give the final answer as \\\\boxed{{…}}.", [answer]',
+               'return f"{b.problem(None, answer)} {RULE} Give the final answer as \\\\boxed{{…}}.", [answer]',
+               'problem() slices self.order[mark:]; order[None:] is order[0:]'),
+    Equivalent('masbench/bench/igsm.py', '_single',
+               'd["wrong"] = (d["value"] + b.rng.randint(1, MOD - 1)) % MOD',
+               'd["wrong"] = (d["value"] - b.rng.randint(1, MOD - 1)) % MOD',
+               'value + k and value - k (k uniform on 1..22) are both uniform over the 22 residues other than the '
+               'truth: the same distribution of wrong values, drawn with the same random calls'),
+    Equivalent('masbench/bench/igsm.py', '_make', 'and G.out_degree(n) > 0]', 'and G.out_degree(n) >= 0]',
+               'every derived node that is not an answer feeds another node (chain steps feed the next step, '
+               'breadth parents feed the sum; the answers are the only derived sinks), so the test never excludes one'),
 
     # --- end part C ---
 ]

@@ -277,3 +277,32 @@ def test_each_problem_states_only_its_own_parameters():
             G = dag_from_json(t.meta["dag"])
             made = [n for n in G if G.nodes[n]["op"] not in ("default", "needle")]
             assert sum(len(s) for s in said) == len(made) == len(set().union(*said)), t.id  # each stated once
+
+
+def test_stored_nodes_statement_layout_and_wrong_values():
+    fill = _FILLER["test"]
+    left = right = 0
+    for axis in ("depth", "breadth", "horizon", "parallel"):
+        for t in GENERATORS[f"masbench.igsm.{axis}"]([6], 15, 1, "test"):
+            G = dag_from_json(t.meta["dag"])
+            assert all(G.nodes[n]["wrong"] is None for n in G)  # no note outside the robustness axis
+            assert all(G.nodes[n]["const"] == 0 for n in G if G.nodes[n]["op"] == "default")
+            if axis != "parallel":  # haystack filler only in parallel's problem 1 (and robustness)
+                assert not any(f in t.question for f in fill), t.id
+            if axis == "depth":  # statements joined by single spaces, then the question
+                assert re.fullmatch(r"The number of [^.]*\.( The number of [^.]*\.)* How many [\w-]+ does each [\w-]+ have\? "
+                                    r"Note: .*", t.question), t.id
+                # a two-argument step puts the chain's running value first or second, at random
+                for n in G:
+                    d = G.nodes[n]
+                    if d["op"] in ("sum", "diff", "prod"):
+                        derived = [i for i, a in enumerate(d["args"]) if G.nodes[a]["kind"] == "derived"]
+                        left += derived == [0]
+                        right += derived == [1]
+    assert left > 10 and right > 10
+    # the wrong value of a note is any residue but the truth: offsets 1 and 22 (= −1) both occur
+    offsets = set()
+    for t in GENERATORS["masbench.igsm.robustness"]([6], 70, 0, "test"):
+        G = dag_from_json(t.meta["dag"])
+        offsets |= {(G.nodes[n]["wrong"] - G.nodes[n]["value"]) % 23 for n in G if G.nodes[n]["wrong"] is not None}
+    assert offsets == set(range(1, 23))
