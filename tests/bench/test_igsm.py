@@ -28,9 +28,9 @@ def test_operations_mod_23_by_hand():
     assert apply("prod", [5, 6, 7], None) == 3  # 210 = 9·23 + 3
     assert apply("prod", [22, 22], None) == 1  # (−1)·(−1)
     assert apply("needle", [], 4567) == 4567 and apply("needle", [], None) == 0  # not reduced mod 23
-    with pytest.raises(ValueError, match="needs a constant"):
+    with pytest.raises(ValueError, match="operation 'add_k' needs a constant"):
         apply("add_k", [3], None)
-    with pytest.raises(ValueError, match="needs a constant"):
+    with pytest.raises(ValueError, match="operation 'times_k' needs a constant"):
         apply("times_k", [3], None)
     with pytest.raises(ValueError, match="unknown iGSM op 'pow'"):
         apply("pow", [2, 3], None)
@@ -189,8 +189,8 @@ def test_robustness_notes_carry_wrong_values_on_the_chain_steps_inside_filler():
     for t in GENERATORS["masbench.igsm.robustness"]([2, 4], 10, 0, "test"):
         G = dag_from_json(t.meta["dag"])
         truth = evaluate(G)
-        notes = re.findall(r"Verify the information before you take it — the number of (each [\w-]+'s [\w-]+) is (\d+)\.",
-                           t.question)
+        notes = re.findall(r"Verify the information before you take it — "
+                           r"the number of (each [\w-]+'s [\w-]+) is (\d+)\.", t.question)
         assert len(notes) == t.axis_value
         for node, wrong in notes:
             assert G.nodes[node]["kind"] == "derived" and 0 <= int(wrong) < 23 and int(wrong) != truth[node]
@@ -207,7 +207,8 @@ def test_horizon_carries_each_answer_into_the_next_problem():
         assert [p.split(":")[0] for p in problems] == ["Problem 1", "Problem 2", "Problem 3", "Problem 4"]
         assert "[answer" not in problems[0]
         for k in range(1, 4):
-            assert f"[answer{k}]" in problems[k] and all(f"[answer{j}]" not in problems[k] for j in range(1, 5) if j != k)
+            assert f"[answer{k}]" in problems[k]
+            assert all(f"[answer{j}]" not in problems[k] for j in range(1, 5) if j != k)
         assert parts[-1] == "### Final Answers\n" + "\n".join(f"Problem {i}: \\boxed{{…}}" for i in range(1, 5))
         G = dag_from_json(t.meta["dag"])
         assert [G.nodes[a]["problem"] for a in G.graph["answers"]] == [1, 2, 3, 4]
@@ -290,8 +291,8 @@ def test_stored_nodes_statement_layout_and_wrong_values():
             if axis != "parallel":  # haystack filler only in parallel's problem 1 (and robustness)
                 assert not any(f in t.question for f in fill), t.id
             if axis == "depth":  # statements joined by single spaces, then the question
-                assert re.fullmatch(r"The number of [^.]*\.( The number of [^.]*\.)* How many [\w-]+ does each [\w-]+ have\? "
-                                    r"Note: .*", t.question), t.id
+                assert re.fullmatch(r"The number of [^.]*\.( The number of [^.]*\.)* "
+                                    r"How many [\w-]+ does each [\w-]+ have\? Note: .*", t.question), t.id
                 # a two-argument step puts the chain's running value first or second, at random
                 for n in G:
                     d = G.nodes[n]

@@ -79,7 +79,8 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
             assert len(open_) == 1
             row, _, op, verb, q, _ = open_[0]
             if qtype == "reverse_target_sell":  # a buy in the first quarter of the days
-                assert op == "buy" and verb in ("bought", "acquired", "purchased") and row < max(1, int(len(days) * 0.25))
+                assert op == "buy" and verb in ("bought", "acquired", "purchased")
+                assert row < max(1, int(len(days) * 0.25))
             else:  # a sell in the last quarter
                 assert op == "sell" and verb in ("sold", "disposed") and int(len(days) * 0.75) <= row < len(days)
             for c in w["traded"][1:]:  # depth/2 completed buy → sell round trips, same shares

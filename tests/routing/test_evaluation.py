@@ -30,7 +30,8 @@ def test_tfidf_by_hand():
     # idf = ln((1 + 3)/(1 + df)) + 1: apple 1, banana ln(4/3) + 1 = 1.287682
     # "apple banana": log1p(1)·idf = ln2·[1, 1.287682], normalised → [1, 1.287682] / 1.630347 = [0.613366, 0.789807]
     # ("the", "and" are stop words)
-    Xtr, Xte = tfidf(["apple banana", "apple cherry", "the banana and apple"], ["apple durian", "durian", "banana banana"])
+    Xtr, Xte = tfidf(["apple banana", "apple cherry", "the banana and apple"],
+                     ["apple durian", "durian", "banana banana"])
     b = math.log(4 / 3) + 1.0
     ab = [1 / math.hypot(1.0, b), b / math.hypot(1.0, b)]
     assert Xtr == pytest.approx(np.array([ab, [1.0, 0.0], ab]), abs=1e-12)
@@ -135,13 +136,14 @@ def test_evaluate_rows_by_hand():
     assert row["learning_cost"] == pytest.approx(0.104)
     row = ps.loc["cheapest"]
     # (0.001, 0.5): AIQ = (0.001·0.25 + 0.009·0.5)/0.01 = 0.475; PGR 0, APGR 0, CPT never
-    assert (row["quality"], row["cost"], row["aiq"], row["apgr"], row["pgr"]) == pytest.approx((0.5, 0.001, 0.475, 0, 0))
+    assert (row["quality"], row["cost"], row["aiq"], row["apgr"], row["pgr"]) == \
+        pytest.approx((0.5, 0.001, 0.475, 0, 0))
     assert math.isnan(row["cpt50"]) and math.isnan(row["cpt80"])
     row = ps.loc["random"]
     # uniform over 3: q = (0.5 + 0.5 + 1)/3 = 2/3, c = 0.013/3; AIQ = (c/3 + (0.01 − c)·2/3)/0.01 = 0.522222;
     # x = (c − 0.001)/0.009 = 0.370370, PGR = (2/3 − 0.5)/0.5 = 1/3: APGR = x/6 + (1 − x)/3 = 0.271605
-    assert (row["quality"], row["cost"], row["aiq"], row["apgr"]) == pytest.approx((2 / 3, 0.013 / 3, 0.522222, 0.271605),
-                                                                                   abs=1e-6)
+    assert (row["quality"], row["cost"], row["aiq"], row["apgr"]) == \
+        pytest.approx((2 / 3, 0.013 / 3, 0.522222, 0.271605), abs=1e-6)
     assert (row["entropy"], row["entropy_norm"], row["top_share"], row["learning_cost"]) == \
         pytest.approx((math.log2(3), 1.0, 1 / 3, 0.0))
     row = ps.loc["oracle"]
@@ -159,9 +161,11 @@ def test_evaluate_rows_by_hand():
         assert r["frac_oracle_aiq"] == pytest.approx(r["aiq"] / 0.925)
     # skillorchestra and cluster-best (k = 2: fruit / animals) both send x to a and y to b: the oracle's point
     for name in ("skillorchestra (as coded)", "cluster-best"):
-        assert (ps.loc[name, "quality"], ps.loc[name, "cost"], ps.loc[name, "aiq"]) == pytest.approx((1.0, 0.0015, 0.925))
+        assert (ps.loc[name, "quality"], ps.loc[name, "cost"], ps.loc[name, "aiq"]) == \
+            pytest.approx((1.0, 0.0015, 0.925))
     # single models: a (0.001, .5), b (0.002, .5) under the a→c segment, c (0.01, 1):
-    # hull (0,0)→(0.001,0.5)→(0.01,1): AIQ = (0.001·0.25 + 0.009·0.75)/0.01 = 0.7, APGR 0.5 (the weak→strong line)
+    # hull (0,0)→(0.001,0.5)→(0.01,1): AIQ = (0.001·0.25 + 0.009·0.75)/0.01 = 0.7,
+    # APGR 0.5 (the weak→strong line)
     hull = ps.loc["single-model hull"]
     c_ours = ps.loc["ours", "cost"]
     assert hull["cost"] == c_ours and (hull["aiq"], hull["apgr"]) == pytest.approx((0.7, 0.5))
