@@ -337,6 +337,19 @@ EQUIVALENT: list[Equivalent] = [
                'every derived node that is not an answer feeds another node (chain steps feed the next step, '
                'breadth parents feed the sum; the answers are the only derived sinks), so the test never excludes one'),
 
+    Equivalent('masbench/routing/metrics.py', 'area_under', '', 'def area_under(hull: np.ndarray, x0: float, x1: float, n: int = 4002) -> float:',
+               'the grid includes every hull vertex inside (x0, x1), and aiq/apgr hulls start at the origin (at or before '
+               'x0): the trapezoid rule is exact on a piecewise-linear function whatever the grid size'),
+    Equivalent('masbench/routing/metrics.py', 'area_under', 'return float("nan")', 'return float("NAN")',
+               'float() parses "nan" case-insensitively: the same NaN'),
+    Equivalent('masbench/routing/metrics.py', 'entropy_of', 'p = np.asarray(probs, dtype=float)', 'p = np.asarray(probs, dtype=None)',
+               'the next line divides by p.sum() (true division): integer shares become the same floats'),
+    Equivalent('masbench/routing/metrics.py', 'entropy_of', 'p = np.asarray(probs, dtype=float)', 'p = np.asarray(probs, )',
+               'the next line divides by p.sum() (true division): integer shares become the same floats'),
+    Equivalent('masbench/routing/metrics.py', 'routing_entropy', 'if c.size == 0 or n_models <= 1:',
+               'if c.size == 1 or n_models <= 1:',
+               'both sizes give (0.0, 0.0) either way: one call is one share of 1 (0.0 - 0.0 bits), and no call is an '
+               'empty p (np.unique of nothing), whose sum is 0.0'),
     # --- end part C ---
 ]
 
