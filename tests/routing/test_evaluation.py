@@ -276,6 +276,7 @@ def test_format_table_and_sweep_print_the_numbers(tmp_path):
     assert sweep[0] == "λ sweep (ours; cost relative to the priciest model):"
     assert sweep[1].split() == ["lambda", "cost/task", "$", "quality", "H", "norm"]
     assert [x.split()[0] for x in sweep[2:]] == ["0", "0.1", "5"]
+    assert "-0.00" not in "\n".join(sweep)  # a one-model λ point has entropy 0.00, not -0.00
     assert format_sweep(res, "cheapest").splitlines()[2].split()[1:3] == ["0.001000", "0.500"]
     out = plot_pareto(res, tmp_path / "p.png", simulated=True)
     assert out == tmp_path / "p.png" and out.stat().st_size > 5000
