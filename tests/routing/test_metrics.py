@@ -48,13 +48,22 @@ def test_hull_pops_collinear_and_lower_points_and_cuts_after_the_top():
     assert vertices(upper_hull([(1.0, 0.5), (1.0, 0.5), (math.nan, 0.9), (0.3, math.inf)])) == [(0.0, 0.0), (1.0, 0.5)]
 
 
+def test_hull_pop_decisions_away_from_the_origin():
+    # the turn test at a corner that is not the origin: (1, 0.6) → (2, y) → (3, 1.05).
+    # y = 0.9 is above the segment (1,0.6)→(3,1.05) (0.825 at x = 2): kept;
+    # y = 0.8 is below it: popped
+    assert vertices(upper_hull([(1.0, 0.6), (2.0, 0.9), (3.0, 1.05)])) == \
+        [(0.0, 0.0), (1.0, 0.6), (2.0, 0.9), (3.0, 1.05)]
+    assert vertices(upper_hull([(1.0, 0.6), (2.0, 0.8), (3.0, 1.05)])) == [(0.0, 0.0), (1.0, 0.6), (3.0, 1.05)]
+
+
 def test_hull_without_origin_and_empty():
     assert vertices(upper_hull([(0.5, 0.2), (1.0, 0.6)], origin=None)) == [(0.5, 0.2), (1.0, 0.6)]
     # a custom origin is a point like any other: (1, 0) then (2, 1)
     assert vertices(upper_hull([(2.0, 1.0)], origin=(1.0, 0.0))) == [(1.0, 0.0), (2.0, 1.0)]
     empty = upper_hull([], origin=None)
     assert empty.shape == (0, 2)
-    assert np.isnan(hull_at(empty, 0.5))
+    assert np.isnan(hull_at(empty, 0.5)) and np.isnan(hull_at(empty, 1))  # an integer x too
     assert np.isnan(hull_at(empty, np.array([0.1, 0.2]))).all() and hull_at(empty, np.array([0.1, 0.2])).shape == (2,)
 
 
@@ -75,6 +84,9 @@ def test_area_under_by_hand():
     assert area_under(h, 0.5, 2.0) == pytest.approx(1.375 / 1.5)
     # breakpoints are included: with two grid points only, the corner at x = 1 is still exact
     assert area_under(h, 0.0, 2.0, n=2) == pytest.approx((0.5 + 1.0) / 2.0)
+    # a corner whose height (0.2) is below x0 (0.5) is a breakpoint all the same:
+    # (0,0)→(1,0.2)→(2,1) over [0.5, 2]: ∫_{0.5}^{1} 0.2x dx = 0.075, ∫_1^2 = (0.2 + 1)/2 = 0.6 → 0.675 / 1.5
+    assert area_under(np.array([[0.0, 0.0], [1.0, 0.2], [2.0, 1.0]]), 0.5, 2.0, n=2) == pytest.approx(0.45)
     with warnings.catch_warnings():  # an empty interval is answered by the guard, not by a 0/0
         warnings.simplefilter("error")
         assert math.isnan(area_under(h, 1.0, 1.0)) and math.isnan(area_under(h, 1.0, 0.5))
@@ -126,6 +138,21 @@ def test_cpt_hits_a_grid_point_exactly_and_nan_when_never():
     assert cpt(line, weak, strong, 1.0) == pytest.approx(1.0, abs=1e-9)
     assert cpt(line, weak, strong, 0.0) == 0.0
     assert math.isnan(cpt(line, weak, strong, 1.01))
+
+
+def test_pgr_hull_divides_by_the_cost_span():
+    # weak (0.5, 0.5), strong (2.5, 0.9): span 2. Router (1.5, 0.8): x = 1/2, PGR = 0.75 → APGR 0.625 (as above);
+    # multiplying by the span would put it at x = 2
+    weak, strong = (0.5, 0.5), (2.5, 0.9)
+    h = pgr_hull([weak, (1.5, 0.8), strong], weak, strong)
+    assert same(h, [(0.0, 0.0), (0.5, 0.75), (1.0, 1.0)])
+    assert apgr([weak, (1.5, 0.8), strong], weak, strong) == pytest.approx(0.625)
+    # span 0.5 (below 1 as well): weak (0.25, 0.5), strong (0.75, 0.9), router (0.5, 0.8): x = 0.25/0.5 = 1/2
+    weak, strong = (0.25, 0.5), (0.75, 0.9)
+    assert same(pgr_hull([weak, (0.5, 0.8), strong], weak, strong), [(0.0, 0.0), (0.5, 0.75), (1.0, 1.0)])
+    # a span of exactly 1e-15 is treated as none (x = c − c_weak): the strong point at x = 1e-15, APGR ≈ 1
+    weak, strong = (0.0, 0.5), (1e-15, 0.9)
+    assert apgr([strong], weak, strong) == pytest.approx(1.0, abs=1e-9)
 
 
 def test_pgr_hull_with_equal_weak_and_strong_cost():
