@@ -375,6 +375,10 @@ EQUIVALENT: list[Equivalent] = [
                '(a hull value is a float-noisy interpolation; the tests put exact hits at the target itself)'),
     Equivalent('masbench/routing/metrics.py', 'cpt', 'return float(xs[ok[0]]) if len(ok) else float("nan")',
                'return float(xs[ok[0]]) if len(ok) else float("NAN")', 'float() parses "nan" case-insensitively'),
+    Equivalent('masbench/bench/smfr_paper.py', '_render',
+               'lines += [" ".join(f"{k}: {v!r}" if isinstance(v, float) else f"{k}: {v}" for k, v in r.items())',
+               'lines += [" ".join(f"{k}: {v!r}" if (isinstance(v, float)) and False else f"{k}: {v}" for k, v in r.items())',
+               'for a float, str() is repr() in Python 3 (shortest round-trip digits): the same full-precision text'),
     # --- end part C ---
 ]
 

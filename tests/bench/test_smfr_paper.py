@@ -12,7 +12,7 @@ from fractions import Fraction as F
 import pytest
 
 from masbench.bench import GENERATORS
-from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _task, valid_rows
+from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _task, published_row, valid_rows
 
 # ----- the return rule, by hand --------------------------------------------------------------------
 # the shared company's prices, rows 0..6
@@ -170,6 +170,9 @@ def test_rendered_text_blocks_trades_and_question():
     assert ("Date: 2024-03-04 00:00:00-05:00 Open: 10.0 High: 11.0 Low: 9.0 Close: 10.5 Volume: 1000 "
             "Dividends: 0.0 Stock Splits: 0.0") in q
     # one paragraph per trading day in date order, names sorted, verbs grouped and sorted
+    # one block per company, a blank line between blocks and before the trades
+    assert f"Stock Splits: 0.0\n\n{COMPANIES[0]} Historical Stock Price Data\n" in q
+    assert "Stock Splits: 0.0\n\nMarch 04, 2024:\n" in q and "0.0\n\n\n" not in q
     assert "March 04, 2024:\nAlice bought 70 shares of Microsoft and purchased 80 shares of Alphabet." in q
     assert "March 05, 2024:\nAlice sold 70 shares of Microsoft." in q
     assert "March 08, 2024:\nAlice sold 60 shares of Apple. Bob sold 60 shares of Apple." in q
@@ -180,6 +183,19 @@ def test_rendered_text_blocks_trades_and_question():
     sell = _task(w, 2, 0, 0, "test", "reverse_target_sell", "earliest", "Open", 1.0).question
     assert "could sell these remaining shares to achieve at least 1.0% overall" in sell
     assert "made at opening prices?" in sell and "the earliest possible sell date" in sell
+
+
+def test_published_row_has_the_published_fields():
+    # RESEARCH.md: problem, answer = {investor_dates, comparison, answer}, cot, metadata, generation_params
+    w = _world({"Alice": [2], "Bob": [3], "Cara": []})
+    t = _task(w, 3, 0, 0, "test", "reverse_target_sell", "earliest", "Open", 0.1)
+    assert published_row(t) == {
+        "problem": t.question,
+        "answer": {"investor_dates": {"Alice": ["March 06, 2024"], "Bob": ["March 07, 2024"], "Cara": []},
+                   "comparison": {"Alice": "March 06, 2024", "Bob": "March 07, 2024", "Cara": None},
+                   "answer": ["Alice"]},
+        "cot": "", "metadata": t.meta["metadata"],
+        "generation_params": {"generator": "masbench smfr.paper", "prices": "synthetic"}}
 
 
 def test_join_lists_like_the_published_text():
