@@ -114,7 +114,7 @@ def routing_entropy(choices: np.ndarray | Sequence[int], n_models: int) -> tuple
         return 0.0, 0.0
     _, counts = np.unique(c, return_counts=True)
     p = counts / counts.sum()
-    h = float(-(p * np.log2(p)).sum())
+    h = 0.0 - float((p * np.log2(p)).sum())  # 0.0 − x: a collapse is 0.0 bits, not −0.0 (printed "-0.00")
     return h, h / math.log2(n_models)
 
 
@@ -122,7 +122,7 @@ def entropy_of(probs: np.ndarray) -> tuple[float, float]:
     """Entropy of a probability vector over models (bits, normalised)."""
     p = np.asarray(probs, dtype=float)
     p = p[p > 0] / p.sum()
-    h = float(-(p * np.log2(p)).sum())
+    h = 0.0 - float((p * np.log2(p)).sum())  # 0.0 − x: a collapse is 0.0 bits, not −0.0 (printed "-0.00")
     n = len(np.asarray(probs))
     return h, (h / math.log2(n) if n > 1 else 0.0)
 

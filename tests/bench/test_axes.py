@@ -24,9 +24,16 @@ def gen(axis: str, values=VALUES, n=PER_VALUE, seed=0, split="test", **params) -
     return GENERATORS[f"masbench.{axis}"](values, n, seed, split, **params)
 
 
-@pytest.fixture(scope="module")
+# function scope on purpose: mutmut (benchmarks/mutation.py) credits a generator call to the test
+# that triggered it, so a module-scoped fixture would make only the first test cover the generator
+@pytest.fixture
 def tasks_by_axis() -> dict[str, list[TaskInstance]]:
     return {axis: gen(axis) for axis in AXES}
+
+
+@pytest.fixture
+def axis_tasks(axis: str) -> list[TaskInstance]:
+    return gen(axis)
 
 
 def graph(task: TaskInstance) -> nx.DiGraph:
@@ -63,8 +70,8 @@ def measured(G: nx.DiGraph, axis: str, task: TaskInstance) -> int:
 
 
 @pytest.mark.parametrize("axis", AXES)
-def test_requested_axis_value_is_measured_value(tasks_by_axis, axis):
-    tasks = tasks_by_axis[axis]
+def test_requested_axis_value_is_measured_value(axis_tasks, axis):
+    tasks = axis_tasks
     assert len(tasks) >= 200
     for task in tasks:
         G = graph(task)
@@ -74,8 +81,8 @@ def test_requested_axis_value_is_measured_value(tasks_by_axis, axis):
 
 
 @pytest.mark.parametrize("axis", AXES)
-def test_gold_answers_recompute_from_dag(tasks_by_axis, axis):
-    for task in tasks_by_axis[axis]:
+def test_gold_answers_recompute_from_dag(axis_tasks, axis):
+    for task in axis_tasks:
         G = graph(task)
         vals = recompute(G)
         for node, d in G.nodes(data=True):
@@ -86,6 +93,8 @@ def test_gold_answers_recompute_from_dag(tasks_by_axis, axis):
         assert sorted(sinks) == sorted(final)
         inter = [str(vals[n]) for n, d in G.nodes(data=True) if d["kind"] == "derived" and G.out_degree(n)]
         assert task.intermediates == inter
+        assert G.graph["axis"] == axis and task.scorer == "numeric" and task.source == f"masbench.{axis}"
+        assert task.meta["split"] == "test" and task.meta["seed"] == 0
 
 
 def test_same_seed_same_bytes_and_prefix_stable():
@@ -216,3 +225,42 @@ def test_singular_nouns():
     for plural in ITEMS["test"]:
         for pattern in (f" 1 {plural}", f" 1 more {plural}", f" 1 fewer {plural}"):
             assert pattern not in text
+
+
+def test_answer_slots_spell_out_up_to_three():
+    from masbench.bench.axes import _answer_slots
+
+    assert _answer_slots(1) == "<answer 1>"
+    assert _answer_slots(3) == "<answer 1>, <answer 2>, <answer 3>"
+    assert _answer_slots(4) == "<answer 1>, <answer 2>, ..., <answer 4>"
+    assert _answer_slots(7) == "<answer 1>, <answer 2>, ..., <answer 7>"
+    [task] = gen("parallel", values=[4], n=1)
+    assert task.question.endswith('Give the 4 answers in order, as "Answer: <answer 1>, <answer 2>, ..., <answer 4>".')
+
+
+def test_default_values_and_argument_errors():
+    for axis in AXES:
+        default = [1, 2, 3] if axis == "robustness" else [1, 2, 3, 4]
+        assert sorted({t.axis_value for t in gen(axis, values=None, n=1)}) == default
+    with pytest.raises(ValueError, match="axis values must be integers ≥ 1, got"):
+        gen("breadth", values=[2, 0], n=1)
+    with pytest.raises(ValueError, match="axis values must be integers ≥ 1, got"):
+        gen("breadth", values=[], n=1)
+    with pytest.raises(ValueError, match="n must be ≥ 1, got 0"):
+        gen("breadth", values=[2], n=0)
+    with pytest.raises(ValueError, match="style must be 'word' or 'bare', got 'poem'"):
+        gen("parallel", values=[2], n=1, style="poem")
+
+
+def test_random_stream_depends_on_axis_split_seed_value_and_index():
+    def numbers(task: TaskInstance) -> list[int]:  # the DAG's values, in node order
+        return [d["value"] for _, d in graph(task).nodes(data=True)]
+
+    base = gen("depth", values=[2, 3], n=6)
+    by_i = [numbers(t) for t in base[:6]]
+    assert len({tuple(x) for x in by_i}) > 1  # instances at one value differ (index in the seed)
+    # the same (value, index) under another value, seed, split or generator draws other numbers
+    assert any(numbers(a)[:3] != numbers(b)[:3] for a, b in zip(base[:6], base[6:]))
+    assert any(numbers(a) != numbers(b) for a, b in zip(base, gen("depth", values=[2, 3], n=6, seed=1)))
+    assert any(numbers(a) != numbers(b) for a, b in zip(base, gen("depth", values=[2, 3], n=6, split="train")))
+    assert any(numbers(a)[:3] != numbers(b)[:3] for a, b in zip(base, gen("robustness", values=[2, 3], n=6)))

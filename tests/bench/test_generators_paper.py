@@ -156,6 +156,10 @@ def test_smfr_paper_grid_and_published_shape(tmp_path):
                      t.meta["metadata"]["task_params"]["price_type"], t.meta["metadata"]["task_params"]["target_percentage"])
                     for t in tasks)
     assert len(cells) == len(GRID) == 104 and set(cells.values()) == {1}
+    # every cell's gold recomputes from the text, the 52 buy cells too (the recomputation above draws 40
+    # tasks per N: cells 0..39, all sell questions)
+    for x in tasks:
+        assert smfr_answer(x.question) == x.meta["gold_names"], x.id
     assert TARGETS[0] == 0.1 and TARGETS[-1] == 1.9 and len(TARGETS) == 13
     t = tasks[0]
     md = t.meta["metadata"]

@@ -1,0 +1,282 @@
+"""``masbench route eval`` (masbench/routing/evaluation.py) on hand-built matrices, every expected
+number worked by hand from the protocol and the metric definitions (RouterBench AIQ, RouteLLM
+PGR/APGR/CPT, SkillOrchestra as coded; ../shared/RESEARCH.md "SkillOrchestra ... and other routers")."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from masbench.routing.evaluation import (
+    ClusterBest,
+    SkillOrchestraAsCoded,
+    evaluate,
+    format_sweep,
+    format_table,
+    kmeans,
+    plot_pareto,
+    tfidf,
+)
+from masbench.routing.learn import learn_handbook
+from masbench.routing.matrix import Arrays
+
+# ----- TF-IDF and k-means ------------------------------------------------------------------------------
+
+
+def test_tfidf_by_hand():
+    # df: apple 3, banana 2, cherry 1 → vocabulary (df ≥ 2) [apple, banana];
+    # idf = ln((1 + 3)/(1 + df)) + 1: apple 1, banana ln(4/3) + 1 = 1.287682
+    # "apple banana": log1p(1)·idf = ln2·[1, 1.287682], normalised → [1, 1.287682] / 1.630347 = [0.613366, 0.789807]
+    # ("the", "and" are stop words)
+    Xtr, Xte = tfidf(["apple banana", "apple cherry", "the banana and apple"],
+                     ["apple durian", "durian", "banana banana"])
+    b = math.log(4 / 3) + 1.0
+    ab = [1 / math.hypot(1.0, b), b / math.hypot(1.0, b)]
+    assert Xtr == pytest.approx(np.array([ab, [1.0, 0.0], ab]), abs=1e-12)
+    # unknown words are ignored; a text with none known stays a zero vector; counts enter as log1p
+    assert Xte == pytest.approx(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]))
+    # no word in two questions: the vocabulary falls back to every word seen (alpha, beta)
+    Xtr, Xte = tfidf(["alpha", "beta"], ["alpha gamma"])
+    assert Xtr == pytest.approx(np.eye(2)) and Xte == pytest.approx(np.array([[1.0, 0.0]]))
+    # min_df = 1 keeps cherry: "apple cherry" = [1·ln2, 0, (ln(4/2) + 1)·ln2] normalised
+    Xtr, _ = tfidf(["apple banana", "apple cherry", "banana apple"], ["apple"], min_df=1)
+    c = math.log(2) + 1.0
+    assert Xtr[1] == pytest.approx(np.array([1.0, 0.0, c]) / math.hypot(1.0, c))
+
+
+def test_kmeans_finds_two_clear_groups():
+    X = np.array([[0.0, 0.0], [0.0, 0.2], [10.0, 10.0], [10.0, 10.2], [0.2, 0.0]])
+    cent, lab = kmeans(X, 2, seed=3)
+    assert lab[0] == lab[1] == lab[4] != lab[2] == lab[3]
+    assert cent[lab[0]] == pytest.approx([0.2 / 3, 0.2 / 3]) and cent[lab[2]] == pytest.approx([10.0, 10.1])
+    # k is capped at the number of points; k = 1 is the mean
+    cent, lab = kmeans(X[:2], 5)
+    assert len(cent) == 2 and sorted(lab.tolist()) == [0, 1]
+    cent, lab = kmeans(X, 1)
+    assert cent == pytest.approx(X.mean(0, keepdims=True)) and lab.tolist() == [0] * 5
+
+
+def test_kmeans_keeps_the_restart_with_the_least_inertia():
+    # four corners of a 1 × 4 rectangle: the best 2-split is left pair / right pair (inertia 4 × 0.25 = 1),
+    # a top/bottom split costs 4 × 4 = 16; with 8 restarts one finds the best
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [4.0, 0.0], [4.0, 1.0]])
+    cent, lab = kmeans(X, 2, seed=0, restarts=8)
+    assert float(((X - cent[lab]) ** 2).sum()) == pytest.approx(1.0)
+
+
+# ----- the routers ---------------------------------------------------------------------------------------
+def arrays(Y, C, skills, questions) -> Arrays:
+    Y, C = np.asarray(Y, float), np.asarray(C, float)
+    n, M = Y.shape
+    return Arrays([f"t{i:02d}" for i in range(n)], [f"m{j}" for j in range(M)], Y, C, np.full((n, M), 100.0),
+                  [list(s) for s in skills], list(questions))
+
+
+def test_cluster_best_trades_accuracy_for_relative_cost():
+    # cluster 1 (fruit): m0 (cost 1) right on half, m1 (cost 1) never, m2 (cost 10) always;
+    # cluster 2 (animals): m1 always, m0 never, m2 always.
+    # scale = max mean cost = 10; u = acc − λ·cost/10. Fruit: u(m0) = 0.5 − 0.1λ, u(m2) = 1 − λ
+    # → m2 while λ < 0.5/0.9 = 0.556, m0 after. Animals: u(m1) = 1 − 0.1λ beats m2 (1 − λ) and ties
+    # it at λ = 0, where the cheaper (m1) wins.
+    fruit = ["apple banana cherry", "banana cherry apple", "cherry apple banana", "apple cherry banana"]
+    animals = ["dog elephant fox", "fox dog elephant", "elephant fox dog", "dog fox elephant"]
+    Y = [[1, 0, 1], [0, 0, 1], [1, 0, 1], [0, 0, 1]] + [[0, 1, 1]] * 4
+    C = [[1, 1, 10]] * 8
+    tr = arrays(Y, C, [["x"]] * 8, fruit + animals)
+    te = arrays([[0, 0, 0]] * 2, [[1, 1, 10]] * 2, [["x"]] * 2, ["cherry banana", "fox elephant"])
+    out = ClusterBest(k=2, seed=0).fit(tr).route(te, [0.0, 0.5, 0.6, 5.0])
+    assert {lam: c.tolist() for lam, c in out.items()} == {0.0: [2, 1], 0.5: [2, 1], 0.6: [0, 1], 5.0: [0, 1]}
+
+
+def test_skillorchestra_as_coded_raw_rates_and_cheapest_of_the_tied_best():
+    # x tasks: m0 (cost 1) 4/4, m1 (cost 2) 2/4, m2 (cost 4) 3/4; y tasks: m0 0/4, m1 4/4, m2 3/4
+    Y = [[1, 1, 1], [1, 0, 1], [1, 1, 1], [1, 0, 0], [0, 1, 1], [0, 1, 1], [0, 1, 1], [0, 1, 0]]
+    C = [[1, 2, 4]] * 8
+    tr = arrays(Y, C, [["x"]] * 4 + [["y"]] * 4, ["add"] * 4 + ["mul"] * 4)
+    hb = learn_handbook(tr, name="so", cost_unit="relative")
+    so = SkillOrchestraAsCoded().fit(tr, hb)
+    # rate x = (1, .5, .75), y = (0, 1, .75); no skill matched → overall (.5, .75, .75).
+    # {x}: m0. {y}: m1. half/half: (.5, .75, .75) → m1 and m2 tie, m1 is cheaper. unknown skill or no
+    # demand → the overall rate → m1 (tied with m2, cheaper).
+    demands = [{"x": 1.0}, {"y": 1.0}, {"x": 0.5, "y": 0.5}, {"nosuch": 1.0}, {}]
+    assert so.route(demands).tolist() == [0, 1, 1, 1, 1]
+    assert so.cost.tolist() == [1.0, 2.0, 4.0]
+
+
+# ----- the evaluation on a matrix with known answers --------------------------------------------------------
+N = 20
+COST = (0.001, 0.002, 0.01)
+
+
+def specialists() -> Arrays:
+    """Even tasks (skill x, fruit words): only a and c right; odd tasks (skill y, animals): only b and c.
+    a costs $0.001, b $0.002, c $0.01 per task."""
+    qs = [("apple banana cherry" if i % 2 == 0 else "dog elephant fox") + f" item {i}" for i in range(N)]
+    Y = [[1, 0, 1] if i % 2 == 0 else [0, 1, 1] for i in range(N)]
+    A = arrays(Y, [COST] * N, [["x"] if i % 2 == 0 else ["y"] for i in range(N)], qs)
+    A.models = ["a", "b", "c"]
+    return A
+
+
+def test_evaluate_rows_by_hand():
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2)
+    # protocol: the test part is default_rng(0).permutation(20)[8:] = [10 8 0 12 7 5 18 17 14 9 1 15]:
+    # 6 even (x) and 6 odd (y) tasks. Train: 8 tasks; a, b, c cost 8 × (0.001 + 0.002 + 0.01) = 0.104.
+    perm = np.random.default_rng(0).permutation(N)
+    assert sum(int(i) % 2 == 0 for i in perm[8:]) == 6
+    ps = res.per_seed.set_index("router")
+    # weak = the cheapest (a), strong = the most accurate (c): on test a = (0.001, 0.5), c = (0.01, 1); c_max 0.01
+    row = ps.loc["strongest"]
+    assert (row["quality"], row["cost"], row["pgr"]) == pytest.approx((1.0, 0.01, 1.0))
+    # hull (0,0)→(0.01,1): AIQ = 0.5; APGR on the weak→strong line = 0.5, CPT50 = 0.5, CPT80 = 0.8
+    assert (row["aiq"], row["apgr"], row["cpt50"], row["cpt80"]) == pytest.approx((0.5, 0.5, 0.5, 0.8))
+    assert (row["entropy"], row["entropy_norm"], row["top_share"]) == pytest.approx((0.0, 0.0, 1.0))
+    assert row["learning_cost"] == pytest.approx(0.104)
+    row = ps.loc["cheapest"]
+    # (0.001, 0.5): AIQ = (0.001·0.25 + 0.009·0.5)/0.01 = 0.475; PGR 0, APGR 0, CPT never
+    assert (row["quality"], row["cost"], row["aiq"], row["apgr"], row["pgr"]) == \
+        pytest.approx((0.5, 0.001, 0.475, 0, 0))
+    assert math.isnan(row["cpt50"]) and math.isnan(row["cpt80"])
+    row = ps.loc["random"]
+    # uniform over 3: q = (0.5 + 0.5 + 1)/3 = 2/3, c = 0.013/3; AIQ = (c/3 + (0.01 − c)·2/3)/0.01 = 0.522222;
+    # x = (c − 0.001)/0.009 = 0.370370, PGR = (2/3 − 0.5)/0.5 = 1/3: APGR = x/6 + (1 − x)/3 = 0.271605
+    assert (row["quality"], row["cost"], row["aiq"], row["apgr"]) == \
+        pytest.approx((2 / 3, 0.013 / 3, 0.522222, 0.271605), abs=1e-6)
+    assert (row["entropy"], row["entropy_norm"], row["top_share"], row["learning_cost"]) == \
+        pytest.approx((math.log2(3), 1.0, 1 / 3, 0.0))
+    row = ps.loc["oracle"]
+    # a on the 6 x tasks, b on the 6 y: q 1, c 0.0015; AIQ = (0.0015·0.5 + 0.0085)/0.01 = 0.925;
+    # x = 0.0005/0.009 = 1/18: APGR = 1 − 1/36 = 0.972222; PGR = 18x reaches 0.5 at 1/36 (grid: 0.028)
+    # and 0.8 at 0.8/18 = 0.04444 (grid: 0.0445); half a, half b: 1 bit, / log2(3)
+    assert (row["quality"], row["cost"], row["aiq"], row["apgr"]) == pytest.approx((1.0, 0.0015, 0.925, 35 / 36))
+    assert (row["cpt50"], row["cpt80"]) == pytest.approx((0.028, 0.0445), abs=1e-9)
+    assert (row["entropy"], row["entropy_norm"], row["top_share"]) == pytest.approx((1.0, 1 / math.log2(3), 0.5))
+    assert math.isnan(row["learning_cost"])
+    # gap to the oracle and the fractions, per router: q_or = 1, AIQ_or = 0.925
+    for name in ("strongest", "cheapest", "random"):
+        r = ps.loc[name]
+        assert r["oracle_gap"] == pytest.approx(1 - r["quality"]) and r["frac_oracle_q"] == pytest.approx(r["quality"])
+        assert r["frac_oracle_aiq"] == pytest.approx(r["aiq"] / 0.925)
+    # skillorchestra and cluster-best (k = 2: fruit / animals) both send x to a and y to b: the oracle's point
+    for name in ("skillorchestra (as coded)", "cluster-best"):
+        assert (ps.loc[name, "quality"], ps.loc[name, "cost"], ps.loc[name, "aiq"]) == \
+            pytest.approx((1.0, 0.0015, 0.925))
+    # single models: a (0.001, .5), b (0.002, .5) under the a→c segment, c (0.01, 1):
+    # hull (0,0)→(0.001,0.5)→(0.01,1): AIQ = (0.001·0.25 + 0.009·0.75)/0.01 = 0.7,
+    # APGR 0.5 (the weak→strong line)
+    hull = ps.loc["single-model hull"]
+    c_ours = ps.loc["ours", "cost"]
+    assert hull["cost"] == c_ours and (hull["aiq"], hull["apgr"]) == pytest.approx((0.7, 0.5))
+    q_at = 0.5 + 0.5 * (c_ours - 0.001) / 0.009 if c_ours < 0.01 else 1.0
+    assert hull["quality"] == pytest.approx(q_at) and hull["pgr"] == pytest.approx((q_at - 0.5) / 0.5)
+    assert math.isnan(hull["entropy"]) and hull["learning_cost"] == pytest.approx(0.104)
+    # cost-matched random: the a/c mixture with ours' cost: share π = (c_ours − 0.001)/0.009 of c
+    pi = min(max((c_ours - 0.001) / 0.009, 0.0), 1.0)
+    cm = ps.loc["random (cost-matched)"]
+    assert (cm["cost"], cm["quality"]) == pytest.approx((0.001 + 0.009 * pi, 0.5 + 0.5 * pi))
+    assert cm["learning_cost"] == 0.0 and cm["apgr"] == pytest.approx(0.5)
+    # ours at the default λ is its sweep's point there
+    sw = res.sweeps["ours"].set_index("lambda")
+    assert (ps.loc["ours", "cost"], ps.loc["ours", "quality"]) == pytest.approx(
+        (sw.loc[0.1, "cost"], sw.loc[0.1, "quality"]))
+    assert ps.loc["ours", "learning_cost"] == pytest.approx(0.104)
+
+
+def test_evaluate_cost_matched_mixture_between_weak_and_strong():
+    # at λ = 0.5 the handbook router sends x to a and y to b (cost 0.0015): π = 0.0005/0.009 = 1/18,
+    # the mixture costs 0.0015 and scores 0.5 + 0.5/18 = 0.527778
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, default_lambda=0.5,
+                   lambdas=(0.0, 0.5), online=False)
+    ps = res.per_seed.set_index("router")
+    assert ps.loc["ours", "cost"] == pytest.approx(0.0015)
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == \
+        pytest.approx((0.0015, 0.5 + 0.5 / 18))
+    # single-model hull at c = 0.0015: on (0.001, .5)→(0.01, 1): 0.5 + 0.5·(0.0005/0.009) = 0.527778
+    assert ps.loc["single-model hull", "quality"] == pytest.approx(0.5 + 0.5 / 18)
+    assert "ours (thompson, online)" not in ps.index
+    assert res.info["lambdas"] == [0.0, 0.5] and res.info["default_lambda"] == 0.5
+    # the sweep rows of the cost-matched router are keyed by the strong share
+    assert sorted(res.sweeps["random (cost-matched)"]["lambda"]) == pytest.approx([0.0, 1 / 18, 1.0])
+
+
+def test_evaluate_table_is_the_mean_over_seeds_in_the_fixed_order():
+    res = evaluate(specialists(), n_train=0.4, seeds=2, demand="tags", k_clusters=2, lambdas=(0.0, 1.0))
+    assert res.info["n_train"] == 8 and res.info["n_test"] == 12 and res.info["seeds"] == [0, 1]
+    assert res.info["tasks"] == 20 and res.info["models"] == ["a", "b", "c"] and res.info["k_clusters"] == 2
+    assert res.info["demand"] == "tags" and res.info["lambdas"] == [0.0, 0.1, 1.0]  # the default λ is added
+    t = res.table.set_index("router")
+    ps = res.per_seed
+    for name in t.index:
+        g = ps[ps["router"] == name]
+        assert len(g) == 2
+        assert t.loc[name, "aiq"] == pytest.approx(g["aiq"].mean())
+        assert t.loc[name, "aiq_sd"] == pytest.approx(g["aiq"].std(), nan_ok=True)
+        assert t.loc[name, "quality"] == pytest.approx(g["quality"].mean())
+    assert list(t.index) == ["oracle", "ours", "ours (thompson, online)", "skillorchestra (as coded)", "cluster-best",
+                             "single-model hull", "strongest", "cheapest", "random", "random (cost-matched)"]
+    # strongest is c on every split: quality 1, AIQ 0.5 (see above) on each seed
+    assert t.loc["strongest", "aiq"] == pytest.approx(0.5) and t.loc["strongest", "aiq_sd"] == pytest.approx(0.0)
+    s = res.singles.set_index("model")
+    assert s.loc["c", "quality"] == 1.0 and s.loc["a", "cost"] == pytest.approx(0.001) and "seed" not in res.singles
+    sw = res.sweeps["ours"]
+    assert sorted(sw["lambda"]) == [0.0, 0.1, 1.0] and "seed" not in sw
+    by = res.sweeps_by_seed
+    assert set(by["seed"]) == {0, 1} and {"cost", "quality", "entropy_norm", "top_share"} <= set(by.columns)
+    assert np.allclose(by[by["router"] == "random"]["top_share"], 1 / 3)
+
+
+def test_evaluate_max_test_ablations_and_errors():
+    res = evaluate(specialists(), n_train=8, seeds=[4], demand="tags", k_clusters=2, max_test=5, ablations=True,
+                   lambdas=(0.0,), online=False)
+    assert res.info["n_test"] == 5 and res.info["seeds"] == [4]
+    ps = res.per_seed.set_index("router")
+    for name in ("ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost"):
+        assert name in ps.index and 0.0 <= ps.loc[name, "quality"] <= 1.0
+    # 5 test tasks: the oracle's quality is 1 and its cost the mean of a's and b's over those 5
+    perm = np.random.default_rng(4).permutation(N)[8:13]
+    even = sum(int(i) % 2 == 0 for i in perm)
+    assert ps.loc["oracle", "cost"] == pytest.approx((0.001 * even + 0.002 * (5 - even)) / 5)
+    one = specialists()
+    one = Arrays(one.task_ids, ["a"], one.Y[:, :1], one.C[:, :1], one.T[:, :1], one.skills, one.questions)
+    with pytest.raises(ValueError, match="at least two models"):
+        evaluate(one)
+    for bad in (1, 20, 0.05):
+        with pytest.raises(ValueError, match="training and"):
+            evaluate(specialists(), n_train=bad)
+
+
+def test_evaluate_indicator_demand_from_the_question_text():
+    # indicators learned on the training part ("apple"… → x, "dog"… → y) route like the tags
+    res = evaluate(specialists(), n_train=10, seeds=[0], k_clusters=2, lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert res.info["demand"] == "indicators"
+    even = sum(int(i) % 2 == 0 for i in np.random.default_rng(0).permutation(N)[10:])  # x tasks in the test part
+    assert (ps.loc["skillorchestra (as coded)", "quality"], ps.loc["skillorchestra (as coded)", "cost"]) == \
+        pytest.approx((1.0, (0.001 * even + 0.002 * (10 - even)) / 10))
+
+
+def test_format_table_and_sweep_print_the_numbers(tmp_path):
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0, 5.0), online=False)
+    text = format_table(res, simulated=True)
+    lines = text.splitlines()
+    assert lines[0].startswith("SIMULATED") and lines[1].split()[:4] == ["router", "quality", "cost/task", "$"]
+    assert set(lines[2]) == {"-"} and len(lines[2]) == len(lines[1])
+    [row] = [x for x in lines if x.startswith("cheapest")]
+    # quality .3f, cost .6f, AIQ .4f, APGR .3f, CPT50/80 "—" (never), PGR .2f, gap, q/orc, AIQ/orc, H, H norm, learn $
+    assert row.split()[1:] == ["0.500", "0.001000", "0.4750", "0.000", "—", "—", "0.00", "0.500", "0.500", "0.514",
+                               "0.00", "0.00", "0.1040"]
+    [row] = [x for x in lines if x.startswith("oracle")]
+    assert row.split()[-1] == "—" and row.split()[1:3] == ["1.000", "0.001500"]
+    assert lines[-1] == ("tasks 20 (train 8, test 12) × models 3; seeds [0]; demand from tags; default λ = 0.1 "
+                         "(relative cost); cluster-best k = 2")
+    assert not format_table(res).startswith("SIMULATED")
+    sweep = format_sweep(res).splitlines()
+    assert sweep[0] == "λ sweep (ours; cost relative to the priciest model):"
+    assert sweep[1].split() == ["lambda", "cost/task", "$", "quality", "H", "norm"]
+    assert [x.split()[0] for x in sweep[2:]] == ["0", "0.1", "5"]
+    assert "-0.00" not in "\n".join(sweep)  # a one-model λ point has entropy 0.00, not -0.00
+    assert format_sweep(res, "cheapest").splitlines()[2].split()[1:3] == ["0.001000", "0.500"]
+    out = plot_pareto(res, tmp_path / "p.png", simulated=True)
+    assert out == tmp_path / "p.png" and out.stat().st_size > 5000
