@@ -148,6 +148,44 @@ SQL_EQUIVALENT: list[Equivalent] = [
     Equivalent("paired_diffs", "join", "LEFT " + _K1_J, _K1_J,
                "the inner JOIN on t1 keeps only cells with a per-cell curve, which compute_curve writes for every "
                "k = 1..k_max, so the k = 1 row is always there"),
+    # design_validity / design_search_cost (tests/store/test_design_views.py)
+    Equivalent("design_validity", "term",
+               "count(*) FILTER (WHERE valid AND repairs IS NOT NULL AND json_array_length(repairs) > 0) AS repaired,",
+               "count(*) FILTER (WHERE valid AND json_array_length(repairs) > 0) AS repaired,",
+               "json_array_length(NULL) is NULL and NULL > 0 is NULL, which a FILTER counts as false, as it does "
+               "the dropped repairs IS NOT NULL"),
+    Equivalent("design_search_cost", "term",
+               "FROM calls WHERE purpose = 'search' AND task_id IS NOT NULL GROUP BY ALL",
+               "FROM calls WHERE purpose = 'search' GROUP BY ALL",
+               "sc is read only through the join on sc.task_id = r.task_id, which a NULL task_id never passes"),
+    Equivalent("design_search_cost", "where", "FROM designs WHERE task_id IS NOT NULL GROUP BY run_id, task_id",
+               "FROM designs  GROUP BY run_id, task_id",
+               "tdesigner is read only through the join on td.task_id = r.task_id, which a NULL task_id never passes"),
+    *[Equivalent("design_search_cost", "swap", before, after,
+                 "n (and s, joined through n) is joined only where sc.run_id IS NULL and td only where sc.run_id IS "
+                 "NOT NULL, so at most one side of each coalesce is non-NULL and their order does not matter")
+      for before, after in (
+          ("coalesce(n.designer, td.designer, 'meta') AS designer,",
+           "coalesce(td.designer, n.designer, 'meta') AS designer,"),
+          ("coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid",
+           "coalesce(td.n_candidates, s.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid"),
+          ("coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid",
+           "coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(td.n_valid, s.n_valid) AS n_valid"))],
+    Equivalent("design_search_cost", "term",
+               "LEFT JOIN tdesigner td ON td.run_id = r.run_id AND td.task_id = r.task_id AND sc.run_id IS NOT NULL",
+               "LEFT JOIN tdesigner td ON td.run_id = r.run_id AND td.task_id = r.task_id",
+               "td then also joins suite-scope rows, where it is read only as the second choice of coalesce(n.designer, "
+               "...) and coalesce(s.n_candidates, ...): a suite-scope row has n (the WHERE) and so s (named's session "
+               "holds at least that valid suite-level design, so sess has it), whose values are never NULL; tdesigner "
+               "is unique per (run, task), so no row is duplicated"),
+    *[Equivalent("design_search_cost", "coalesce", f"ELSE avg(coalesce(g.t_{c}, 0)) END AS search_{c}_per_task,",
+                 f"ELSE avg(coalesce(g.t_{c}, 1)) END AS search_{c}_per_task,",
+                 "read when the group's scope is 'task', and a task-scope row is one that matched sc, whose sums are "
+                 "never NULL (a design's rows are all of one scope: per-task search calls or a suite session)")
+      for c in ("tokens", "usd", "calls")],
+    Equivalent("design_search_cost", "join", "FROM grouped g JOIN n_run nr ON nr.run_id = g.run_id AND nr.design = g.design",
+               "FROM grouped g LEFT JOIN n_run nr ON nr.run_id = g.run_id AND nr.design = g.design",
+               "n_run is grouped from the same rows as grouped, so every (run, design) of grouped has its n_run row"),
 ]
 
 
