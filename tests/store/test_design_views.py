@@ -204,6 +204,7 @@ def test_design_cost_search_adds_search_cost_both_ways(con, view_db) -> None:
     assert p["usd_search_excluded"] == p["usd_search_amortized"] == pytest.approx(0.06)
     # every design_comparison row is kept (LEFT JOIN): h1, m, plain x 3 groups and m2 x 2 in r; 2 groups
     # each for q's alias and h1 and for q2's m
-    assert len(got) == 3 * 3 + 2 + 2 + 2 + 2
+    n = view_db.rows(con, "SELECT count(*) AS n FROM design_cost_search")[0]["n"]
+    assert n == len(got) == 3 * 3 + 2 + 2 + 2 + 2  # one row per key (no search-cost row of another group)
     assert got[("q2", "m", "all", None)]["search_scope"] is None
     assert got[("q", "alias", "all", None)]["tokens_search_amortized"] == pytest.approx(40 + 150)
