@@ -67,7 +67,7 @@ TESTS: dict[str, list[str]] = {
     "design_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_spend": ["tests/store/test_spend_views.py"],
     "cell_failures": ["tests/store/test_cells.py"],
-    "design_metrics": ["tests/store/test_design_metrics_clustered.py"],
+    "design_metrics": ["tests/store/test_design_metrics_clustered.py", "tests/store/test_design_metrics_view.py"],
     "design_comparison": ["tests/store/test_metrics_views.py"],
     "paired_diffs": ["tests/store/test_paired_views.py"],
     "paired_task_diffs": ["tests/store/test_paired_views.py"],
@@ -206,6 +206,16 @@ SQL_EQUIVALENT: list[Equivalent] = [
                      "n_evidence,",
                      "SELECT run_id, design, coalesce(axis, source), axis_value, recall, n_found, n_evidence, "
                      "tool_calls")],
+    # design_metrics (tests/store/test_design_metrics_view.py)
+    *[Equivalent("design_metrics", "join", before, before.replace("a JOIN", "a LEFT JOIN"),
+                 "per_task and clustered are grouped from the same base rows as agg, so every agg row has its rows")
+      for before in ("FROM agg a JOIN per_task t ON t.run_id = a.run_id AND t.design = a.design AND t.axis = a.axis",
+                     "FROM agg a JOIN clustered c ON c.run_id = a.run_id AND c.design = a.design AND c.axis = a.axis")],
+    Equivalent("design_metrics", "cmp",
+               "SELECT a.*, CASE WHEN c.max_seeds <= 1 OR c.v_clustered <= 0 THEN CAST(a.n AS DOUBLE)",
+               "SELECT a.*, CASE WHEN c.max_seeds <= 1 OR c.v_clustered < 0 THEN CAST(a.n AS DOUBLE)",
+               "at v_clustered = 0 the ELSE branch is least(n, p(1 - p) / 0) = least(n, inf or NaN), which DuckDB "
+               "evaluates to n (NaN sorts above every number), the THEN branch's value"),
     # sequential_decisions (tests/store/test_sequential_store.py)
     Equivalent("sequential_decisions", "nullif", "1 - CAST(l.n_tasks AS DOUBLE) / nullif(l.max_tasks, 0) AS saved_tasks",
                "1 - CAST(l.n_tasks AS DOUBLE) / l.max_tasks AS saved_tasks",
