@@ -67,18 +67,18 @@ TESTS: dict[str, list[str]] = {
     "design_reprice": ["tests/store/test_cost_views.py", "tests/store/test_spend_views.py"],
     "run_spend": ["tests/store/test_spend_views.py"],
     "cell_failures": ["tests/store/test_cells.py"],
-    "design_metrics": ["tests/store/test_design_metrics_clustered.py"],
+    "design_metrics": ["tests/store/test_design_metrics_clustered.py", "tests/store/test_design_metrics_view.py"],
     "design_comparison": ["tests/store/test_metrics_views.py"],
     "paired_diffs": ["tests/store/test_paired_views.py"],
     "paired_task_diffs": ["tests/store/test_paired_views.py"],
     "paired_summary": ["tests/store/test_paired_views.py"],
     "design_pair_diffs": ["tests/store/test_paired_views.py"],
-    "design_validity": [],
-    "design_search_cost": [],
-    "design_cost_search": [],
+    "design_validity": ["tests/store/test_design_views.py"],
+    "design_search_cost": ["tests/store/test_design_views.py"],
+    "design_cost_search": ["tests/store/test_design_views.py"],
     "retrieval_recall_cells": ["tests/store/test_recall.py"],
     "retrieval_recall": ["tests/store/test_recall.py"],
-    "tool_usage": [],
+    "tool_usage": ["tests/store/test_tool_views.py"],
     "sequential_decisions": ["tests/store/test_sequential_store.py"],
     "sequential_run_saving": ["tests/store/test_sequential_store.py"],
 }
@@ -148,6 +148,93 @@ SQL_EQUIVALENT: list[Equivalent] = [
     Equivalent("paired_diffs", "join", "LEFT " + _K1_J, _K1_J,
                "the inner JOIN on t1 keeps only cells with a per-cell curve, which compute_curve writes for every "
                "k = 1..k_max, so the k = 1 row is always there"),
+    # design_validity / design_search_cost (tests/store/test_design_views.py)
+    Equivalent("design_validity", "term",
+               "count(*) FILTER (WHERE valid AND repairs IS NOT NULL AND json_array_length(repairs) > 0) AS repaired,",
+               "count(*) FILTER (WHERE valid AND json_array_length(repairs) > 0) AS repaired,",
+               "json_array_length(NULL) is NULL and NULL > 0 is NULL, which a FILTER counts as false, as it does "
+               "the dropped repairs IS NOT NULL"),
+    Equivalent("design_search_cost", "term",
+               "FROM calls WHERE purpose = 'search' AND task_id IS NOT NULL GROUP BY ALL",
+               "FROM calls WHERE purpose = 'search' GROUP BY ALL",
+               "sc is read only through the join on sc.task_id = r.task_id, which a NULL task_id never passes"),
+    Equivalent("design_search_cost", "where", "FROM designs WHERE task_id IS NOT NULL GROUP BY run_id, task_id",
+               "FROM designs  GROUP BY run_id, task_id",
+               "tdesigner is read only through the join on td.task_id = r.task_id, which a NULL task_id never passes"),
+    *[Equivalent("design_search_cost", "swap", before, after,
+                 "n (and s, joined through n) is joined only where sc.run_id IS NULL and td only where sc.run_id IS "
+                 "NOT NULL, so at most one side of each coalesce is non-NULL and their order does not matter")
+      for before, after in (
+          ("coalesce(n.designer, td.designer, 'meta') AS designer,",
+           "coalesce(td.designer, n.designer, 'meta') AS designer,"),
+          ("coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid",
+           "coalesce(td.n_candidates, s.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid"),
+          ("coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(s.n_valid, td.n_valid) AS n_valid",
+           "coalesce(s.n_candidates, td.n_candidates) AS n_candidates, coalesce(td.n_valid, s.n_valid) AS n_valid"))],
+    Equivalent("design_search_cost", "term",
+               "LEFT JOIN tdesigner td ON td.run_id = r.run_id AND td.task_id = r.task_id AND sc.run_id IS NOT NULL",
+               "LEFT JOIN tdesigner td ON td.run_id = r.run_id AND td.task_id = r.task_id",
+               "td then also joins suite-scope rows, where it is read only as the second choice of coalesce(n.designer, "
+               "...) and coalesce(s.n_candidates, ...): a suite-scope row has n (the WHERE) and so s (named's session "
+               "holds at least that valid suite-level design, so sess has it), whose values are never NULL; tdesigner "
+               "is unique per (run, task), so no row is duplicated"),
+    *[Equivalent("design_search_cost", "coalesce", f"ELSE avg(coalesce(g.t_{c}, 0)) END AS search_{c}_per_task,",
+                 f"ELSE avg(coalesce(g.t_{c}, 1)) END AS search_{c}_per_task,",
+                 "read when the group's scope is 'task', and a task-scope row is one that matched sc, whose sums are "
+                 "never NULL (a design's rows are all of one scope: per-task search calls or a suite session)")
+      for c in ("tokens", "usd", "calls")],
+    Equivalent("design_search_cost", "join", "FROM grouped g JOIN n_run nr ON nr.run_id = g.run_id AND nr.design = g.design",
+               "FROM grouped g LEFT JOIN n_run nr ON nr.run_id = g.run_id AND nr.design = g.design",
+               "n_run is grouped from the same rows as grouped, so every (run, design) of grouped has its n_run row"),
+    # retrieval_recall_cells / retrieval_recall (tests/store/test_recall.py)
+    Equivalent("retrieval_recall_cells", "term", "WHERE evidence IS NOT NULL AND json_array_length(evidence) > 0",
+               "WHERE json_array_length(evidence) > 0",
+               "json_array_length(NULL) > 0 is NULL, which WHERE drops as it drops evidence IS NULL"),
+    Equivalent("retrieval_recall_cells", "term",
+               "WHERE task_id IS NOT NULL AND coalesce(purpose, 'design') IN ('design', 'search')",
+               "WHERE coalesce(purpose, 'design') IN ('design', 'search')",
+               "found is read only through the join on f.task_id = g.task_id, which a NULL task_id never passes"),
+    *[Equivalent("retrieval_recall_cells", "swap", before,
+                 before.replace("g.gold, coalesce(f.ids, CAST([] AS VARCHAR[]))",
+                                "coalesce(f.ids, CAST([] AS VARCHAR[])), g.gold"),
+                 "both lists are list_distinct'ed, and list_intersect of two duplicate-free lists is their set "
+                 "intersection, the same size either way round")
+      for before in ('len(list_intersect(g.gold, coalesce(f.ids, CAST([] AS VARCHAR[])))) AS n_found,', 'CAST(len(list_intersect(g.gold, coalesce(f.ids, CAST([] AS VARCHAR[])))) AS DOUBLE) / len(g.gold) AS recall,')],
+    *[Equivalent("retrieval_recall", "swap", before, before.replace("n_found, n_evidence", "n_evidence, n_found"),
+                 "base's n_found and n_evidence are read only in n_found = n_evidence, which is symmetric")
+      for before in ("SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, recall, n_found, "
+                     "n_evidence,",
+                     "SELECT run_id, design, coalesce(axis, source), axis_value, recall, n_found, n_evidence, "
+                     "tool_calls")],
+    # design_metrics (tests/store/test_design_metrics_view.py)
+    *[Equivalent("design_metrics", "join", before, before.replace("a JOIN", "a LEFT JOIN"),
+                 "per_task and clustered are grouped from the same base rows as agg, so every agg row has its rows")
+      for before in ("FROM agg a JOIN per_task t ON t.run_id = a.run_id AND t.design = a.design AND t.axis = a.axis",
+                     "FROM agg a JOIN clustered c ON c.run_id = a.run_id AND c.design = a.design AND c.axis = a.axis")],
+    Equivalent("design_metrics", "cmp",
+               "SELECT a.*, CASE WHEN c.max_seeds <= 1 OR c.v_clustered <= 0 THEN CAST(a.n AS DOUBLE)",
+               "SELECT a.*, CASE WHEN c.max_seeds <= 1 OR c.v_clustered < 0 THEN CAST(a.n AS DOUBLE)",
+               "at v_clustered = 0 the ELSE branch is least(n, p(1 - p) / 0) = least(n, inf or NaN), which DuckDB "
+               "evaluates to n (NaN sorts above every number), the THEN branch's value"),
+    # sequential_decisions (tests/store/test_sequential_store.py)
+    Equivalent("sequential_decisions", "nullif", "1 - CAST(l.n_tasks AS DOUBLE) / nullif(l.max_tasks, 0) AS saved_tasks",
+               "1 - CAST(l.n_tasks AS DOUBLE) / l.max_tasks AS saved_tasks",
+               "max_tasks is the sequence's cap, at least 1: `--max-tasks` has min=1 and plan_sequence refuses a cap "
+               "outside 1..n (harness/sequence.py), and the default is the suite's task count"),
+    # sequential_run_saving (tests/store/test_sequential_store.py)
+    *[Equivalent("sequential_run_saving", "join", before, before.replace(" JOIN cap", " LEFT JOIN cap"),
+                 "the final FROM u JOIN cap drops every run without looks, so d and p need not")
+      for before in ("FROM results r JOIN cap USING (run_id) GROUP BY ALL",
+                     "FROM calls c JOIN cap USING (run_id) WHERE c.purpose = 'pool' GROUP BY ALL")],
+    Equivalent("sequential_run_saving", "join", "FROM u JOIN cap USING (run_id) GROUP BY u.run_id",
+               "FROM u LEFT JOIN cap USING (run_id) GROUP BY u.run_id",
+               "u's rows (d and p) come from inner joins with cap, so each has its cap row"),
+    *[Equivalent("sequential_run_saving", "nullif", before, before.replace(
+        "/ nullif(u.n_tasks, 0)", "/ u.n_tasks"),
+                 "u.n_tasks is count(DISTINCT task_id) over a group with a row, and results and pool calls always "
+                 "have a task_id, so it is >= 1")
+      for before in ("sum(u.calls * cap.max_tasks / nullif(u.n_tasks, 0)) AS calls_fixed_n,",
+                     "1 - sum(u.calls) / nullif(sum(u.calls * cap.max_tasks / nullif(u.n_tasks, 0)), 0) AS saved_calls")],
 ]
 
 

@@ -17,8 +17,8 @@ def _result(task: str, design: str, evidence: list[str] | None, axis_value: int 
 
 
 def _call(task: str, design: str, ids: list[str] | None, step: int, purpose: str = "design", seed: int = 0,
-          tool: str = "search") -> ToolCallRow:
-    return ToolCallRow(tool=tool, status="ok", run_id="r", purpose=purpose, design=design, task_id=task, seed=seed,
+          tool: str = "search", run: str = "r") -> ToolCallRow:
+    return ToolCallRow(tool=tool, status="ok", run_id=run, purpose=purpose, design=design, task_id=task, seed=seed,
                        step=step, result_ids=json.dumps(ids) if ids is not None else None)
 
 
@@ -45,6 +45,7 @@ def filled(store):
         _call("t4", "react", ["q"], 0),
         _call("t1", "cot", ["b"], 0),
         _call("t1", "react", ["q"], 0, seed=1),
+        _call("t2", "react", ["d", "e", "f"], 0, run="r2"),  # another run's calls for the same cell key
     ):
         w.put(row)
     w.flush()

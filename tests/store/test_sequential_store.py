@@ -71,6 +71,14 @@ def test_sequential_decisions_take_the_first_decided_look_or_the_last(store):
         _look(store, j, "b")
     for j in range(1, 4):
         _look(store, j, "c", run_id="r2")
+    # d: decided at the last look, at the cap (decided, so not "at the cap undecided"); z: no calls yet
+    # (saved_calls has no calls per task to scale: NULL, while saved_tasks is 1 − 40/100); e: no task at all
+    for j in range(1, 6):
+        _look(store, j, "d", **({} if j < 5 else dict(decided=True, verdict="not worth it")))
+    _look(store, 2, "z", calls=0)
+    _look(store, 1, "e", n_tasks=0, calls=0)
+    # r2's a: decided at look 1 (its own span; r's a is decided at look 2)
+    _look(store, 1, "a", run_id="r2", decided=True, verdict="not worth it", n_tasks=20, calls=20)
     got = {(r[0], r[1]): r[2:] for r in store.sql(
         "SELECT run_id, design, look, looks, decided, verdict, n_tasks, calls, calls_at_cap, saved_calls, "
         "saved_tasks, at_cap, tasks_drawn FROM sequential_decisions")}
@@ -85,19 +93,38 @@ def test_sequential_decisions_take_the_first_decided_look_or_the_last(store):
     assert got[("r", "b")][9:] == (True, 100)
     # c: look 3 of 5: 60 drawn, not at the cap
     assert got[("r2", "c")][9:] == (False, 60)
+    assert got[("r", "d")][:3] == (5, 5, True) and got[("r", "d")][9:] == (False, 100)
+    assert got[("r", "z")][4:6] == (40, 0)
+    assert got[("r", "z")][6] == 0 and got[("r", "z")][7] is None and got[("r", "z")][8] == pytest.approx(0.6)
+    assert got[("r", "e")][6:9] == (None, None, 1.0)  # no task: no calls per task to scale
+    assert got[("r2", "a")][:6] == (1, 1, True, "not worth it", 20, 20)
+    assert got[("r2", "a")][6:9] == pytest.approx((100.0, 0.8, 0.8))
+    n = store.sql("SELECT count(*) FROM sequential_decisions")[0][0]
+    assert n == len(got) == 7  # one row per (run, design)
 
 
 def test_sequential_run_saving_scales_each_design_and_the_pool_to_the_cap(store):
-    _look(store, 1, "a")  # max_tasks = 100
-    for i in range(10):  # design a: 10 tasks, 3 calls each; design b: 40 tasks, 1 call each
-        ins(store, "results", run_id="r", design="a", task_id=f"t{i}", seed=0, calls=3)
+    _look(store, 1, "a")  # max_tasks = 100, on every look of the run
+    _look(store, 2, "a")
+    _look(store, 1, "b")
+    for i in range(10):  # design a: 10 tasks, 2 seeds, 3 calls a cell; design b: 40 tasks, 1 call each
+        for seed in (0, 1):
+            ins(store, "results", run_id="r", design="a", task_id=f"t{i}", seed=seed, calls=3)
     for i in range(40):
         ins(store, "results", run_id="r", design="b", task_id=f"t{i}", seed=0, calls=1)
         for j in range(4):  # the pool: 4 calls per task on 40 tasks
             ins(store, "calls", call_id=f"p{i}-{j}", run_id="r", purpose="pool", task_id=f"t{i}", seed=0)
+        # the designs' own calls are in calls too: not the pool's
+        ins(store, "calls", call_id=f"b{i}", run_id="r", purpose="design", design="b", task_id=f"t{i}", seed=0)
     ins(store, "results", run_id="fixed", design="a", task_id="t0", seed=0, calls=3)  # a run without looks: absent
-    (run, cap, calls, fixed, saved), = store.sql(
-        "SELECT run_id, max_tasks, calls, calls_fixed_n, saved_calls FROM sequential_run_saving")
-    # made: 30 + 40 + 160 = 230; fixed-n at 100 tasks: 300 + 100 + 400 = 800; saved 1 − 230/800
-    assert (run, cap, calls) == ("r", 100, 230)
-    assert fixed == pytest.approx(800.0) and saved == pytest.approx(1 - 230 / 800)
+    # a sequential run none of whose cells made a call: nothing to scale, saved_calls NULL
+    _look(store, 1, "a", run_id="r0")
+    ins(store, "results", run_id="r0", design="a", task_id="t0", seed=0, calls=0)
+    got = {r[0]: r[1:] for r in store.sql(
+        "SELECT run_id, max_tasks, calls, calls_fixed_n, saved_calls FROM sequential_run_saving")}
+    assert set(got) == {"r", "r0"}
+    (cap, calls, fixed, saved) = got["r"]
+    # made: 60 + 40 + 160 = 260; fixed-n at 100 tasks: 600 (6 a task) + 100 + 400 = 1100; saved 1 − 260/1100
+    assert (cap, calls) == (100, 260)
+    assert fixed == pytest.approx(1100.0) and saved == pytest.approx(1 - 260 / 1100)
+    assert got["r0"] == (100, 0, 0.0, None)
