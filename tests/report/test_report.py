@@ -280,3 +280,33 @@ def test_compare_shows_paired_ci_and_tests_against_references(synth):
     assert res.exit_code == 0 and "planner-workers" in res.output
     res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "nope"])
     assert res.exit_code == 2 and "references:" in res.output
+
+
+def test_compare_prints_the_run_header_once_for_several_axes(synth):
+    """`compare --axis depth --axis all`: one header, then the tables and verdicts of depth 1, depth 2
+    and all tasks pooled (make demo prints its two levels this way)."""
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--axis", "depth", "--axis", "all"],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"run {RUN} · suite synthetic") == 1 and res.output.count("budget basis:") == 1
+    assert "depth = 1" in res.output and "depth = 2" in res.output and "all tasks (pooled over every task group)" in res.output
+    assert res.output.count("debate: ") == 3  # its verdict in each of the three groups
+    assert res.output.count("verdict rule:") == 1
+
+
+def test_marginal_utility_cell_says_same_cost_instead_of_a_ratio():
+    """The view decides (same_cost_*); the table shows "same cost" for it and the ratio otherwise,
+    with the '*' of a cheaper design."""
+    from masbench.report.tables import HEADERS, SAME_COST, formatted_row
+
+    base = dict(design="d", n=4, accuracy=0.5, ci_lo=0.2, ci_hi=0.8, tokens=105.0, calls=1.0, cost_usd=0.001,
+                cot_tokens=100.0, k_max=4)
+    mu1k, mu_usd = HEADERS.index("MU pp/1k tok"), HEADERS.index("MU pp/$")
+    same = formatted_row({**base, "same_cost_tokens": True, "same_cost_usd": True, "mu_pp_per_1k_tokens": None,
+                          "mu_pp_per_usd": None})
+    assert (same[mu1k], same[mu_usd]) == (SAME_COST, SAME_COST) == ("same cost", "same cost")
+    dear = formatted_row({**base, "tokens": 300.0, "same_cost_tokens": False, "same_cost_usd": None,
+                          "mu_pp_per_1k_tokens": 125.0, "mu_pp_per_usd": None})
+    assert (dear[mu1k], dear[mu_usd]) == ("+125.00", "–")
+    cheap = formatted_row({**base, "tokens": 50.0, "same_cost_tokens": False, "mu_pp_per_1k_tokens": -500.0})
+    assert cheap[mu1k] == "-500.00*"
