@@ -12,13 +12,14 @@ import pandas as pd
 from . import data, html, plots, tables
 from .data import TraceLinks
 from .html import Section
-from .verdict import AXIS_NOTE, BASELINE, RULE, verdicts
+from .verdict import AXIS_NOTE, BASELINE, RULE, Verdict, verdicts
 
 CSV = "marginal_utility.csv"
 CSV_AXIS = "marginal_utility_by_axis.csv"
 MD = "marginal_utility.md"
 MAX_GROUP_FIGURES = 12
-"""A run with more task groups draws no per-group cost/accuracy figure (their tables and verdicts stay)."""
+"""A run with more task groups draws no per-group cost/accuracy figure (their tables and verdicts
+stay); a run of one group draws none either (it would be the pooled figure again)."""
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "group"
 
 
-def _shown(df: pd.DataFrame) -> list:
+def _shown(df: pd.DataFrame) -> list[Verdict]:
     """The verdicts of a group's rows, baselines left out (they get none)."""
     return [v for v in verdicts(df) if v.verdict != BASELINE]
 
@@ -89,7 +90,7 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         groups = data.comparison(st, rid, None)
         by_axis = groups[groups["axis"] != "all"].reset_index(drop=True) if len(groups) else groups
         keys = list(tables.task_groups(by_axis)) if len(by_axis) else []
-        draw = len(keys) <= MAX_GROUP_FIGURES
+        draw = 1 < len(keys) <= MAX_GROUP_FIGURES  # one group: its figure would be the pooled one again
         curve = data.curve(st, rid)
         frontier = data.curve_frontier(st, rid)
         group_curves = {label: (data.curve(st, rid, ax, _value(v)), data.curve_frontier(st, rid, ax, _value(v)))
@@ -97,6 +98,9 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         curve_axis = data.curve_by_axis(st, rid)
         costs = data.cost_lines(st, rid) + data.tool_lines(st, rid)
     res = ReportResult(info, out)
+    if len(keys) > MAX_GROUP_FIGURES:
+        res.notes.append(f"{len(keys)} task groups: no cost/accuracy figure per group (at most {MAX_GROUP_FIGURES}); "
+                         "their tables and verdicts are all there")
     tl = links(rid) if links else None
     colors = plots.design_colors(comp)
     sections: list[Section] = []

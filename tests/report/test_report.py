@@ -310,3 +310,20 @@ def test_marginal_utility_cell_says_same_cost_instead_of_a_ratio():
     assert (dear[mu1k], dear[mu_usd]) == ("+125.00", "–")
     cheap = formatted_row({**base, "tokens": 50.0, "same_cost_tokens": False, "mu_pp_per_1k_tokens": -500.0})
     assert cheap[mu1k] == "-500.00*"
+
+
+def test_report_gives_each_task_group_its_figure_table_and_verdicts(report_dir, synth):
+    """Per group what `compare --axis depth` prints (the same verdict lines), then all tasks pooled."""
+    out, _ = report_dir
+    for stem in ("cost_accuracy_depth-1", "cost_accuracy_depth-2"):
+        assert (out / f"{stem}.png").stat().st_size > 10_000 and (out / f"{stem}.svg").exists()
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--axis", "depth"], env={"COLUMNS": "250"})
+    debate = [line for line in res.output.splitlines() if line.startswith("debate: ")]
+    assert len(debate) == 2  # depth 1, depth 2
+    md = (out / "marginal_utility.md").read_text()
+    d1, d2, pooled = md.index("### depth = 1"), md.index("### depth = 2"), md.index("## All tasks, pooled over the 2 task groups")
+    assert d1 < d2 < pooled
+    assert d1 < md.index(f"- {debate[0]}") < d2 < md.index(f"- {debate[1]}") < pooled
+    page = (out / "index.html").read_text()
+    assert page.index("<section class='group' id='depth-1'>") < page.index("<section class='group' id='depth-2'>") \
+        < page.index("<section class='group' id='pooled'>")
