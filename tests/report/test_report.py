@@ -327,3 +327,26 @@ def test_report_gives_each_task_group_its_figure_table_and_verdicts(report_dir, 
     page = (out / "index.html").read_text()
     assert page.index("<section class='group' id='depth-1'>") < page.index("<section class='group' id='depth-2'>") \
         < page.index("<section class='group' id='pooled'>")
+
+
+def test_compare_shows_same_cost_for_a_design_within_noise_of_cot(tmp_path):
+    """Through the store's views to the terminal: `twin` costs CoT's tokens + 3 a task (300 ± 45
+    per task: 1% over CoT, under the 10% floor) and reads "same cost"; `dear` costs 3× and shows its
+    ratio, 100 · (0.6 − 0.4) / (0.6 k tokens) = +33.33 pp/1k tok."""
+    path = tmp_path / "twin.duckdb"
+    with Store(path) as st:
+        st.sql("INSERT INTO runs(run_id, suite, status, models, simulated) VALUES "
+               "('twin-run', 'twin', 'finished', '{\"default\": \"sim/medium\"}', true)")
+        w = StoreWriter(st)
+        for i in range(10):
+            cot = 300 + (45 if i % 2 else -45)
+            for design, tokens, ok in (("cot", cot, i < 4), ("twin", cot + 3, i < 8), ("dear", 3 * cot, i < 6)):
+                w.add("results", {"run_id": "twin-run", "design": design, "design_name": design, "task_id": f"t{i}",
+                                  "seed": 0, "source": "src", "correct": ok, "tokens": tokens, "calls": 1,
+                                  "cost_usd": 0.0, "status": "ok", "simulated": True})
+        w.flush()
+    res = CliRunner().invoke(app, ["compare", "--store", str(path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    rows = {line.split("│")[1].split()[0]: line for line in res.output.splitlines() if line.startswith("│")}
+    assert "same cost" in rows["twin"] and "+33.33" in rows["dear"] and "same cost" not in rows["dear"]
+    assert "same cost: the design's cost is within noise of CoT's" in res.output
