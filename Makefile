@@ -9,8 +9,7 @@ setup:
 demo: setup
 	@.venv/bin/masbench run quickstart
 	@.venv/bin/masbench report --store runs/quickstart.duckdb --out reports/quickstart > /dev/null
-	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis arithmetic
-	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis depth
+	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis arithmetic --axis depth
 	@echo "report: $$(pwd)/reports/quickstart/index.html"
 	@echo "traces: .venv/bin/masbench view --store runs/quickstart.duckdb  (then open http://127.0.0.1:8765/)"
 

@@ -68,7 +68,7 @@ TESTS: dict[str, list[str]] = {
     "run_spend": ["tests/store/test_spend_views.py"],
     "cell_failures": ["tests/store/test_cells.py"],
     "design_metrics": ["tests/store/test_design_metrics_clustered.py", "tests/store/test_design_metrics_view.py"],
-    "design_comparison": ["tests/store/test_metrics_views.py"],
+    "design_comparison": ["tests/store/test_metrics_views.py", "tests/store/test_same_cost.py"],
     "paired_diffs": ["tests/store/test_paired_views.py"],
     "paired_task_diffs": ["tests/store/test_paired_views.py"],
     "paired_summary": ["tests/store/test_paired_views.py"],

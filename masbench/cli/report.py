@@ -90,16 +90,17 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def compare(store: StoreOpt = DEFAULT_STORE, run: RunOpt = None,
-                axis: Annotated[str, typer.Option("--axis", help="'all', or a task axis (depth, ...) / source: "
-                                                  "one table per value.")] = "all",
+                axis: Annotated[Optional[list[str]], typer.Option(
+                    "--axis", help="'all' (the default: every task pooled), or a task axis (depth, ...) / source: "
+                    "one table per value. Repeatable: the run's header is printed once.")] = None,
                 against: Annotated[Optional[str], typer.Option("--against", help="Instead: the paired tests "
                                    "against 'curve', 'cot' or a design label (exact McNemar).")] = None) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
             if against:
-                compare_against(store, against, run, axis)
+                compare_against(store, against, run, axis or ["all"])
             else:
-                _compare(store, run, axis)
+                _compare(store, run, axis or ["all"])
         except ReportError as exc:
             Console(stderr=True).print(f"error: {exc}", style="red", markup=False)
             raise typer.Exit(2)

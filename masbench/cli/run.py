@@ -60,6 +60,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     the store is being written by another process; 3 a model is misconfigured (run marked failed);
     130 interrupted."""
     console = Console(stderr=True)
+    console.soft_wrap = not console.is_terminal  # a log file: one line per message, never cut at 80 columns
     if not until_decided and (max_tasks is not None or batch is not None):
         console.print("error: --max-tasks and --batch set a sequential run: give them with --until-decided",
                       markup=False, highlight=False, soft_wrap=True)

@@ -1,12 +1,14 @@
 """The progress display of ``masbench run``: cells done and remaining, calls, tokens, USD, ETA.
 
-On a terminal it is a live rich bar; elsewhere (CI, pipes) a plain line every few seconds.
+On a terminal it is a live rich bar; elsewhere (CI, pipes, log files) one plain line per update, at
+most one every :data:`LOG_INTERVAL_S` seconds (and the last one when every cell is done), never
+wrapped however narrow the console thinks it is: a log has one line per update.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
@@ -25,24 +27,37 @@ class Counters(Protocol):
     failed: int
 
 
+LOG_INTERVAL_S = 10.0
+"""Off a terminal: the least time between two progress lines."""
+
+
 class RunDisplay:
-    def __init__(self, console: Console | None = None, interval_s: float = 5.0):
+    def __init__(self, console: Console | None = None, interval_s: float = LOG_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic):
+        """``interval_s``: off a terminal, the least time between two progress lines; ``clock``:
+        seconds, monotonic (tests pass their own)."""
         self.console = console or Console(stderr=True)
         self.interval_s = interval_s
+        self._clock = clock
         self._stats: dict[str, Any] = {}
         self._bar: tuple[Progress, TaskID] | None = None
         self._state: Counters | None = None
-        self._last = 0.0
+        self._last: float | None = None
+        self._final = False
         self._label = ""
+
+    def _line(self, text: str, markup: bool = False) -> None:
+        """One line off a terminal (soft wrap: never cut at the console's width), as is on one."""
+        self.console.print(text, markup=markup, highlight=False, soft_wrap=not self.console.is_terminal)
 
     def start(self, prep: Prepared, run_id: str, state: Counters) -> None:
         self._state = state
         sim = " [SIMULATED models]" if prep.simulated else ""
         self._label = prep.suite.name
-        self.console.print(f"run [bold]{run_id}[/] · suite {prep.suite.name}{sim} · {len(prep.tasks)} tasks × "
-                           f"{len(prep.designs)} designs × {len(prep.suite.seeds)} seed(s)"
-                           + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
-                           + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""))
+        self._line(f"run [bold]{run_id}[/] · suite {prep.suite.name}{sim} · {len(prep.tasks)} tasks × "
+                   f"{len(prep.designs)} designs × {len(prep.suite.seeds)} seed(s)"
+                   + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
+                   + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""), markup=True)
         if self.console.is_terminal:
             progress = Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -50,7 +65,7 @@ class RunDisplay:
                 console=self.console, transient=False)
             progress.start()
             self._bar = (progress, progress.add_task(self._label, total=state.total, completed=state.done, usage=""))
-        self._t0 = time.monotonic()
+        self._t0 = self._clock()
         self._done0 = state.done
 
     def _started(self) -> Counters:
@@ -78,14 +93,15 @@ class RunDisplay:
             progress, task = self._bar
             progress.update(task, completed=st.done, usage=self._usage())
             return
-        now = time.monotonic()
-        if now - self._last >= self.interval_s or st.done == st.total:
+        now = self._clock()
+        if self._last is None or now - self._last >= self.interval_s or (st.done == st.total and not self._final):
             self._last = now
+            self._final = st.done == st.total
             rate = (st.done - self._done0) / max(now - self._t0, 1e-9)
             eta = (st.total - st.done) / rate if rate > 0 else float("nan")
             # markup=False: "[quickstart]" is the label, not a rich style tag to swallow
-            self.console.print(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
-                               f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s", highlight=False, markup=False)
+            self._line(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
+                       f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s")
 
     def note(self, line: str) -> None:
         """Print one line above the bar (e.g. a sequential run's look: what was decided)."""

@@ -187,12 +187,12 @@ def curve(store: Store, run_id: str, axis: str = "all", axis_value: int | None =
 
 
 def curve_by_axis(store: Store, run_id: str) -> pd.DataFrame:
-    """Curve points at k = 1 (CoT) and k = k_max of every numeric axis group."""
+    """Curve points at k = 1 (CoT) and k = k_max of every task group (with or without an axis value)."""
     return store.df("""
         SELECT axis, axis_value,
                max(accuracy) FILTER (WHERE k = 1) AS cot_accuracy,
                arg_max(accuracy, k) AS kmax_accuracy, max(k) AS k_max
-        FROM cot_sc_curve WHERE run_id = ? AND axis <> 'all' AND axis_value IS NOT NULL
+        FROM cot_sc_curve WHERE run_id = ? AND axis <> 'all'
         GROUP BY ALL ORDER BY axis, axis_value""", [run_id])
 
 

@@ -1,9 +1,12 @@
-"""The static ``index.html``: header (run, suite, models, date, provenance), figures by relative
-path, the marginal-utility tables and the verdicts. No JavaScript, no external assets."""
+"""The static ``index.html``: header (run, suite, models, date, provenance); then one section per
+task group (its cost/accuracy figure, marginal-utility table and verdicts: what ``masbench
+compare --axis AXIS`` prints), then all tasks pooled (labelled so), then the accuracy-by-group
+figure. Figures by relative path. No JavaScript, no external assets."""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -11,7 +14,7 @@ import pandas as pd
 from . import tables
 from .data import RunInfo, TraceLinks
 from .tables import HEADERS, formatted
-from .verdict import AXIS_NOTE, RULE, Verdict
+from .verdict import AXIS_NOTE, NOT_WORTH, RULE, WORTH, Verdict
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -21,6 +24,7 @@ h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;borde
 table.mu{border-collapse:collapse;font-size:.85em;margin:.5em 0} table.mu th,table.mu td{border:1px solid #ddd;padding:.25em .5em;text-align:right}
 table.mu th{background:#f4f4f4} table.mu td:first-child,table.mu th:first-child{text-align:left}
 .fig svg{max-width:100%;height:auto} .pos{color:#137333} .neg{color:#b3261e} img{max-width:100%;border:1px solid #eee} .note{color:#666;font-size:.9em}
+h3{font-size:1.05em;margin-top:1.4em} ul.verdicts li{margin:.2em 0} .worth{color:#137333} .notworth{color:#b3261e}
 """
 
 
@@ -61,12 +65,47 @@ def _inline_svg(svg: str) -> str:
     return svg[start:] if start >= 0 else ""
 
 
-def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: list[Verdict], images: list[str],
-         csvs: list[str], notes: list[str], links: TraceLinks | None = None,
-         inline_svgs: dict[str, str] | None = None) -> str:
-    """The report page. ``links``: where each design's traces are (design names in the tables
-    link there) and the viewer's run page; ``inline_svgs``: image name → SVG text drawn inline
-    instead of the ``<img>`` (so the plotted points' links work)."""
+@dataclass(frozen=True)
+class Section:
+    """One task group (or all tasks pooled) on the page: its figure, table and verdict lines."""
+
+    key: str
+    """The section's id (its anchor; the browser test finds it by this)."""
+    title: str
+    rows: pd.DataFrame
+    verdicts: list[Verdict] = field(default_factory=list)
+    """The group's non-baseline verdicts, worded as the terminal words them."""
+    image: str | None = None
+    """The group's cost/accuracy figure (a file in the report folder), if drawn."""
+
+
+_VERDICT_CLASS = {WORTH: "worth", NOT_WORTH: "notworth"}
+
+
+def _figure(img: str, inline_svgs: dict[str, str] | None) -> str:
+    svg = (inline_svgs or {}).get(img)
+    return f"<div class='fig'>{_inline_svg(svg)}</div>" if svg else f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>"
+
+
+def _section(sec: Section, heading: str, designs: dict[str, str] | None,
+             inline_svgs: dict[str, str] | None) -> str:
+    parts = [f"<section class='group' id='{_e(sec.key)}'><{heading}>{_e(sec.title)}</{heading}>"]
+    if sec.image:
+        parts.append(_figure(sec.image, inline_svgs))
+    parts.append(_table(sec.rows, designs))
+    if sec.verdicts:
+        parts.append("<ul class='verdicts'>" + "".join(
+            f"<li class='{_VERDICT_CLASS.get(v.verdict, 'other')}'>{_e(v.line)}</li>" for v in sec.verdicts) + "</ul>")
+    return "\n".join(parts) + "</section>"
+
+
+def page(info: RunInfo, groups: list[Section], pooled: Section, images: list[str], csvs: list[str],
+         notes: list[str], links: TraceLinks | None = None, inline_svgs: dict[str, str] | None = None) -> str:
+    """The report page: a section per task group (``groups``, as ``masbench compare --axis``
+    prints them), then ``pooled`` (all tasks), then ``images`` (the accuracy-by-group figure).
+    ``links``: where each design's traces are (design names in the tables link there) and the
+    viewer's run page; ``inline_svgs``: image name → SVG text drawn inline instead of the
+    ``<img>`` (so the plotted points' links work)."""
     designs = links.designs if links else None
     title = f"masbench report — {info.suite} — {info.run_id}"
     banner = f"<div class='banner'>{_e(info.label)}</div>" if info.label else ""
@@ -80,29 +119,26 @@ def page(info: RunInfo, comp: pd.DataFrame, by_axis: pd.DataFrame, verdicts: lis
     if links and links.run:
         parts.append(f"<p><a href='{_e(links.run)}'>Traces: every call's messages and reply, task by task</a> "
                      f"<span class='note'>(click a design's point or name to see its traces{'; ' + _e(links.note) if links.note else ''})</span></p>")
-    parts.append("<h2>Cost vs accuracy</h2>")
-    for img in images:
-        svg = (inline_svgs or {}).get(img)
-        if svg:
-            parts.append(f"<div class='fig'>{_inline_svg(svg)}</div>")
-        else:
-            parts.append(f"<p><img src='{_e(img)}' alt='{_e(img)}'></p>")
-    parts.append("<h2>Marginal utility (all tasks)</h2>")
-    parts.append(_table(comp, designs))
+    if groups:
+        parts.append("<h2>By task group</h2><p class='note'>One section per task group: its cost/accuracy figure, "
+                     "table and verdicts, as <code>masbench compare --axis AXIS</code> prints them. All tasks pooled "
+                     "follow.</p>")
+        parts += [_section(g, "h3", designs, inline_svgs) for g in groups]
+        parts.append(f"<p class='note'>{_e(AXIS_NOTE)}</p>")
+    parts.append(_section(pooled, "h2", designs, inline_svgs))
     parts.append("<p class='note'>Accuracy with Wilson 95% CI; iso-cost gap = accuracy minus the CoT-SC curve "
                  "interpolated at the design's tokens (– outside the curve: see 'cost vs curve'); MU = marginal "
                  "utility against CoT in accuracy points per 1k tokens / per USD; ★ = Pareto-optimal on "
-                 "(tokens, accuracy). Formulas: docs/metrics.md.</p>")
+                 "(tokens, accuracy). Paired Δ = mean over tasks of (design − CoT-SC curve at its cost) with the "
+                 "Holm-level paired CI; ▲/▼ significant after Holm. Formulas: docs/metrics.md.</p>")
     parts.append(f"<p class='note'>{_e(tables.CHEAPER_NOTE)}</p>")
-    if verdicts:
-        parts.append("<h2>Verdicts</h2><ul>" + "".join(f"<li>{_e(v.line)}</li>" for v in verdicts) + "</ul>")
-        parts.append(f"<p class='note'>{_e(RULE)}. Paired Δ = mean over tasks of (design − CoT-SC curve at its "
-                     "cost) with the Holm-level paired CI; ▲/▼ significant after Holm.</p>")
-    if not by_axis.empty:
-        parts.append("<h2>By task group</h2>")
-        for _axis, _value, label, g in tables.task_groups(by_axis):
-            parts.append(f"<h3>{_e(label)}</h3>" + _table(g, designs))
-        parts.append(f"<p class='note'>{_e(AXIS_NOTE)}</p>")
+    if any(tables.any_same_cost(s.rows) for s in [*groups, pooled]):
+        parts.append(f"<p class='note'>{_e(tables.SAME_COST_NOTE)}</p>")
+    if any(s.verdicts for s in [*groups, pooled]):
+        parts.append(f"<p class='note'>{_e(RULE)}.</p>")
+    if images:
+        parts.append("<h2>Accuracy by task group</h2>")
+        parts += [_figure(img, inline_svgs) for img in images]
     if csvs:
         parts.append("<h2>Data</h2><ul>" + "".join(f"<li><a href='{_e(c)}'>{_e(c)}</a></li>" for c in csvs) + "</ul>")
     if notes:

@@ -70,13 +70,15 @@ def _placeholder(out: Path, stem: str, info: RunInfo, what: str, message: str) -
 
 
 def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFrame, info: RunInfo,
-                  out: Path, links: dict[str, str] | None = None) -> tuple[list[Path], list[str]]:
+                  out: Path, links: dict[str, str] | None = None, stem: str = "cost_accuracy",
+                  what: str = "Cost vs accuracy") -> tuple[list[Path], list[str]]:
     """Scatter of every design (log tokens, accuracy ± Wilson CI), the CoT-SC curve with its band
-    and k labels, the Pareto frontier as a step line. ``links``: design label → href; each
-    design's point and label link there in the SVG (its traces). Returns (files, notes)."""
+    and k labels, the Pareto frontier as a step line, for one task group (or all tasks pooled).
+    ``links``: design label → href; each design's point and label link there in the SVG (its
+    traces). ``stem``: the files' name; ``what``: the title's first words. Returns (files, notes)."""
     notes: list[str] = []
     if comp.empty:
-        return _placeholder(out, "cost_accuracy", info, "Cost vs accuracy", "no design results in this run"), \
+        return _placeholder(out, stem, info, what, "no design results in this run"), \
             ["no design results in this run"]
     positive = [float(t) for t in list(comp["tokens"]) + list(curve.get("tokens", [])) if _finite(t) and float(t) > 0]
     floor = min(positive) / 2 if positive else 1.0
@@ -163,20 +165,22 @@ def cost_accuracy(comp: pd.DataFrame, curve: pd.DataFrame, frontier: pd.DataFram
     ax.margins(x=0.06)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=8, frameon=False)  # below: never covers a point
-    ax.set_title(_title(info, "Cost vs accuracy"), fontsize=10)
+    ax.set_title(_title(info, what), fontsize=10)
     if notes:
         fig.text(0.01, -0.02, "notes: " + "; ".join(notes), fontsize=7, ha="left", va="top", wrap=True)
-    return _save(fig, out, "cost_accuracy"), notes
+    return _save(fig, out, stem), notes
 
 
 def accuracy_by_axis(comp_groups: pd.DataFrame, curve_axis: pd.DataFrame, info: RunInfo, out: Path,
                      colors: dict[str, str] | None = None) -> tuple[list[Path], list[str]]:
-    """One panel per axis with numeric values: accuracy per design vs axis value, plus the CoT
-    (curve k=1) and CoT-SC@k_max accuracies per value for reference."""
-    g = comp_groups[(comp_groups["axis"] != "all") & comp_groups["axis_value"].notna()] if len(comp_groups) else comp_groups
+    """One panel per task axis (or source, for tasks without an axis): accuracy per design at
+    each axis value, plus the CoT (curve k=1) and CoT-SC@k_max accuracies for reference. Every
+    task group is drawn: a group without an axis value (bare arithmetic, a plain dataset) is one
+    point in its own panel."""
+    g = comp_groups[comp_groups["axis"] != "all"] if len(comp_groups) else comp_groups
     if g.empty:
-        msg = "no task group with a numeric axis value in this run"
-        return _placeholder(out, "accuracy_by_axis", info, "Accuracy by axis", msg), [msg]
+        msg = "no task group in this run"
+        return _placeholder(out, "accuracy_by_axis", info, "Accuracy by task group", msg), [msg]
     axes_names = sorted(g["axis"].unique())
     n = len(axes_names)
     cols = min(n, 3)
@@ -186,31 +190,45 @@ def accuracy_by_axis(comp_groups: pd.DataFrame, curve_axis: pd.DataFrame, info: 
     colors = {**design_colors(g.drop_duplicates("design")), **(colors or {})}
     for i, axis in enumerate(axes_names):
         ax = fig.add_subplot(rows, cols, i + 1)
+        ax.set_gid(f"panel|{axis}")
         sub = g[g["axis"] == axis]
-        values = sorted(int(v) for v in sub["axis_value"].unique())
+        numeric = bool(sub["axis_value"].notna().any())
+        values = sorted(int(v) for v in sub["axis_value"].dropna().unique()) if numeric else [0]
         span = (max(values) - min(values)) or 1
+        step = 0.012 * span if len(values) > 1 else 0.06  # designs side by side around each value
         for j, d in enumerate(designs):
             s = sub[sub["design"] == d].sort_values("axis_value")
             if s.empty:
                 continue
-            x = s["axis_value"].to_numpy(float) + (j - (len(designs) - 1) / 2) * 0.012 * span
+            x = s["axis_value"].fillna(0).to_numpy(float) + (j - (len(designs) - 1) / 2) * step
             y = 100 * s["accuracy"].to_numpy(float)
             err = [np.clip(y - 100 * s["ci_lo"].to_numpy(float), 0, None), np.clip(100 * s["ci_hi"].to_numpy(float) - y, 0, None)]
-            ax.errorbar(x, y, yerr=err, fmt="-o", ms=4, lw=1.3, capsize=2, color=colors[d], label=d, alpha=0.9)
+            bar = ax.errorbar(x, y, yerr=err, fmt="-o", ms=4, lw=1.3, capsize=2, color=colors[d], label=d, alpha=0.9)
+            bar.lines[0].set_gid(f"accuracy|{axis}|{d}")  # the SVG names what it draws (the browser test reads it)
         c = curve_axis[curve_axis["axis"] == axis].sort_values("axis_value") if len(curve_axis) else curve_axis
-        if len(c):
+        if len(c):  # a marker at every value, so a group of one value shows its references too
             k_max = int(c["k_max"].max())
-            ax.plot(c["axis_value"], 100 * c["kmax_accuracy"], "k--", lw=1.6, label=f"CoT-SC@{k_max} (curve)")
-            ax.plot(c["axis_value"], 100 * c["cot_accuracy"], ":", color="#777777", lw=1.6, label="CoT (curve k=1)")
+            cx = c["axis_value"].fillna(0).to_numpy(float)
+            ax.plot(cx, 100 * c["kmax_accuracy"], "k--", marker="_", ms=26, mew=1.8, lw=1.6,
+                    label=f"CoT-SC@{k_max} (curve)", gid=f"reference|{axis}|CoT-SC@{k_max}")
+            ax.plot(cx, 100 * c["cot_accuracy"], ":", color="#777777", marker="_", ms=26, mew=1.8, lw=1.6,
+                    label="CoT (curve k=1)", gid=f"reference|{axis}|CoT")
         ax.set_xticks(values)
-        ax.set_xlabel(f"{axis} (axis value)")
+        if numeric:
+            ax.set_xlabel(f"{axis} (axis value)")
+            ax.set_title(axis, fontsize=10)
+        else:
+            ax.set_xticklabels([axis])
+            ax.set_xlabel("task group (no axis value)")
+            ax.set_title(f"{axis} (no axis value)", fontsize=10)
+        if len(values) == 1:
+            ax.set_xlim(values[0] - 0.5, values[0] + 0.5)
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(-3, 103)
         ax.grid(True, alpha=0.25)
-        ax.set_title(axis, fontsize=10)
     handles, labels = fig.axes[0].get_legend_handles_labels()  # the legend shows the first panel's entries
-    fig.suptitle(_title(info, "Accuracy by axis"), fontsize=10)
+    fig.suptitle(_title(info, "Accuracy by task group"), fontsize=10)
     fig.tight_layout(rect=(0, 0.1 if rows == 1 else 0.06, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
-    notes = [] if len(curve_axis) else ["no per-axis CoT-SC curve: reference lines omitted"]
+    notes = [] if len(curve_axis) else ["no per-group CoT-SC curve: reference lines omitted"]
     return _save(fig, out, "accuracy_by_axis"), notes

@@ -14,7 +14,8 @@ RAW_COLUMNS = [
     "design", "design_name", "baseline", "n", "accuracy", "ci_lo", "ci_hi", "tokens", "calls", "cost_usd",
     "x_cot_tokens", "x_cot_usd", "x_sc5_tokens", "x_sc5_usd", "iso_gap_tokens", "iso_gap_calls", "iso_gap_usd",
     "cost_vs_curve", "gap_vs_kmax", "iso_acc_cost_ratio_tokens", "iso_acc_cost_ratio_usd",
-    "mu_pp_per_1k_tokens", "mu_pp_per_usd", "pareto", "n_failed", "n_budget_exhausted", "n_degraded", "simulated",
+    "mu_pp_per_1k_tokens", "mu_pp_per_usd", "same_cost_tokens", "same_cost_usd", "cost_diff_tokens",
+    "cost_diff_tokens_ci_lo", "cost_diff_tokens_ci_hi", "pareto", "n_failed", "n_budget_exhausted", "n_degraded", "simulated",
     "budget_basis", "budget_spent", "iso_gap_budget",
     "paired_unit", "paired_position", "paired_k_match", "paired_n_tasks", "paired_diff", "paired_ci_lo",
     "paired_ci_hi", "paired_p", "paired_family", "paired_p_holm", "paired_ci_lo_holm", "paired_ci_hi_holm",
@@ -97,6 +98,25 @@ CHEAPER_NOTE = ("* cheaper than CoT: the marginal utility is then the accuracy l
                 "(per $) saved, so its sign reads the other way.")
 
 
+SAME_COST = "same cost"
+SAME_COST_NOTE = ("same cost: the design's cost is within noise of CoT's (the paired 95% interval of the per-task "
+                  "cost difference holds 0, or the difference is under 10% of CoT's cost), so no marginal utility "
+                  "is shown: the iso-cost gap and the verdict compare it (docs/metrics.md).")
+
+
+def any_same_cost(df: pd.DataFrame) -> bool:
+    """Whether a row of the table shows "same cost" (its note is printed then)."""
+    return any(is_true(r.get(c)) for r in records(df) for c in ("same_cost_tokens", "same_cost_usd"))
+
+
+def _mu(r: dict[str, Any], value: str, same: str, digits: int) -> str:
+    """A marginal-utility cell: the ratio (``*`` if cheaper than CoT), or "same cost" when the
+    view says the cost difference is within noise (it then has no ratio)."""
+    if is_true(r.get(same)):
+        return SAME_COST
+    return signed(r.get(value), digits) + ("*" if _cheaper(r) else "")
+
+
 def _cheaper(r: dict[str, Any]) -> bool:
     t, c = _number(r.get("tokens")), _number(r.get("cot_tokens"))
     return t is not None and c is not None and t < c
@@ -125,15 +145,14 @@ def paired_cell(r: dict[str, Any]) -> str:
 
 
 def formatted_row(r: dict[str, Any]) -> list[str]:
-    star = "*" if _cheaper(r) else ""
     ci = "" if _missing(r.get("ci_lo")) else f" [{100 * r['ci_lo']:.1f}, {100 * r['ci_hi']:.1f}]"
     return [
         str(r["design"]), str(int(r["n"])), pct(r["accuracy"]) + ci, num(r["tokens"]), num(r["calls"], 2),
         usd(r["cost_usd"]), mult(r.get("x_cot_tokens")), mult(r.get("x_sc5_tokens")), pp(r.get("iso_gap_tokens")),
         paired_cell(r),
         str(r.get("cost_vs_curve") or "–") if not _missing(r.get("k_max")) else "no curve",
-        mult(r.get("iso_acc_cost_ratio_tokens")), signed(r.get("mu_pp_per_1k_tokens"), 2) + star,
-        signed(r.get("mu_pp_per_usd"), 1) + star, "★" if is_true(r.get("pareto")) else "",
+        mult(r.get("iso_acc_cost_ratio_tokens")), _mu(r, "mu_pp_per_1k_tokens", "same_cost_tokens", 2),
+        _mu(r, "mu_pp_per_usd", "same_cost_usd", 1), "★" if is_true(r.get("pareto")) else "",
         f"{int(r.get('n_failed') or 0)} / {int(r.get('n_budget_exhausted') or 0)}",
     ]
 

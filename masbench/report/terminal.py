@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 from rich.console import Console
@@ -55,46 +56,71 @@ def _table(df: pd.DataFrame, title: str, width: int) -> tuple[Table, list[str]]:
     return t, hidden
 
 
-def compare(store_path: str | Path, run_id: str | None = None, axis: str = "all",
+def _axes(axis: str | Sequence[str]) -> list[str]:
+    """``--axis`` values, each once, in the order given (default: 'all')."""
+    return list(dict.fromkeys([axis] if isinstance(axis, str) else axis)) or ["all"]
+
+
+def _header(console: Console, info: data.RunInfo, costs: Sequence[str] = ()) -> None:
+    """The run's header, printed once per command: label, run, suite, models, date, cost lines.
+    Off a terminal every line is one line however long (log files)."""
+    soft = not console.is_terminal
+    if info.label:
+        console.print(Text(info.label, style="bold yellow"), soft_wrap=soft)
+    console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"),
+                  soft_wrap=soft)
+    for line in costs:
+        console.print(Text(line, style="dim"), soft_wrap=soft)
+
+
+def compare(store_path: str | Path, run_id: str | None = None, axis: str | Sequence[str] = "all",
             console: Console | None = None) -> int:
-    """Print the table (one per axis value when ``axis`` is not 'all') and one verdict per
-    non-baseline design. Returns the number of designs shown."""
+    """Print the run's header once, then for each axis asked (``axis``: one or several; 'all' is
+    the pooled table) its table per axis value and one verdict per non-baseline design. Returns
+    the number of designs shown."""
     console = console or Console()
+    soft = not console.is_terminal
+    axes = _axes(axis)
     with data.open_store(store_path) as st:
         info = data.run_info(st, run_id)
-        df = data.comparison(st, info.run_id, axis)
+        frames = {ax: data.comparison(st, info.run_id, ax) for ax in axes}
         known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
                                       [info.run_id])]
         costs = data.cost_lines(st, info.run_id) + data.tool_lines(st, info.run_id)
-    if info.label:
-        console.print(Text(info.label, style="bold yellow"))
-    console.print(Text(f"run {info.run_id} · suite {info.suite} · models {info.models_text} · {info.created_at}"))
-    for line in costs:
-        console.print(Text(line, style="dim"))
-    if df.empty:
-        console.print(Text(f"no results for axis {axis!r}; groups in this run: {', '.join(known) or '(none)'}",
-                           style="yellow"))
+    _header(console, info, costs)
+    shown = [df for df in frames.values() if not df.empty]
+    for ax, df in frames.items():
+        if df.empty:
+            console.print(Text(f"no results for axis {ax!r}; groups in this run: {', '.join(known) or '(none)'}",
+                               style="yellow"), soft_wrap=soft)
+    if not shown:
         return 0
     if not info.k_max:
-        console.print("[yellow]no CoT-SC curve in this run[/]: iso-cost gaps and verdicts need cot_sc enabled")
-    for ax, _value, label, g in tables.task_groups(df):
-        title = "all tasks" if ax == "all" else label
-        table, hidden = _table(g, title.replace("[", "\\["), console.width)
-        console.print(table)
-        if hidden:
-            console.print(Text(f"(narrow terminal: hidden {', '.join(hidden)}; see `masbench report`)", style="dim"))
-        for v in verdicts(g):
-            if v.verdict == BASELINE:
-                continue
-            style = _VERDICT_STYLE.get(v.verdict, "yellow")
-            line = Text(v.line)
-            line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
-            console.print(line)
+        console.print("[yellow]no CoT-SC curve in this run[/]: iso-cost gaps and verdicts need cot_sc enabled",
+                      soft_wrap=soft)
+    df = pd.concat(shown, ignore_index=True)
+    for ax in frames:
+        for gax, _value, label, g in tables.task_groups(frames[ax]):
+            title = "all tasks (pooled over every task group)" if gax == "all" else label
+            table, hidden = _table(g, title.replace("[", "\\["), console.width)
+            console.print(table)
+            if hidden:
+                console.print(Text(f"(narrow terminal: hidden {', '.join(hidden)}; see `masbench report`)",
+                                   style="dim"), soft_wrap=soft)
+            for v in verdicts(g):
+                if v.verdict == BASELINE:
+                    continue
+                style = _VERDICT_STYLE.get(v.verdict, "yellow")
+                line = Text(v.line)
+                line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
+                console.print(line, soft_wrap=soft)
     console.print(Text("★ Pareto-optimal on (tokens, accuracy). ▲/▼ paired difference significant after Holm. "
-                       + tables.CHEAPER_NOTE, style="dim"))
+                       + tables.CHEAPER_NOTE, style="dim"), soft_wrap=soft)
+    if tables.any_same_cost(df):
+        console.print(Text(tables.SAME_COST_NOTE, style="dim"), soft_wrap=soft)
     if (df["axis"] != "all").any():
-        console.print(Text(AXIS_NOTE, style="dim"))
-    console.print(Text(RULE, style="dim"))
+        console.print(Text(AXIS_NOTE, style="dim"), soft_wrap=soft)
+    console.print(Text(RULE, style="dim"), soft_wrap=soft)
     return int(df["design"].nunique())
 
 
@@ -116,14 +142,15 @@ def paired_table(df: pd.DataFrame, against: str, title: str) -> Table:
     return t
 
 
-def compare_against(store_path: str | Path, against: str, run_id: str | None = None, axis: str = "all",
-                    console: Console | None = None) -> int:
+def compare_against(store_path: str | Path, against: str, run_id: str | None = None,
+                    axis: str | Sequence[str] = "all", console: Console | None = None) -> int:
     """Print the paired tests against ``against``: 'curve' (at each design's cost), 'cot', or a
-    design label (exact McNemar, design − that design). Returns the number of rows."""
+    design label (exact McNemar, design − that design), for one axis or several. Returns the
+    number of rows."""
     console = console or Console()
     with data.open_store(store_path) as st:
         info = data.run_info(st, run_id)
-        df = data.paired(st, info.run_id, axis)
+        df = pd.concat([data.paired(st, info.run_id, ax) for ax in _axes(axis)], ignore_index=True)
     if info.label:
         console.print(Text(info.label, style="bold yellow"))
     if against in ("curve", "cot"):

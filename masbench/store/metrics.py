@@ -17,11 +17,40 @@ axis and axis value, or its source when it has no axis).
   ``budget_spent`` is the mean spend per task on it, and the curve's ``budget_spent`` the same for
   CoT-SC@k). ``curve_ci_lo_at_tokens`` / ``curve_ci_hi_at_tokens``: the curve's 95% band at the
   design's tokens, interpolated the same way (the report's verdict reads it).
+  ``same_cost_tokens`` / ``same_cost_usd``: the design's cost is within noise of CoT's (the rule:
+  :data:`SAME_COST_FLOOR` and the paired interval ``cost_diff_*_ci_lo/hi`` of the per-task cost
+  difference over ``cost_diff_n_tasks`` tasks); the marginal utility is then NULL, not a ratio
+  over noise.
 """
 
 from __future__ import annotations
 
+from .paired import GROUPED_RESULTS
+
 _Z = 1.959963984540054
+
+SAME_COST_FLOOR = 0.10
+"""A design whose mean cost differs from CoT's by less than this fraction of CoT's cost has the
+same cost (no marginal utility), whatever the interval says (docs/metrics.md)."""
+
+_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
+         2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
+         2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
+"""Student's t 97.5% quantile at 1..30 degrees of freedom."""
+
+
+def _t975(nu: str) -> str:
+    """SQL for Student's t 97.5% quantile at ``nu`` degrees of freedom: the table up to 30, beyond
+    it the Cornish-Fisher expansion around the normal quantile (Abramowitz & Stegun 26.7.5; error
+    below 1e-6 past 30)."""
+    z = _Z
+    g = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+         (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+         (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    table = " ".join(f"WHEN {i + 1} THEN {t}" for i, t in enumerate(_T975))
+    series = " + ".join(f"{c!r} / ({nu}) ^ {i + 1}" for i, c in enumerate(g))
+    return (f"(CASE WHEN ({nu}) < 1 THEN NULL WHEN ({nu}) <= 30 THEN (CASE CAST({nu} AS INTEGER) {table} END) "
+            f"ELSE {z!r} + {series} END)")
 
 DESIGN_METRICS = f"""
 WITH base AS (
@@ -99,7 +128,7 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
     SELECT d.run_id, d.axis, d.axis_value,
            coalesce(c.accuracy, k1.accuracy) AS cot_accuracy, coalesce(c.tokens, k1.tokens) AS cot_tokens,
            coalesce(c.calls, k1.calls) AS cot_calls, coalesce(c.cost_usd, k1.cost_usd) AS cot_cost_usd,
-           k1.tokens AS k1_tokens,
+           k1.tokens AS k1_tokens, c.design IS NOT NULL AS cot_is_design,
            k5.accuracy AS sc5_accuracy, k5.tokens AS sc5_tokens, k5.cost_usd AS sc5_cost_usd,
            km.k AS k_max, km.accuracy AS kmax_accuracy, km.tokens AS kmax_tokens
     FROM (SELECT DISTINCT run_id, axis, axis_value FROM design_metrics) d
@@ -111,8 +140,29 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
          AND k5.axis_value IS NOT DISTINCT FROM d.axis_value AND k5.k = 5
     LEFT JOIN (SELECT * FROM cot_sc_curve QUALIFY k = max(k) OVER (PARTITION BY run_id, axis, axis_value)) km
          ON km.run_id = d.run_id AND km.axis = d.axis AND km.axis_value IS NOT DISTINCT FROM d.axis_value
+), gr AS ({GROUPED_RESULTS}
+), cdt AS (  -- per task: the design's cost minus the CoT reference's on the same cells, seeds averaged
+    SELECT g.run_id, g.axis, g.axis_value, g.design, g.task_id,
+           avg(g.tokens - CASE WHEN f.cot_is_design THEN cr.tokens ELSE k1.tokens END) AS d_tokens,
+           avg(g.cost_usd - CASE WHEN f.cot_is_design THEN cr.cost_usd ELSE k1.cost_usd END) AS d_usd
+    FROM gr g
+    JOIN ref f ON f.run_id = g.run_id AND f.axis = g.axis AND f.axis_value IS NOT DISTINCT FROM g.axis_value
+    LEFT JOIN results cr ON cr.run_id = g.run_id AND cr.task_id = g.task_id AND cr.seed = g.seed AND cr.design = 'cot'
+    LEFT JOIN cot_sc_task_curve k1 ON k1.run_id = g.run_id AND k1.task_id = g.task_id AND k1.seed = g.seed
+         AND k1.k = 1
+    GROUP BY ALL
+), cds AS (
+    SELECT run_id, axis, axis_value, design, count(d_tokens) AS n_t, avg(d_tokens) AS m_t, stddev_samp(d_tokens) AS s_t,
+           count(d_usd) AS n_u, avg(d_usd) AS m_u, stddev_samp(d_usd) AS s_u
+    FROM cdt GROUP BY ALL
 ), x AS (
     SELECT d.*, r.* EXCLUDE (run_id, axis, axis_value),
+           cds.n_t AS cost_diff_n_tasks, cds.m_t AS cost_diff_tokens,
+           cds.m_t - {_t975('cds.n_t - 1')} * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_lo,
+           cds.m_t + {_t975('cds.n_t - 1')} * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_hi,
+           cds.m_u AS cost_diff_usd,
+           cds.m_u - {_t975('cds.n_u - 1')} * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_lo,
+           cds.m_u + {_t975('cds.n_u - 1')} * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_hi,
            {_iso_cost('tokens')} AS curve_acc_at_tokens,
            {_iso_cost('calls')} AS curve_acc_at_calls,
            {_iso_cost('cost_usd')} AS curve_acc_at_usd,
@@ -123,6 +173,19 @@ ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k
            {_iso_acc('cost_usd')} AS curve_usd_at_acc
     FROM design_metrics d
     LEFT JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value
+    LEFT JOIN cds ON cds.run_id = d.run_id AND cds.axis = d.axis AND cds.axis_value IS NOT DISTINCT FROM d.axis_value
+         AND cds.design = d.design
+), sc AS (  -- same cost as CoT: under the floor, or the paired interval of the difference holds 0
+    SELECT x.*,
+           CASE WHEN design = 'cot' OR tokens IS NULL OR cot_tokens IS NULL THEN NULL
+                WHEN abs(tokens - cot_tokens) < {SAME_COST_FLOOR} * cot_tokens THEN true
+                ELSE coalesce(cost_diff_tokens_ci_lo <= 0 AND cost_diff_tokens_ci_hi >= 0, false) END
+               AS same_cost_tokens,
+           CASE WHEN design = 'cot' OR cost_usd IS NULL OR cot_cost_usd IS NULL
+                     OR (cost_usd = 0 AND cot_cost_usd = 0) THEN NULL
+                WHEN abs(cost_usd - cot_cost_usd) < {SAME_COST_FLOOR} * cot_cost_usd THEN true
+                ELSE coalesce(cost_diff_usd_ci_lo <= 0 AND cost_diff_usd_ci_hi >= 0, false) END AS same_cost_usd
+    FROM x
 )
 SELECT x.*,
        tokens / nullif(cot_tokens, 0) AS x_cot_tokens,
@@ -138,8 +201,10 @@ SELECT x.*,
        accuracy - kmax_accuracy AS gap_vs_kmax,
        tokens / nullif(curve_tokens_at_acc, 0) AS iso_acc_cost_ratio_tokens,
        cost_usd / nullif(curve_usd_at_acc, 0) AS iso_acc_cost_ratio_usd,
-       100 * (accuracy - cot_accuracy) / nullif((tokens - cot_tokens) / 1000.0, 0) AS mu_pp_per_1k_tokens,
-       100 * (accuracy - cot_accuracy) / nullif(cost_usd - cot_cost_usd, 0) AS mu_pp_per_usd,
+       CASE WHEN NOT coalesce(same_cost_tokens, false)
+            THEN 100 * (accuracy - cot_accuracy) / nullif((tokens - cot_tokens) / 1000.0, 0) END AS mu_pp_per_1k_tokens,
+       CASE WHEN NOT coalesce(same_cost_usd, false)
+            THEN 100 * (accuracy - cot_accuracy) / nullif(cost_usd - cot_cost_usd, 0) END AS mu_pp_per_usd,
        NOT EXISTS (
            SELECT 1 FROM design_metrics o WHERE o.run_id = x.run_id AND o.axis = x.axis
              AND o.axis_value IS NOT DISTINCT FROM x.axis_value AND o.design <> x.design
@@ -149,7 +214,7 @@ SELECT x.*,
              AND c.axis_value IS NOT DISTINCT FROM x.axis_value
              AND c.tokens <= x.tokens AND c.accuracy >= x.accuracy AND (c.tokens < x.tokens OR c.accuracy > x.accuracy))
        AS pareto
-FROM x
+FROM sc x
 """
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 _G = "AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
 
-_GROUPED_RESULTS = """
+GROUPED_RESULTS = """
     SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct,
            tokens, calls, cost_usd, budget_spent FROM results
     UNION ALL
@@ -75,7 +75,7 @@ cost AS (
                       AND s.unit = m.unit AND s.k = m.k_lo
 ), pb AS (  -- a cell's mean CoT sample spend on the budget basis
     SELECT run_id, task_id, seed, avg(budget_spent) AS b FROM pool GROUP BY ALL
-), r AS ({_GROUPED_RESULTS})
+), r AS ({GROUPED_RESULTS})
 SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.position, mw.k_lo + mw.w AS k_match,
        mw.k_max, CAST(coalesce(r.correct, false) AS DOUBLE) AS y,
        (1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy) AS curve_y,
@@ -120,7 +120,7 @@ FROM paired_task_diffs GROUP BY run_id, axis, axis_value, design, unit
 """
 
 DESIGN_PAIR_DIFFS = f"""
-WITH r AS ({_GROUPED_RESULTS})
+WITH r AS ({GROUPED_RESULTS})
 SELECT a.run_id, a.axis, a.axis_value, a.design AS design_a, b.design AS design_b, a.task_id, a.seed,
        CAST(coalesce(a.correct, false) AS DOUBLE) AS y_a, CAST(coalesce(b.correct, false) AS DOUBLE) AS y_b,
        CAST(coalesce(a.correct, false) AS DOUBLE) - CAST(coalesce(b.correct, false) AS DOUBLE) AS diff

@@ -124,13 +124,14 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     slow.mkdir()
     suite = write_suite(slow, name="slow", model="slowsim", n=10,
                         designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
-    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 300}}")
+    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 600}}")
     suite.write_text(text)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400"}  # one progress line per line
     proc = subprocess.Popen(_run_cmd(suite, "--no-cache", "--concurrency", "2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     # Kill on what the run reports, not after a fixed sleep. A progress line is printed after the
-    # finished cell's rows are flushed, and lines are >= 5 s apart while the writer flushes every
+    # finished cell's rows are flushed, and lines are >= 10 s apart (600 ms a call: the run lasts
+    # well past the third line) while the writer flushes every
     # 2 s, so every cell counted on one line is in the store once the NEXT line appears.
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()

@@ -1,13 +1,19 @@
-"""The plain (non-terminal) progress line keeps its "[suite]" label and the SIMULATED mark."""
+"""The plain (non-terminal) progress lines: the "[suite]" label and the SIMULATED mark, one line per
+update at most every 10 s (an injected clock), never wrapped (also through a real pipe)."""
 
 from __future__ import annotations
 
 import io
+import os
+import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 from rich.console import Console
 
 from masbench.harness.progress import RunDisplay
+from simsuite import write_suite
 
 
 def test_plain_progress_line_keeps_the_suite_label() -> None:
@@ -23,3 +29,70 @@ def test_plain_progress_line_keeps_the_suite_label() -> None:
     text = out.getvalue()
     assert "suite quickstart [SIMULATED models]" in text
     assert "[quickstart] 2/2 cells · calls 3 · tokens 15" in text
+
+
+def _plain(width: int, clock) -> tuple[RunDisplay, io.StringIO, SimpleNamespace]:
+    """A display on a non-terminal console of ``width`` columns, started on a 10-cell run."""
+    out = io.StringIO()
+    display = RunDisplay(Console(file=out, force_terminal=False, width=width), clock=clock)
+    suite = SimpleNamespace(name="a-suite-with-a-rather-long-name", seeds=[0], cot_sc=SimpleNamespace(enabled=True, k_max=8))
+    prep = SimpleNamespace(simulated=True, suite=suite, tasks=list(range(40)), designs=[1, 2, 3])
+    state = SimpleNamespace(total=10, done=0, skipped=0, failed=0)
+    display.start(prep, "run-with-an-id-of-some-length-20260101", state)
+    display.attach({"calls": 123456, "prompt_tokens": 9_876_543, "completion_tokens": 1_234_567, "cost_usd": 12.5,
+                    "cache_hits": 42})
+    return display, out, state
+
+
+PROGRESS = re.compile(r"^\[a-suite-with-a-rather-long-name\] (\d+)/10 cells · calls 123,456 · tokens 11,111,110 · "
+                      r"\$12\.5000 · cache hits 42 · elapsed (\d+)s · ETA (\d+|nan)s$")
+
+
+def test_plain_progress_is_one_line_per_update_at_most_every_10_s() -> None:
+    """Off a terminal: an update prints only if 10 s (injected clock) passed since the last line,
+    except the last one (every cell done); each line is whole however narrow the console."""
+    now = [100.0]
+    display, out, state = _plain(40, lambda: now[0])
+    printed_at = []
+    # (clock, cells done): updates at 0, 3, 9.9 s print once; 10 s prints; 12, 19.9 no; 20.5 yes; the end yes
+    for t, done in ((0.0, 1), (3.0, 2), (9.9, 3), (10.0, 4), (12.0, 5), (19.9, 6), (20.5, 7), (21.0, 10)):
+        now[0] = 100.0 + t
+        state.done = done
+        before = out.getvalue().count("\n")
+        display.update()
+        if out.getvalue().count("\n") > before:
+            printed_at.append(t)
+    assert printed_at == [0.0, 10.0, 20.5, 21.0]
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("run run-with-an-id-of-some-length-20260101 · suite a-suite-with-a-rather-long-name "
+                               "[SIMULATED models] · 40 tasks × 3 designs × 1 seed(s) + CoT-SC pool k_max=8")
+    progress = lines[1:]
+    assert len(progress) == 4 and all(PROGRESS.match(line) for line in progress), progress
+    assert [int(PROGRESS.match(line)[1]) for line in progress] == [1, 4, 7, 10]  # type: ignore[index]
+    assert [int(PROGRESS.match(line)[2]) for line in progress] == [0, 10, 20, 21]  # type: ignore[index]
+    # a repeated update once all cells are done does not print the last line again
+    now[0] += 1
+    display.update()
+    assert out.getvalue().splitlines() == lines
+
+
+def test_run_piped_to_a_log_has_no_wrapped_progress_line(tmp_path) -> None:
+    """`masbench run` with stdout and stderr piped (a log file): every progress line is whole on one
+    line, though the console width defaults to 80 and the lines are longer."""
+    suite = write_suite(tmp_path, name="log-friendly-suite-name", n=3, designs="[cot, debate]", k_max=3)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "TERM")}
+    proc = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(suite), "--new"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    line = re.compile(r"^\[log-friendly-suite-name\] (\d+)/(\d+) cells · calls [\d,]+ · tokens [\d,]+ · \$[\d.]+ · "
+                      r"cache hits [\d,]+ · elapsed \d+s · ETA (\d+|nan)s$")
+    progress = [x for x in lines if "cells ·" in x or "ETA" in x or "elapsed" in x]
+    assert progress and all(line.match(x) for x in progress), progress
+    assert max(len(x) for x in progress) > 80  # longer than the default width: it would have wrapped
+    last = line.match(progress[-1])
+    assert last is not None and last[1] == last[2]  # the last line: every cell done
+    head = [x for x in lines if x.startswith("run ")]
+    assert len(head) == 1 and "suite log-friendly-suite-name [SIMULATED models]" in head[0] and "k_max=3" in head[0]
+    assert any(x.startswith("report: masbench report --store ") and x.endswith("--out reports/" + proc.stdout.strip())
+               for x in lines)

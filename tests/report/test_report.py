@@ -280,3 +280,73 @@ def test_compare_shows_paired_ci_and_tests_against_references(synth):
     assert res.exit_code == 0 and "planner-workers" in res.output
     res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--against", "nope"])
     assert res.exit_code == 2 and "references:" in res.output
+
+
+def test_compare_prints_the_run_header_once_for_several_axes(synth):
+    """`compare --axis depth --axis all`: one header, then the tables and verdicts of depth 1, depth 2
+    and all tasks pooled (make demo prints its two levels this way)."""
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--axis", "depth", "--axis", "all"],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"run {RUN} · suite synthetic") == 1 and res.output.count("budget basis:") == 1
+    assert "depth = 1" in res.output and "depth = 2" in res.output and "all tasks (pooled over every task group)" in res.output
+    assert res.output.count("debate: ") == 3  # its verdict in each of the three groups
+    assert res.output.count("verdict rule:") == 1
+
+
+def test_marginal_utility_cell_says_same_cost_instead_of_a_ratio():
+    """The view decides (same_cost_*); the table shows "same cost" for it and the ratio otherwise,
+    with the '*' of a cheaper design."""
+    from masbench.report.tables import HEADERS, SAME_COST, formatted_row
+
+    base = dict(design="d", n=4, accuracy=0.5, ci_lo=0.2, ci_hi=0.8, tokens=105.0, calls=1.0, cost_usd=0.001,
+                cot_tokens=100.0, k_max=4)
+    mu1k, mu_usd = HEADERS.index("MU pp/1k tok"), HEADERS.index("MU pp/$")
+    same = formatted_row({**base, "same_cost_tokens": True, "same_cost_usd": True, "mu_pp_per_1k_tokens": None,
+                          "mu_pp_per_usd": None})
+    assert (same[mu1k], same[mu_usd]) == (SAME_COST, SAME_COST) == ("same cost", "same cost")
+    dear = formatted_row({**base, "tokens": 300.0, "same_cost_tokens": False, "same_cost_usd": None,
+                          "mu_pp_per_1k_tokens": 125.0, "mu_pp_per_usd": None})
+    assert (dear[mu1k], dear[mu_usd]) == ("+125.00", "–")
+    cheap = formatted_row({**base, "tokens": 50.0, "same_cost_tokens": False, "mu_pp_per_1k_tokens": -500.0})
+    assert cheap[mu1k] == "-500.00*"
+
+
+def test_report_gives_each_task_group_its_figure_table_and_verdicts(report_dir, synth):
+    """Per group what `compare --axis depth` prints (the same verdict lines), then all tasks pooled."""
+    out, _ = report_dir
+    for stem in ("cost_accuracy_depth-1", "cost_accuracy_depth-2"):
+        assert (out / f"{stem}.png").stat().st_size > 10_000 and (out / f"{stem}.svg").exists()
+    res = CliRunner().invoke(app, ["compare", "--store", str(synth), "--axis", "depth"], env={"COLUMNS": "250"})
+    debate = [line for line in res.output.splitlines() if line.startswith("debate: ")]
+    assert len(debate) == 2  # depth 1, depth 2
+    md = (out / "marginal_utility.md").read_text()
+    d1, d2, pooled = md.index("### depth = 1"), md.index("### depth = 2"), md.index("## All tasks, pooled over the 2 task groups")
+    assert d1 < d2 < pooled
+    assert d1 < md.index(f"- {debate[0]}") < d2 < md.index(f"- {debate[1]}") < pooled
+    page = (out / "index.html").read_text()
+    assert page.index("<section class='group' id='depth-1'>") < page.index("<section class='group' id='depth-2'>") \
+        < page.index("<section class='group' id='pooled'>")
+
+
+def test_compare_shows_same_cost_for_a_design_within_noise_of_cot(tmp_path):
+    """Through the store's views to the terminal: `twin` costs CoT's tokens + 3 a task (300 ± 45
+    per task: 1% over CoT, under the 10% floor) and reads "same cost"; `dear` costs 3× and shows its
+    ratio, 100 · (0.6 − 0.4) / (0.6 k tokens) = +33.33 pp/1k tok."""
+    path = tmp_path / "twin.duckdb"
+    with Store(path) as st:
+        st.sql("INSERT INTO runs(run_id, suite, status, models, simulated) VALUES "
+               "('twin-run', 'twin', 'finished', '{\"default\": \"sim/medium\"}', true)")
+        w = StoreWriter(st)
+        for i in range(10):
+            cot = 300 + (45 if i % 2 else -45)
+            for design, tokens, ok in (("cot", cot, i < 4), ("twin", cot + 3, i < 8), ("dear", 3 * cot, i < 6)):
+                w.add("results", {"run_id": "twin-run", "design": design, "design_name": design, "task_id": f"t{i}",
+                                  "seed": 0, "source": "src", "correct": ok, "tokens": tokens, "calls": 1,
+                                  "cost_usd": 0.0, "status": "ok", "simulated": True})
+        w.flush()
+    res = CliRunner().invoke(app, ["compare", "--store", str(path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    rows = {line.split("│")[1].split()[0]: line for line in res.output.splitlines() if line.startswith("│")}
+    assert "same cost" in rows["twin"] and "+33.33" in rows["dear"] and "same cost" not in rows["dear"]
+    assert "same cost: the design's cost is within noise of CoT's" in res.output

@@ -18,28 +18,11 @@ from typer.testing import CliRunner
 
 from masbench.cli import app as cli_app
 from masbench.view import create_app
+from chromium import browser  # noqa: F401 - fixture
 from viewrun import ARTIFACTS, debater_call, view_run  # noqa: F401 - fixture
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "prompt_fresh_tokens", "cached_tokens", "cache_write_tokens",
               "completion_visible_tokens", "reasoning_tokens")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover - the environment is broken, say how to fix it
-        pytest.fail("playwright is not installed: pip install 'playwright>=1.45' (the test extra); the browser is "
-                    "Debian's chromium (apt-get install chromium), no `playwright install` needed", pytrace=False)
-    if not CHROMIUM.exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/setup_browser.sh)", pytrace=False)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
