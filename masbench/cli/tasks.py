@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..bench import dag as dagmod
-from ..bench.loaders import load_suite
+from ..bench.loaders import SuiteTasks, load_suite
 from ..bench.replayscore import ReplayResult, read_replies, score_replies
 from ..bench.types import TaskInstance
 from ..library import Library, bundled_root
@@ -44,17 +44,24 @@ def resolve_suite(suite: str) -> Path:
                             f"or in {bundled_root() / 'tasks'}")
 
 
-def suite_tasks(suite: str, counts: Console | None = None) -> tuple[Path, list[TaskInstance]]:
-    """Load and validate a suite, then all of its tasks; with ``counts``, print there the rows each
-    source read (and a warning where a cap ``n`` cut a split or file)."""
+def suite_file_tasks(suite: str) -> tuple[Path, SuiteTasks]:
+    """Load and validate a suite, then all of its tasks (and what each source read)."""
     path = resolve_suite(suite)
     spec = Library(include_cwd=False).load_path(path, "suite", check=False).typed(SuiteSpec)
-    loaded = load_suite(spec, base_dir=path.parent)
-    if counts is not None:
-        for read in loaded.reads:
-            counts.print(read.line(), markup=False, highlight=False, soft_wrap=True,
-                         style="yellow" if read.cut else None)
+    return path, load_suite(spec, base_dir=path.parent)
+
+
+def suite_tasks(suite: str) -> tuple[Path, list[TaskInstance]]:
+    """Load and validate a suite, then all of its tasks."""
+    path, loaded = suite_file_tasks(suite)
     return path, loaded.tasks
+
+
+def print_reads(loaded: SuiteTasks, console: Console) -> None:
+    """The rows each source read, one line each (a warning, in yellow, where a cap ``n`` cut a split
+    or file) — printed once the command has succeeded, so an error stays one line."""
+    for read in loaded.reads:
+        console.print(read.line(), markup=False, highlight=False, soft_wrap=True, style="yellow" if read.cut else None)
 
 
 def _fail(console: Console, exc: Exception) -> NoReturn:
@@ -96,9 +103,11 @@ def show(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.yaml) o
     instances with gold answers and DAG statistics."""
     console = Console()
     try:
-        path, tasks = suite_tasks(suite, counts=console)
+        path, loaded = suite_file_tasks(suite)
     except Exception as exc:  # noqa: BLE001 - shown to the user, exit 1
         _fail(console, exc)
+    print_reads(loaded, console)
+    tasks = loaded.tasks
     counts = Counter(_group(t) for t in tasks)
     table = Table(title=f"{path} — {len(tasks)} tasks")
     for col in ("source", "axis", "value", "tasks"):
@@ -122,9 +131,11 @@ def export(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.yaml)
     """Write a suite's tasks as JSONL, one TaskInstance per line (DAG included)."""
     console = Console(stderr=True)
     try:
-        _, tasks = suite_tasks(suite, counts=console)
+        _, loaded = suite_file_tasks(suite)
     except Exception as exc:  # noqa: BLE001
         _fail(console, exc)
+    print_reads(loaded, console)
+    tasks = loaded.tasks
     lines = "".join(t.model_dump_json() + "\n" for t in tasks)
     if out is None:
         typer.echo(lines, nl=False)
@@ -204,10 +215,11 @@ def score_cmd(suite: str = typer.Argument(..., help="Suite name (tasks/<name>.ya
     per-source and overall accuracy over the replies."""
     err = Console(stderr=True)
     try:
-        _, tasks = suite_tasks(suite, counts=err)
-        result = score_replies(tasks, read_replies(replies), replies)
+        _, loaded = suite_file_tasks(suite)
+        result = score_replies(loaded.tasks, read_replies(replies), replies)
     except Exception as exc:  # noqa: BLE001 - shown to the user
         _fail(err, exc)
+    print_reads(loaded, err)
     SCORE_FORMATS[fmt](result, f"{replies} scored with {suite}", show)
 
 
