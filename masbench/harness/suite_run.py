@@ -115,9 +115,9 @@ class _Engine:
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
     prep = prepare(opts)
-    if display:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
-        for line in read_lines(prep.reads):
-            display.note(line)
+    shown = getattr(display, "sources", None)
+    if shown:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
+        shown(read_lines(prep.reads))
     telemetry.decide()  # telemetry on without its extra: say so before anything is opened
     store_path = opts.store or prep.store_path
     use_cache = prep.suite.cache if opts.cache is None else opts.cache
