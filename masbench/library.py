@@ -1,9 +1,11 @@
-"""Find and load declarative files (agents, designs, suites, handbooks) by name.
+"""Find and load declarative files (agents, designs, suites, handbooks, models) by name.
 
 Search order: explicit roots (``--lib DIR``), then ``$MASBENCH_PATH`` (os.pathsep-separated), then
 the current directory, then the libraries bundled with masbench. A root is a folder that holds
-any of ``agents/``, ``baselines/``, ``orchestrators/``, ``tasks/``, ``skills/``. The first file that
-declares a name wins, so a user's ``agents/solver.yaml`` shadows the bundled one.
+any of ``agents/``, ``baselines/``, ``orchestrators/``, ``tasks/``, ``skills/``, ``models/``. The
+first file that declares a name wins, so a user's ``agents/solver.yaml`` shadows the bundled one.
+A model YAML has no ``name`` field: its name is its file stem (``models/local-server.yaml`` is
+``local-server``, what ``masbench run SUITE --model default=local-server`` names).
 
 Nothing here executes anything: files are parsed (PyYAML safe loader) and validated.
 """
@@ -28,6 +30,7 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     "design": ("baselines", "orchestrators", "orchestrators/generated"),
     "suite": ("tasks",),
     "handbook": ("skills",),
+    "model": ("models",),
 }
 """Kind → folders (relative to a root) that hold files of that kind."""
 
@@ -194,7 +197,7 @@ class Library:
         kind = kind or detect_kind(p, data)
         if kind is None or kind not in KINDS:
             raise SpecError([problem_at(located, (), "cannot tell what kind of file this is "
-                                        "(put it under agents/, baselines/, orchestrators/, tasks/ or skills/)")])
+                                        "(put it under agents/, baselines/, orchestrators/, tasks/, skills/ or models/)")])
         if not isinstance(data, dict):
             raise SpecError([problem_at(located, (), f"a {kind} file must be a mapping, got "
                                         f"{type(data).__name__ if data is not None else 'an empty document'}")])

@@ -7,6 +7,7 @@ Never calls a model. Public API::
     load_tasks(source, base_dir)          # one TaskSource → [TaskInstance] (TaskDataError on bad data)
     READERS / FORMATS                     # task-source registries: path → rows, rows → tasks (RowGroup)
     load_suite_tasks(suite, base_dir)     # a SuiteSpec → [TaskInstance]
+    load_suite(suite, base_dir, limit)    # → SuiteTasks: the tasks and what each source read (SourceRead)
     extract_answers(text, n, how, field)  # reply → normalized answers
     normalize_answer(s)                   # canonical answer string (voting equality)
     score(task, prediction, reply=None)   # → Score (the task's scorer; benchmark scorers read the reply)
@@ -29,7 +30,8 @@ from .dag import from_json as dag_from_json
 from .dag import measure as measure_axis
 from .dag import stats as dag_stats
 from .errors import TaskDataError
-from .loaders import load_jsonl, load_parquet, load_suite_tasks, load_tasks
+from .loaders import SuiteTasks, load_jsonl, load_parquet, load_suite, load_suite_tasks, load_tasks
+from .reads import SourceRead, read_lines
 from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
 from .scorers import score
 from .scoring import math_equal, raw_vote_key
@@ -37,7 +39,7 @@ from .sources import FORMATS, READERS, RowGroup
 from .types import Score, TaskInstance
 
 __all__ = [
-    "FORMATS", "GENERATORS", "READERS", "RowGroup", "REPLY_SCORERS", "SCORERS", "Score", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
-    "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite_tasks", "load_tasks",
-    "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "score", "scorer",
+    "FORMATS", "GENERATORS", "READERS", "RowGroup", "REPLY_SCORERS", "SCORERS", "Score", "SourceRead", "SuiteTasks", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite", "load_suite_tasks", "load_tasks",
+    "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "read_lines", "score", "scorer",
 ]

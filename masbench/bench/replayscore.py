@@ -2,6 +2,9 @@
 
 This is how a user checks our scorers against a paper's released outputs: every reply is scored
 by its task's scorer exactly as in a run (the reply text is given whole to the benchmark scorer).
+An id may have several replies (a CoT-SC pool sampled elsewhere): each gets its own verdict, told
+apart by ``sample`` — the line's own ``sample`` field (an integer ≥ 0) or, without one, the reply's
+index among that id's replies in file order (0, 1, …). Two replies with one (id, sample) are an error.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import TaskDataError
 from .scorers import score
@@ -21,11 +25,18 @@ class ReplyScore:
     """The verdict on one reply."""
 
     task_id: str
+    sample: int
+    """Which reply of the task this is: the file's ``sample`` field, else its index in file order."""
     source: str
     scorer: str
     gold: list[str]
     predicted: list[str]
     correct: bool
+
+    def record(self) -> dict[str, Any]:
+        """The verdict as one JSON-able record (a ``--format jsonl`` line, a ``csv`` row)."""
+        return {"id": self.task_id, "sample": self.sample, "source": self.source, "scorer": self.scorer,
+                "gold": list(self.gold), "predicted": list(self.predicted), "correct": self.correct}
 
 
 @dataclass
@@ -56,36 +67,58 @@ class ReplayResult:
         return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def read_replies(path: Path) -> list[tuple[int, str, str]]:
-    """``(line, id, reply)`` for every non-blank line of a replies file."""
+@dataclass(frozen=True)
+class Reply:
+    """One line of a replies file."""
+
+    line: int
+    """Its line in the file (what an error names)."""
+    id: str
+    """The task id."""
+    reply: str
+    """The reply text, scored whole."""
+    sample: int
+    """The line's ``sample`` field, else the reply's index among its id's replies in file order."""
+
+
+def read_replies(path: Path) -> list[Reply]:
+    """Every non-blank line of a replies file, samples numbered (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
         raise TaskDataError(path, "replies file not found")
-    out = []
+    out: list[Reply] = []
+    count: dict[str, int] = defaultdict(int)
+    taken: dict[tuple[str, int], int] = {}
     for _path, line_no, obj in jsonl_rows(path):
         for key in ("id", "reply"):
             if key not in obj:
                 raise TaskDataError(path, "missing", line_no, key)
         if not isinstance(obj["reply"], str):
             raise TaskDataError(path, "the reply must be a string", line_no, "reply")
-        out.append((line_no, str(obj["id"]), obj["reply"]))
+        ident = str(obj["id"])
+        sample = obj.get("sample", count[ident])
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+            raise TaskDataError(path, f"sample must be an integer ≥ 0, got {sample!r}", line_no, "sample")
+        if (ident, sample) in taken:
+            raise TaskDataError(path, f"id {ident!r} sample {sample} was already given on line "
+                                      f"{taken[ident, sample]}", line_no, "sample")
+        taken[ident, sample] = line_no
+        count[ident] += 1
+        out.append(Reply(line_no, ident, obj["reply"], sample))
     return out
 
 
-def score_replies(tasks: list[TaskInstance], replies: list[tuple[int, str, str]],
-                  path: Path | str = "replies") -> ReplayResult:
-    """Score each reply with its task's scorer; an id that is not a task of the suite is an error."""
+def score_replies(tasks: list[TaskInstance], replies: list[Reply], path: Path | str = "replies") -> ReplayResult:
+    """Score each reply with its task's scorer (one verdict per reply, several per id when the file
+    gives several); an id that is not a task of the suite is an error naming its line."""
     by_id = {t.id: t for t in tasks}
     result = ReplayResult()
-    seen: dict[str, int] = {}
-    for line_no, ident, reply in replies:
-        task = by_id.get(ident)
+    for r in replies:
+        task = by_id.get(r.id)
         if task is None:
-            raise TaskDataError(path, f"id {ident!r} is not a task of this suite", line_no, "id")
-        if ident in seen:
-            raise TaskDataError(path, f"id {ident!r} was already scored on line {seen[ident]}", line_no, "id")
-        seen[ident] = line_no
-        sc = score(task, reply)
-        result.rows.append(ReplyScore(ident, task.source, task.scorer, list(task.answers), sc.predicted, sc.correct))
-    result.missing = len(set(by_id) - set(seen))
+            raise TaskDataError(path, f"id {r.id!r} is not a task of this suite", r.line, "id")
+        sc = score(task, r.reply)
+        result.rows.append(ReplyScore(r.id, r.sample, task.source, task.scorer, list(task.answers), sc.predicted,
+                                      sc.correct))
+    result.missing = len(set(by_id) - {r.id for r in replies})
     return result

@@ -1,17 +1,20 @@
 """What every command group shares: consoles, option types, library and file helpers, and the one
-``--model ALIAS=ID`` parser."""
+parser of the model flags (``--model ALIAS=NAME``, ``--free ALIAS``, ``--api-base ALIAS=URL``)."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Iterator, NoReturn, Optional, TypedDict
 
 import typer
 from rich.console import Console
 
 from ..library import Library
 from ..store import RunSession, StoreBusy
+
+if TYPE_CHECKING:
+    from ..llm import ModelOverride  # a type only: the command line starts without the gateway
 
 console = Console()
 err = Console(stderr=True)
@@ -62,12 +65,44 @@ def yaml_files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
-    """``--model ALIAS=LITELLM_ID`` (repeatable) → {alias: id}."""
+ModelOpt = Annotated[Optional[list[str]], typer.Option(
+    "--model", metavar="ALIAS=NAME",
+    help="Replace a suite model (repeatable). NAME: a model YAML by name (models/NAME.yaml here or bundled: "
+         "local-server, smollm2) or by path (…/x.yaml), taken whole; else a litellm id (e.g. openai/gpt-4o-mini).")]
+FreeOpt = Annotated[Optional[list[str]], typer.Option(
+    "--free", metavar="ALIAS",
+    help="This alias's model is free (price: 0), e.g. a local server (repeatable).")]
+ApiBaseOpt = Annotated[Optional[list[str]], typer.Option(
+    "--api-base", metavar="ALIAS=URL",
+    help="This alias's model is served at URL, an OpenAI-compatible server, e.g. "
+         "default=http://127.0.0.1:8080/v1 (repeatable).")]
+
+
+def _pairs(flag: str, values: list[str] | None, what: str) -> dict[str, str]:
     out = {}
     for v in values or []:
-        if "=" not in v:
-            raise typer.BadParameter(f"--model takes ALIAS=LITELLM_ID, got {v!r}")
-        a, m = v.split("=", 1)
-        out[a.strip()] = m.strip()
+        alias, sep, rest = v.partition("=")
+        if not sep or not alias.strip() or not rest.strip():
+            raise typer.BadParameter(f"{flag} takes ALIAS={what}, got {v!r}")
+        out[alias.strip()] = rest.strip()
     return out
+
+
+def parse_model_overrides(values: list[str] | None) -> dict[str, str]:
+    """``--model ALIAS=NAME`` (repeatable) → {alias: name}."""
+    return _pairs("--model", values, "NAME")
+
+
+class ModelFlags(TypedDict):
+    """The model flags as :class:`~masbench.harness.RunOptions` fields: ``RunOptions(**flags, …)``."""
+
+    overrides: dict[str, ModelOverride]
+    free: list[str]
+    api_base: dict[str, str]
+
+
+def model_flags(model: list[str] | None, free: list[str] | None = None,
+                api_base: list[str] | None = None) -> ModelFlags:
+    """``--model``/``--free``/``--api-base`` as :class:`~masbench.harness.RunOptions` fields."""
+    return ModelFlags(overrides={**parse_model_overrides(model)}, free=[a.strip() for a in free or []],
+                      api_base=_pairs("--api-base", api_base, "URL"))

@@ -27,7 +27,7 @@ from ..library import Library
 from ..llm import TranscriptRecorder
 from ..spec.problems import SpecError
 from ..store import Store, ensure_views
-from .common import parse_model_overrides  # one parser for --model ALIAS=ID
+from .common import ApiBaseOpt, FreeOpt, ModelOpt, model_flags  # one parser of the model flags
 from .common import writing
 
 err = Console(stderr=True)
@@ -46,7 +46,6 @@ design_app = typer.Typer(help="Automatic MAS design: one-shot holistic designer,
                               "generated designs (stored, exported, listed).", no_args_is_help=True)
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="DuckDB store file.")]
-ModelOpt = Annotated[Optional[list[str]], typer.Option("--model", help="ALIAS=LITELLM_ID override (repeatable).")]
 LibOpt = Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")]
 ScriptOpt = Annotated[Optional[Path], typer.Option(
     "--script", help="Scripted designer replies (YAML/JSON: role → list of replies; roles holistic, decompose) "
@@ -63,9 +62,10 @@ def _scripted(script: Path | None, prep: Any, sink: Any):
                                    transcripts=TranscriptRecorder(sink, prep.transcripts))
 
 
-def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None):
+def _prepare(suite: str, model: list[str] | None, lib: list[Path] | None, limit: int | None = None,
+             free: list[str] | None = None, api_base: list[str] | None = None):
     try:
-        return prepare(RunOptions(suite=suite, overrides=parse_model_overrides(model), lib=lib or [], limit=limit))
+        return prepare(RunOptions(suite=suite, **model_flags(model, free, api_base), lib=lib or [], limit=limit))
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
@@ -96,7 +96,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
 @design_app.command("holistic")
 def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose task family to design for.")],
              n: Annotated[int, typer.Option("--n", min=1, help="Candidate designs (one model call each).")] = 3,
-             model: ModelOpt = None,
+             model: ModelOpt = None, free: FreeOpt = None, api_base: ApiBaseOpt = None,
              designer_model: Annotated[str, typer.Option("--designer-model", help="Model alias the designer uses.")] = "default",
              max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, help="Designer reply cap.")] = 700,
              examples: Annotated[int, typer.Option("--examples", min=1, help="Example questions shown.")] = 2,
@@ -107,7 +107,7 @@ def holistic(suite: Annotated[str, typer.Option("--suite", help="Suite whose tas
                                                                "designs here (e.g. tasks/illusion-auto.yaml).")] = None,
              lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Write N whole designs for a suite's tasks with one model call each; store, check, export."""
-    prep = _prepare(suite, model, lib)
+    prep = _prepare(suite, model, lib, free=free, api_base=api_base)
     cfg = HolisticConfig(n=n, model=designer_model, max_tokens=max_tokens, examples=examples)
     with writing(store or prep.store_path, "masbench design holistic") as session:  # the one writer
         gw = _scripted(script, prep, session.writer.put)
@@ -134,7 +134,7 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
          run: Annotated[Optional[str], typer.Option("--run", help="Add the results to this existing run (compared "
                                                     "against its CoT-SC curve); default: a new run.")] = None,
          limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="First N tasks of each source.")] = None,
-         model: ModelOpt = None,
+         model: ModelOpt = None, free: FreeOpt = None, api_base: ApiBaseOpt = None,
          max_rounds: Annotated[int, typer.Option("--max-rounds", min=0)] = 3,
          max_subtasks: Annotated[int, typer.Option("--max-subtasks", min=1)] = 4,
          budget_tokens: Annotated[Optional[int], typer.Option("--budget-tokens", min=1, help="Per-task cap "
@@ -144,7 +144,7 @@ def meta(suite: Annotated[str, typer.Option("--suite", help="Suite whose tasks t
          store: Annotated[Optional[Path], typer.Option("--store", help="Store (default: the suite's).")] = None,
          lib: LibOpt = None, script: ScriptOpt = None) -> None:
     """Run the MAS-Zero-style meta-designer on every task of a suite (results, calls, designs → store)."""
-    prep = _prepare(suite, model, lib, limit)
+    prep = _prepare(suite, model, lib, limit, free, api_base)
     params: dict[str, Any] = {"max_rounds": max_rounds, "max_subtasks": max_subtasks}
     if budget_tokens:
         params["budget_tokens"] = budget_tokens

@@ -13,7 +13,7 @@ from ..harness.prepare import RunOptions, prepare
 from ..llm import Gateway, is_simulated
 from ..llm.errors import misconfig_hint, systemic_reason
 from ..spec.problems import SpecError
-from .common import console, err, parse_model_overrides
+from .common import ApiBaseOpt, FreeOpt, ModelOpt, console, err, model_flags
 
 PING = [{"role": "user", "content": "Reply with the single word OK."}]
 
@@ -29,11 +29,13 @@ async def _ping(gw: Gateway, alias: str) -> tuple[str, str]:
 
 
 def doctor(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
-           model: Annotated[Optional[list[str]], typer.Option("--model", help="ALIAS=LITELLM_ID override (repeatable).")] = None,
+           model: ModelOpt = None,
+           free: FreeOpt = None,
+           api_base: ApiBaseOpt = None,
            lib: Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s).")] = None) -> None:
     """Make one cheap call per model of a suite and say which ones work (exit 3 if one is misconfigured)."""
     try:
-        prep = prepare(RunOptions(suite=suite, overrides=parse_model_overrides(model), lib=lib or []))
+        prep = prepare(RunOptions(suite=suite, **model_flags(model, free, api_base), lib=lib or []))
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)

@@ -22,11 +22,13 @@ from ..report.verdict import saving_line, sequential_phrase
 from ..spec.problems import SpecError
 from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
 from ..store import StoreBusy
-from .common import parse_model_overrides, refuse_busy
+from .common import ApiBaseOpt, FreeOpt, ModelOpt, model_flags, refuse_busy
 
 
 def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml) or path.")],
-        model: Annotated[Optional[list[str]], typer.Option("--model", help="ALIAS=LITELLM_ID override (repeatable).")] = None,
+        model: ModelOpt = None,
+        free: FreeOpt = None,
+        api_base: ApiBaseOpt = None,
         store: Annotated[Optional[Path], typer.Option("--store", help="DuckDB file (default: the suite's).")] = None,
         workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
         concurrency: Annotated[Optional[int], typer.Option("--concurrency", min=1, help="Cells in flight per process.")] = None,
@@ -65,7 +67,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         console.print("error: --max-tasks and --batch set a sequential run: give them with --until-decided",
                       markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
-    opts = RunOptions(suite=suite, store=store, overrides=parse_model_overrides(model), limit=limit, new=new, run_id=run_id,
+    opts = RunOptions(suite=suite, store=store, **model_flags(model, free, api_base), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
                       retry_failed=not no_retry_failed, transcripts=_mode(transcripts), until_decided=until_decided,
                       max_tasks=max_tasks, batch=batch)

@@ -36,7 +36,8 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="YAML files or fol
             if debug:
                 raise
         else:
-            console.print(f"ok  {f} ({loaded.kind} {getattr(loaded.spec, 'name', '')})", markup=False, soft_wrap=True)
+            name = getattr(loaded.spec, "name", None) or f.stem  # a model YAML is named by its file
+            console.print(f"ok  {f} ({loaded.kind} {name})", markup=False, soft_wrap=True)
     if not files:
         err.print("no YAML files given")
         raise typer.Exit(2)

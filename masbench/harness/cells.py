@@ -6,6 +6,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from ..spec import DesignRef, SuiteSpec
@@ -77,8 +78,8 @@ def _at_path(data: object, path: tuple[str, ...]) -> list[dict]:
 """Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""
 
 
-def config_hash(suite: SuiteSpec, overrides: dict[str, str], limit: int | None, base_dir: Path | None,
-                sequential: dict[str, Any] | None = None) -> str:
+def config_hash(suite: SuiteSpec, overrides: Mapping[str, str | dict[str, Any]], limit: int | None,
+                base_dir: Path | None, sequential: dict[str, Any] | None = None) -> str:
     """Identity of a run's configuration: the same suite, overrides and limit resume one run.
     ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
     suite from before the setting hashes as it did). ``sequential``: a ``--until-decided`` run's

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import telemetry
+from ..llm import overrides_json
 from ..store import Store, merge_into
 from .cells import Cell
 from .failures import RunAborted
@@ -72,7 +73,8 @@ async def run_sharded(opts: RunOptions, prep: Prepared, run_id: str, store: Stor
         cells_file = d / f"{run_id}-w{i}.cells.json"
         cells_file.write_text(json.dumps(keys))
         worker_opts = {
-            "suite": str(prep.suite_path), "lib": [str(p) for p in opts.lib], "overrides": opts.overrides,
+            "suite": str(prep.suite_path), "lib": [str(p) for p in opts.lib],
+            "overrides": overrides_json(prep.overrides),  # resolved: a worker never re-reads a model YAML
             "limit": opts.limit, "cache": opts.cache, "concurrency": concurrency, "run_id": run_id,
             "transcripts": prep.transcripts,
             "part": str(d / f"{run_id}-w{i}.duckdb"), "cells": str(cells_file), "cache_path": str(

@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bench import load_suite_tasks, load_tasks
+from ..bench import SourceRead, load_suite
 from ..bench.types import TaskInstance
 from ..library import Library
-from ..llm import is_simulated, models_from, require_prices
+from ..llm import ModelOverride, is_simulated, models_from, overrides_json, require_prices
 from ..runtime import check_design
 from ..spec import DesignSpec, NodeSpec, SuiteSpec, TranscriptMode
 from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
+from .model_flags import flag_texts, resolve_overrides
 from .resolve import resolve_runnable
 from .sequence import SequencePlan, SequentialError, plan_sequence
 
@@ -29,8 +30,13 @@ class RunOptions:
     """Suite name or path."""
     store: Path | None = None
     """Store file (default: the suite's ``store``)."""
-    overrides: dict[str, str] = field(default_factory=dict)
-    """``--model ALIAS=ID`` overrides."""
+    overrides: dict[str, ModelOverride] = field(default_factory=dict)
+    """``--model ALIAS=NAME`` overrides: a model YAML's name or path, or a litellm id (a whole spec,
+    or its JSON data, as a worker is handed the parent's resolved overrides)."""
+    free: list[str] = field(default_factory=list)
+    """``--free ALIAS``: these aliases' models are free (``price: 0``), e.g. a local server."""
+    api_base: dict[str, str] = field(default_factory=dict)
+    """``--api-base ALIAS=URL``: these aliases' models are served at URL."""
     limit: int | None = None
     """Keep only the first N tasks of each task source."""
     new: bool = False
@@ -77,6 +83,11 @@ class Prepared:
     """The run's transcript mode: ``--transcripts``, else the suite's ``transcripts``."""
     sequence: SequencePlan | None = None
     """A ``--until-decided`` run's task order and batches (None: a fixed-n run of every task)."""
+    overrides: dict[str, ModelOverride] = field(default_factory=dict)
+    """The command line's models, one override per alias (``--model``/``--free``/``--api-base``
+    folded: an id or a whole spec): what the run hashes, records and hands its workers."""
+    reads: list[SourceRead] = field(default_factory=list)
+    """What loading the tasks read, per source group (rows read of rows there, the cap), in order."""
 
     def cells(self, task_ids: "list[str] | tuple[str, ...] | None" = None,
               designs: "list[str] | set[str] | None" = None, pool: bool = True) -> list[Cell]:
@@ -99,7 +110,8 @@ def prepare(opts: RunOptions) -> Prepared:
     loaded = library.get("suite", opts.suite)
     suite = loaded.typed(SuiteSpec)
     base = loaded.path.parent
-    tasks = load_suite_tasks(suite, base) if opts.limit is None else _limited(suite, base, opts.limit)
+    loaded_tasks = load_suite(suite, base, opts.limit)
+    tasks = loaded_tasks.tasks
     if not tasks:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
     ids = [t.id for t in tasks]
@@ -114,8 +126,10 @@ def prepare(opts: RunOptions) -> Prepared:
         if problems:
             raise SpecError([problem_at(loaded.located, ("cot_sc", "kind"), f"the pool's {cs.kind} node: {p.message}")
                              for p in problems])
-    models = models_from(suite.models, opts.overrides)
-    require_prices(models, loaded.located)  # an unpriced model stops the run here, before any call
+    overrides = resolve_overrides(suite.models, opts.overrides, opts.free, opts.api_base, library)
+    models = models_from(suite.models, overrides)
+    # an unpriced model stops the run here, before any call, naming its suite line or its flag
+    require_prices(models, loaded.located, flag_texts(opts.overrides))
     simulated = any(is_simulated(m) for m in models.values())
     store_path = Path(opts.store or suite.store)
     sequence = None
@@ -124,15 +138,9 @@ def prepare(opts: RunOptions) -> Prepared:
     elif opts.max_tasks is not None or opts.batch is not None:
         raise SequentialError("--max-tasks and --batch set a sequential run: give them with --until-decided")
     return Prepared(suite, loaded.path, library, tasks, designs, models,
-                    config_hash(suite, opts.overrides, opts.limit, base, sequence.identity() if sequence else None),
-                    store_path, simulated, opts.transcripts or suite.transcripts, sequence)
-
-
-def _limited(suite: SuiteSpec, base: Path, limit: int) -> list[TaskInstance]:
-    out: list[TaskInstance] = []
-    for src in suite.tasks:
-        out += load_tasks(src, base)[:limit]
-    return out
+                    config_hash(suite, overrides_json(overrides), opts.limit, base,
+                                sequence.identity() if sequence else None),
+                    store_path, simulated, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads)
 
 
 def pool_design(agent: str, temperature: float | None = None, kind: str | None = None,

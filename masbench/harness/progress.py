@@ -103,6 +103,11 @@ class RunDisplay:
             self._line(f"[{self._label}] {st.done}/{st.total} cells · {self._usage()} · "
                        f"elapsed {now - self._t0:.0f}s · ETA {eta:.0f}s")
 
+    def sources(self, lines: list[str]) -> None:
+        """Print what loading the suite's tasks read, one line per source group (before the run's header)."""
+        for line in lines:
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
     def note(self, line: str) -> None:
         """Print one line above the bar (e.g. a sequential run's look: what was decided)."""
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)

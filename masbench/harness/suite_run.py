@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import telemetry
-from ..llm import ResponseCache
+from ..bench import read_lines
+from ..llm import ResponseCache, overrides_json
 from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from .cells import Cell
 from .engine_inprocess import CellRunner, Progress, run_cells
@@ -114,6 +115,9 @@ class _Engine:
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
     prep = prepare(opts)
+    shown = getattr(display, "sources", None)
+    if shown:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
+        shown(read_lines(prep.reads))
     telemetry.decide()  # telemetry on without its extra: say so before anything is opened
     store_path = opts.store or prep.store_path
     use_cache = prep.suite.cache if opts.cache is None else opts.cache
@@ -136,7 +140,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         all_cells = prep.cells() if seq is None else prep.cells(seq.order)  # sequential: the cap's cells, at most
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
-        config = run_config(prep.suite, opts.overrides, opts.limit, seq.identity() if seq else None)
+        config = run_config(prep.suite, overrides_json(prep.overrides), opts.limit, seq.identity() if seq else None)
         session.start(run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()}, prep.simulated,
                       command=" ".join(sys.argv), transcripts=prep.transcripts)
         set_run_plan(store, run_id, prep.config_hash, len(all_cells))

@@ -8,7 +8,7 @@ from .attempts import ModelUnavailable
 from .backends import BACKENDS, Attempt, Backend, ModelBackend, Reply, backend_class, is_simulated, provider_of
 from .cache import ResponseCache, cache_key
 from .errors import SimFault, is_retryable
-from .gateway import Gateway, models_from
+from .gateway import Gateway, ModelOverride, models_from, overrides_json
 from .metered import metered_call
 from .pricing import FREE, Prices, require_prices, resolve_prices
 from .record import Sink
@@ -22,6 +22,6 @@ __all__ = [
     "Attempt", "BACKENDS", "Backend", "BUILTIN_PROFILES", "CallResult", "FREE", "Gateway", "MESSAGE_EXTRA",
     "ModelBackend", "ModelUnavailable", "Prices", "RecordSink", "Reply", "ResponseCache", "ScriptBackend",
     "ScriptedGateway", "SimFault", "Simulator", "Sink", "TranscriptRecorder", "Usage", "backend_class", "cache_key",
-    "is_retryable", "is_simulated", "metered_call", "models_from", "profile_for", "provider_of", "require_prices",
+    "is_retryable", "is_simulated", "metered_call", "ModelOverride", "models_from", "overrides_json", "profile_for", "provider_of", "require_prices",
     "resolve_prices", "skill_accuracy", "wrong_answer",
 ]

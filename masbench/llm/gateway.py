@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from .. import telemetry
@@ -33,17 +34,37 @@ USAGE_MISSING = ("usage_missing: the provider returned no token usage (set estim
                  "to count it with a tokenizer, flagged estimated)")
 
 
-def models_from(mapping: dict[str, str | ModelSpec], overrides: dict[str, str] | None = None) -> dict[str, ModelSpec]:
-    """Suite ``models`` (alias → id or spec) plus CLI ``--model ALIAS=ID`` overrides → specs."""
+ModelOverride = str | ModelSpec | dict[str, Any]
+"""One ``--model`` override: a litellm id, a whole model spec (a model YAML, or a model the command
+line declared free), or that spec as JSON data (as a store's ``runs.config`` and a worker keep it)."""
+
+
+def models_from(mapping: dict[str, str | ModelSpec], overrides: Mapping[str, ModelOverride] | None = None
+                ) -> dict[str, ModelSpec]:
+    """Suite ``models`` (alias → id or spec) plus command-line overrides → specs. An id replaces the
+    alias's id (its other settings kept, its prices dropped: they belonged to the replaced id); a
+    spec replaces the alias's model whole."""
     out: dict[str, ModelSpec] = {}
     for alias, m in mapping.items():
         out[alias] = m if isinstance(m, ModelSpec) else ModelSpec(id=m)
-    for alias, mid in (overrides or {}).items():
-        if alias in out:  # the YAML's prices belonged to the replaced id: the new one is priced afresh
-            out[alias] = out[alias].model_copy(update={"id": mid, "sim": None, **_UNPRICED})
+    for alias, given in (overrides or {}).items():
+        if isinstance(given, ModelSpec):
+            out[alias] = given
+        elif isinstance(given, dict):
+            out[alias] = ModelSpec.model_validate(given)
+        elif alias in out:  # the YAML's prices belonged to the replaced id: the new one is priced afresh
+            out[alias] = out[alias].model_copy(update={"id": given, "sim": None, **_UNPRICED})
         else:
-            out[alias] = ModelSpec(id=mid)
+            out[alias] = ModelSpec(id=given)
     return out
+
+
+def overrides_json(overrides: Mapping[str, ModelOverride]) -> dict[str, str | dict[str, Any]]:
+    """Overrides as JSON data (a spec as its non-default fields): what a run's configuration
+    identity hashes and its ``runs.config`` keeps. Plain ids stay strings, so a run overridden by
+    ids alone hashes as it did before specs could be given."""
+    return {alias: g.model_dump(mode="json", exclude_defaults=True) if isinstance(g, ModelSpec) else g
+            for alias, g in overrides.items()}
 
 
 _counter = itertools.count()

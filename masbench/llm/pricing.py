@@ -20,9 +20,10 @@ model makes litellm raise and swallow a cost error on every call (~0.5 ms each, 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from ..spec.model import ModelSpec
-from ..spec.problems import Problem, SpecError, problem_at
+from ..spec.problems import Problem, SpecError, flag_problem, problem_at
 from ..spec.yamlpos import Located
 from .backends import FREE, backend_class
 from .prices import SOURCES, Prices
@@ -111,18 +112,28 @@ def register_with_litellm(spec: ModelSpec, p: Prices) -> None:
     _registered.add(spec.id)
 
 
-def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite") -> dict[str, Prices]:
+def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite",
+                   flags: Mapping[str, str] | None = None) -> dict[str, Prices]:
     """Every model's prices, or a :class:`SpecError` naming each unpriced model (alias and id) at
     its line of the suite file (``where``: the located suite, or a label) — called by the run path
     before any call is made (override with ``price: 0``). A model is priced by its YAML or by its
-    provider backend's :meth:`~masbench.llm.backends.ModelBackend.default_prices`."""
+    provider backend's :meth:`~masbench.llm.backends.ModelBackend.default_prices`. ``flags``: the
+    aliases a command-line flag named, with the flag as given — their problem names the flag and
+    the flags that price a model, not a line of the suite."""
     out: dict[str, Prices] = {}
     problems = []
     for alias, spec in models.items():
         p = _from_yaml(spec) or backend_class(spec).default_prices(spec)
         if p is None:
-            msg = (f"no price known for model {alias!r} ({spec.id}): set input_usd_per_mtok and "
-                   "output_usd_per_mtok in its YAML, or price: 0 if it is free")
+            head = f"no price known for model {alias!r} ({spec.id})"
+            if flags and alias in flags:
+                problems.append(flag_problem(flags[alias], f"{head}: if it is a free local server add --free {alias} "
+                                             f"(and --api-base {alias}=URL for its address); else name a model YAML "
+                                             f"that prices it: --model {alias}=NAME (models/NAME.yaml) or "
+                                             f"--model {alias}=PATH.yaml"))
+                continue
+            msg = (f"{head}: set input_usd_per_mtok and output_usd_per_mtok in its YAML, or price: 0 if it is free "
+                   f"(on the command line: --free {alias})")
             problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
                             else Problem(where, 1, 1, f"models.{alias}", msg))
             continue

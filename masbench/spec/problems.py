@@ -24,6 +24,20 @@ class Problem:
         return f"{self.file}:{self.line}:{self.col}: {self.field}: {self.message}"
 
 
+@dataclass(frozen=True)
+class FlagProblem(Problem):
+    """A problem with a command-line flag rather than a file: ``str()`` is ``FLAG: message`` (the
+    flag as given, e.g. ``--model default=openai/smollm2``), with no file, line or column."""
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+def flag_problem(flag: str, message: str) -> Problem:
+    """A :class:`FlagProblem` about ``flag`` (its text as the user gave it)."""
+    return FlagProblem("<command line>", 0, 0, flag, message)
+
+
 class SpecError(ValueError):
     """One or more problems in user files. ``str()`` gives one line per problem."""
 

@@ -33,6 +33,9 @@ SOURCE_KEYS = ("generator", *SUGAR, "path")
 
 _NAME = r"^[A-Za-z0-9_.\-]+$"
 
+GENERATOR_N = 10
+"""Instances per axis value a generator makes when a source leaves ``n`` unset."""
+
 
 class SourceRoute(NamedTuple):
     """A data source in its general form: which reader reads ``path`` into rows, which format turns
@@ -56,8 +59,13 @@ class TaskSource(Spec):
     """Registered generator name, e.g. ``masbench.depth`` or ``smfr``."""
     values: list[int] | None = None
     """Axis values to generate (generators only)."""
-    n: int = Field(default=10, ge=1)
-    """Instances per value (generators) or the most rows to read (files)."""
+    n: int | None = Field(default=None, ge=1)
+    """Generators: instances per axis value (default 10). Data sources (every other key): a cap on the
+    rows read — per config for ``masbench:``/``hf:`` with ``configs:``, in all for a file, folder or glob;
+    unset, every row of the split or files is read (the published depth test split: 1,609). A cap that
+    cuts rows is reported when the tasks load (``read 10 of 1,609 rows of depth/test: capped by n: 10``).
+    There is no ``limit:`` alias: ``n`` is the one name (``masbench run --limit N`` caps every source
+    from the command line instead)."""
     seed: int = 0
     """Generator seed: the same seed regenerates byte-identical tasks."""
     split: str = Field(default="test", pattern=r"^[A-Za-z0-9_.\-]+$")
@@ -115,6 +123,8 @@ class TaskSource(Spec):
         if self.path is not None and self.format is None:
             raise ValueError("a path: source needs format: (a registered task format, e.g. gsm8k or table)")
         key = given[0]
+        if key == "generator" and self.n is None:
+            self.n = GENERATOR_N  # generators make tasks: their count stays a number, hashed as before
         own = SUGAR[key][1] if key in SUGAR else None  # the format a short key already names
         if self.format is not None and key not in ("path", "hf") and self.format != own:
             raise ValueError(f"format: goes with path: or hf: ({key}: already says how its rows are read)")

@@ -7,6 +7,7 @@ import json
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from .. import __version__
@@ -76,7 +77,8 @@ def has_run(store: Store, run_id: str) -> bool:
     return bool(store.sql("SELECT 1 FROM runs WHERE run_id = ?", [run_id]))
 
 
-def run_config(suite: SuiteSpec, overrides: dict[str, str] | None = None, limit: int | None = None,
+def run_config(suite: SuiteSpec, overrides: Mapping[str, str | dict[str, Any]] | None = None,
+               limit: int | None = None,
                until_decided: dict[str, Any] | None = None) -> dict[str, Any]:
     """What ``runs.config`` records: the suite as data, plus ``_overrides`` / ``_limit`` when given,
     and ``_until_decided`` (task cap, batch, matching unit) for a sequential run."""

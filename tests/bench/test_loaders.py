@@ -157,7 +157,7 @@ def test_cli_show_and_export(tmp_path):
     assert len(rows) == 80 and rows[0].meta["dag"]["edges"]
 
     to_stdout = runner.invoke(tasks_app, ["export", "my-jsonl"])
-    assert to_stdout.exit_code == 0 and len(to_stdout.output.strip().splitlines()) == 10
+    assert to_stdout.exit_code == 0 and len(to_stdout.stdout.strip().splitlines()) == 10  # the count is on stderr
 
     shown = runner.invoke(tasks_app, ["show", "masbench-5axis", "--n", "1"])
     assert shown.exit_code == 0 and "[answer_1]" in shown.output  # placeholders are not eaten as markup

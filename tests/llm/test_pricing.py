@@ -158,7 +158,8 @@ def test_require_prices_names_every_unpriced_model() -> None:
     assert [(p.file, p.line, p.col, p.field) for p in probs] == [("suite.yaml", 1, 1, "models.bad"),
                                                                  ("suite.yaml", 1, 1, "models.worse")]
     assert probs[0].message == ("no price known for model 'bad' (openai/nope-model-xyz): set input_usd_per_mtok and "
-                                "output_usd_per_mtok in its YAML, or price: 0 if it is free")
+                                "output_usd_per_mtok in its YAML, or price: 0 if it is free (on the command line: "
+                                "--free bad)")
     assert "'worse' (anthropic/nope-model-abc)" in probs[1].message
     ok = require_prices({k: v for k, v in models.items() if k not in ("bad", "worse")})
     assert {k: p.source for k, p in ok.items()} == {"good": "litellm-map", "free": "zero-declared",
@@ -171,6 +172,10 @@ def test_require_prices_names_every_unpriced_model() -> None:
     with pytest.raises(SpecError) as exc:  # no file named: the problem says "suite"
         require_prices({"bad": ModelSpec(id="openai/nope-model-xyz")})
     assert str(exc.value).startswith("suite:1:1: models.bad: no price known for model 'bad'")
+    with pytest.raises(SpecError) as exc:  # a model a flag named: the problem names the flag, not a file
+        require_prices({k: models[k] for k in ("bad", "worse")}, "suite.yaml", {"bad": "--model bad=openai/nope"})
+    assert [str(p).split(":")[0] for p in exc.value.problems] == ["--model bad=openai/nope", "suite.yaml"]
+    assert "add --free bad" in exc.value.problems[0].message
 
 
 def test_require_prices_points_at_the_model_in_the_suite_file() -> None:

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from ..errors import TaskDataError
 from .base import FORMATS, READERS, Format, Reader, Row, RowGroup
-from .load import check_sources, read_source
+from .load import check_sources, read_source, read_source_counted
 from .masbench import CONFIGS, HORIZON_SEP
 
 __all__ = ["CONFIGS", "FORMATS", "HORIZON_SEP", "READERS", "Format", "Reader", "Row", "RowGroup", "TaskDataError",
-           "check_sources", "read_source"]
+           "check_sources", "read_source", "read_source_counted"]

@@ -35,7 +35,7 @@ class RowGroup:
     """Rows a reader read together (one file set, one dataset config): one call of a format."""
 
     rows: list[Row]
-    """The rows, in order (at most the source's ``n``)."""
+    """The rows, in order (every row, or at most the source's ``n`` when it sets one)."""
     where: str
     """What names this group in an error: the path read, or ``hf:NAME[CONFIG:SPLIT]``."""
     split: str
@@ -49,6 +49,13 @@ class RowGroup:
     """The local files the rows were read from (none for hub rows)."""
     filetype: str | None = None
     """What the files were read as (``jsonl``, ``json``, ``csv``, ``parquet``) when all alike."""
+    total: int | None = None
+    """The rows the files or split hold (None: unknown); more than ``len(rows)`` when ``n`` cut them."""
+
+    @property
+    def described(self) -> str:
+        """What the rows were read from, for a count: ``depth/test`` for a config, else ``where``."""
+        return f"{self.config}/{self.split}" if self.config else self.where
 
     def label(self, base: str) -> str:
         """The task label for this group: ``base``, or ``base-<label_suffix>``."""

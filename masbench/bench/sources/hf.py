@@ -10,7 +10,7 @@ the format ``format:`` names, one group per config (``configs:``, default the da
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from ...spec.suite import TaskSource
 from ..errors import TaskDataError
@@ -18,8 +18,9 @@ from .base import Row, RowGroup
 
 
 def hf_rows(name: str, config: str | None, split: str, n: int | None,
-            base_dir: Path | None) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """At most ``n`` rows of one config and split, each as (``hf:NAME[CONFIG:SPLIT]``, row, dict)."""
+            base_dir: Path | None) -> tuple[list[Row], int]:
+    """Every row (at most ``n`` when given) of one config and split, each as
+    (``hf:NAME[CONFIG:SPLIT]``, row, dict), and the rows the split holds."""
     try:
         import datasets  # optional heavy dependency: imported only for hf: sources
     except ImportError:
@@ -36,16 +37,18 @@ def hf_rows(name: str, config: str | None, split: str, n: int | None,
     except Exception as exc:  # noqa: BLE001 - datasets raises many types; the message is what matters
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TaskDataError(where, f"could not load ({type(exc).__name__}: {first})", field="hf") from None
+    rows: list[Row] = []
     for i, row in enumerate(ds, start=1):
         if n is not None and i > n:
-            return
-        yield where, i, dict(row)
+            break
+        rows.append((where, i, dict(row)))
+    return rows, len(ds)
 
 
 def read_hf(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
     """Reader ``hf``: one group per config of ``source.configs`` (tasks labelled ``<label>-<config>``),
     or the dataset's default config."""
     for config in source.configs or [None]:
-        rows: list[Row] = list(hf_rows(path, config, source.split, source.n, base_dir))
+        rows, total = hf_rows(path, config, source.split, source.n, base_dir)
         yield RowGroup(rows, f"hf:{path}[{config or 'default'}:{source.split}]", source.split, config=config,
-                       label_suffix=config if source.configs else None)
+                       label_suffix=config if source.configs else None, total=total)

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ...spec.suite import TaskSource
 from .base import Row, RowGroup
-from .readers import resolve
+from .readers import resolve, total_rows
 
 
 def _existing(path: str, base_dir: Path | None) -> Path:
@@ -54,12 +54,16 @@ def parquet_table_rows(path: Path, n: int | None) -> list[Row]:
 
 
 def read_legacy_jsonl(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
-    """The rows of one JSONL file."""
+    """The rows of one JSONL file (at most ``n`` when the source sets it)."""
     file = _existing(path, base_dir)
-    yield RowGroup(jsonl_lines(file, source.n), str(file), source.split, files=[file], filetype="jsonl")
+    rows = jsonl_lines(file, source.n)
+    yield RowGroup(rows, str(file), source.split, files=[file], filetype="jsonl",
+                   total=total_rows(len(rows), source.n, [file], ".jsonl"))
 
 
 def read_legacy_parquet(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
-    """The rows of one parquet file."""
+    """The rows of one parquet file (at most ``n`` when the source sets it)."""
     file = _existing(path, base_dir)
-    yield RowGroup(parquet_table_rows(file, source.n), str(file), source.split, files=[file], filetype="parquet")
+    rows = parquet_table_rows(file, source.n)
+    yield RowGroup(rows, str(file), source.split, files=[file], filetype="parquet",
+                   total=total_rows(len(rows), source.n, [file], ".parquet"))

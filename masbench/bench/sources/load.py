@@ -11,6 +11,7 @@ from ...spec.problems import Problem, problem_at
 from ...spec.suite import SuiteSpec, TaskSource
 from ...spec.yamlpos import Located
 from ..errors import TaskDataError
+from ..reads import SourceRead
 from ..types import TaskInstance
 from .base import FORMATS, READERS
 
@@ -27,18 +28,30 @@ def _lookup(registry: Registry[T], name: str, where: str, field: str) -> T:
         raise TaskDataError(where, str(exc), field=field) from None
 
 
-def read_source(source: TaskSource, base_dir: Path | None = None) -> list[TaskInstance]:
-    """Tasks of one data source (any but a generator), paths resolved against ``base_dir``.
-    An unknown reader or format, and bad data, raise :class:`TaskDataError`."""
+def read_source_counted(source: TaskSource, base_dir: Path | None = None
+                        ) -> tuple[list[TaskInstance], list[SourceRead]]:
+    """Tasks of one data source (any but a generator), paths resolved against ``base_dir``, and
+    what each of its groups read (rows read, rows there, the cap). An unknown reader or format,
+    and bad data, raise :class:`TaskDataError`."""
     route = source.route()
     if route is None:
         raise ValueError("not a data source (a generator makes its own tasks)")
     reader = _lookup(READERS, route.reader, route.path, "reader")
     fmt = _lookup(FORMATS, route.format, route.path, "format")
     tasks: list[TaskInstance] = []
+    reads: list[SourceRead] = []
     for group in reader(route.path, source, base_dir):
-        tasks += fmt(group, source, route.label)
-    return tasks
+        made = fmt(group, source, route.label)
+        tasks += made
+        label = made[0].source if made else route.label  # the label the tasks carry (reports group by it)
+        reads.append(SourceRead(label, group.described, len(made), len(group.rows),
+                                group.total, source.n))
+    return tasks, reads
+
+
+def read_source(source: TaskSource, base_dir: Path | None = None) -> list[TaskInstance]:
+    """Tasks of one data source (:func:`read_source_counted` without the counts)."""
+    return read_source_counted(source, base_dir)[0]
 
 
 def check_sources(suite: SuiteSpec, located: Located, lib: "Library") -> list[Problem]:

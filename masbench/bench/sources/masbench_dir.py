@@ -2,7 +2,7 @@
 
 Layout: ``<dir>/<config>/<split>-*.parquet`` for the published configs (:data:`CONFIGS`; ``combine``
 has a train split only). ``configs:`` picks configs (default: every config of the split); each config
-is one group of at most ``n`` rows, read in the order given, with ``config`` set so the ``masbench``
+is one group of every row of the split (at most ``n`` when the source sets it), read in the order given, with ``config`` set so the ``masbench``
 format builds ids ``<name>-<config>-<split>-<index>``.
 """
 
@@ -15,7 +15,7 @@ from ...spec.suite import TaskSource
 from ..errors import TaskDataError
 from .base import Row, RowGroup
 from .masbench import CONFIGS
-from .readers import iter_rows, resolve
+from .readers import read_rows, resolve, total_rows
 
 
 def config_files(root: Path, config: str, split: str) -> list[Path]:
@@ -32,7 +32,7 @@ def config_files(root: Path, config: str, split: str) -> list[Path]:
 
 
 def read_masbench_dir(path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
-    """The first ``n`` rows of each chosen config, one group per config."""
+    """Every row (the first ``n`` when set) of each chosen config, one group per config."""
     root = resolve(path, base_dir)
     split = source.split
     if not root.is_dir():
@@ -43,11 +43,6 @@ def read_masbench_dir(path: str, source: TaskSource, base_dir: Path | None) -> I
         raise TaskDataError(root, f"unknown config(s) {unknown} (published: {', '.join(CONFIGS)})", field="configs")
     for config in chosen:
         files = config_files(root, config, split)
-        rows: list[Row] = []
-        for f in files:
-            for r in iter_rows(f):
-                if len(rows) >= source.n:
-                    break
-                rows.append(r)
+        rows: list[Row] = read_rows(files, source.n)
         yield RowGroup(rows, str(root / config), split, config=config, label_suffix=config, files=files,
-                       filetype="parquet")
+                       filetype="parquet", total=total_rows(len(rows), source.n, files))

@@ -3,7 +3,7 @@
 ``path`` is a file, a folder (every data file under it, sorted) or a glob pattern (sorted). The
 ``file`` reader reads each file by its suffix; ``jsonl``, ``json``, ``csv`` and ``parquet`` read every
 file as that type (a folder: the files with that suffix). The rows of all files are one
-:class:`~masbench.bench.sources.base.RowGroup`, at most the source's ``n``.
+:class:`~masbench.bench.sources.base.RowGroup`: every row, or at most the source's ``n`` when it sets one.
 
 A row is ``(file, row_no, dict)``; ``row_no`` is the 1-based line of a JSONL file, the 1-based data
 row of a CSV file (the header is not counted) and the 1-based row of a parquet file.
@@ -96,6 +96,28 @@ def iter_rows(path: Path, suffix: str | None = None) -> Iterator[Row]:
     return reader(path)
 
 
+def count_rows(path: Path, suffix: str | None = None) -> int:
+    """The rows one file holds, counted without building them where the type allows: a parquet
+    file's metadata, a JSONL file's non-blank lines; CSV and JSON files are read."""
+    kind = (suffix or path.suffix).lower()
+    if kind == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(path).metadata.num_rows
+    if kind == ".jsonl":
+        with path.open(encoding="utf-8") as fh:
+            return sum(1 for line in fh if line.strip())
+    return sum(1 for _ in iter_rows(path, suffix))
+
+
+def total_rows(read: int, cap: int | None, files: list[Path], suffix: str | None = None) -> int:
+    """The rows ``files`` hold, given that ``read`` rows were read under ``cap``: counted only when
+    the cap may have cut them (fewer rows than the cap means every row was read)."""
+    if cap is None or read < cap:
+        return read
+    return sum(count_rows(f, suffix) for f in files)
+
+
 def read_rows(files: list[Path], n: int | None = None, suffix: str | None = None) -> list[Row]:
     """At most ``n`` rows over ``files``, in order (each read as ``suffix``, default its own)."""
     out: list[Row] = []
@@ -109,7 +131,7 @@ def read_rows(files: list[Path], n: int | None = None, suffix: str | None = None
 
 class FileReader:
     """Rows of local files: ``path`` is a file, folder or glob; each file is read as ``suffix``
-    (``None``: by its own suffix). All the rows are one group, at most the source's ``n``."""
+    (``None``: by its own suffix). All the rows are one group: every row, or at most the source's ``n``."""
 
     def __init__(self, suffix: str | None = None):
         self.suffix = suffix
@@ -118,8 +140,10 @@ class FileReader:
     def __call__(self, path: str, source: TaskSource, base_dir: Path | None) -> Iterator[RowGroup]:
         files = expand(path, base_dir, (self.suffix,) if self.suffix else SUFFIXES)
         kinds = {(self.suffix or f.suffix).lower().lstrip(".") for f in files}
-        yield RowGroup(read_rows(files, source.n, self.suffix), str(resolve(path, base_dir)), source.split,
-                       files=files, filetype=kinds.pop() if len(kinds) == 1 else None)
+        rows = read_rows(files, source.n, self.suffix)
+        yield RowGroup(rows, str(resolve(path, base_dir)), source.split, files=files,
+                       filetype=kinds.pop() if len(kinds) == 1 else None,
+                       total=total_rows(len(rows), source.n, files, self.suffix))
 
 
 read_files = FileReader()
