@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,9 @@ PAGES = [ROOT / "README.md", ROOT / "docs" / "yaml.md"]
 SHELL = {"bash", "shell", "sh"}
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 SKIP = re.compile(r"^<!--\s*snippet:\s*skip\b(.*?)-->\s*$")
+BLOCK_TIMEOUT_S = 1200
+"""A guard, not a speed target: a tutorial block takes well under a minute on an idle 2-core machine
+(most of it the embedded model on 2 tasks), many minutes on a loaded one."""
 PATH_LINE = re.compile(r"^#\s*((?:[\w.-]+/)*[\w.-]+\.ya?ml)\s*$")
 
 
@@ -149,20 +153,33 @@ def run_shell_blocks(page: Path, root: Path) -> int:
     (root / ".venv").symlink_to(ROOT / ".venv")
     env = {k: v for k, v in os.environ.items() if k != "MASBENCH_PATH"}
     env["COLUMNS"] = "140"
+    # one llama.cpp thread: ggml's threads spin, and on a loaded 2-core machine (load 15-19) the
+    # README's 2-task embedded run took 15 min with 2 threads (1,604 tokens), while one thread
+    # evaluated and decoded ~620 tokens in 61 s (benchmarks/embedded_threads_numerics.py)
+    env.setdefault("MASBENCH_EMBEDDED_THREADS", "1")
     ran = 0
     for s in snippets(page):
         if s.lang not in SHELL or s.skip is not None:
             continue
-        p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", s.text], cwd=root, env=env,
-                           capture_output=True, text=True, timeout=900)
+        # its own process group, so a timeout ends the masbench processes the block started too
+        p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", s.text], cwd=root, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=BLOCK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            pytest.fail(f"{s.where}: still running after {BLOCK_TIMEOUT_S} s (a loaded machine slows the embedded "
+                        f"model many times over)\n--- stdout\n{out[-4000:]}")
         assert p.returncode == 0, (f"{s.where}: exit {p.returncode}\n--- block\n{s.text}--- stdout\n"
-                                   f"{p.stdout[-4000:]}--- stderr\n{p.stderr[-4000:]}")
+                                   f"{out[-4000:]}--- stderr\n{err[-4000:]}")
         ran += 1
     return ran
 
 
 @pytest.mark.slow
 @pytest.mark.embedded
+@pytest.mark.timeout(2 * BLOCK_TIMEOUT_S)
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_every_shell_block_runs(page, tmp_path):
     assert run_shell_blocks(page, tmp_path) > 0
