@@ -12,7 +12,9 @@ from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from .design_analysis import Analysis
+from . import chain
 from .bind import Binder
+from .chain import chain_of
 from .graph import build_graph, recursion_bound
 from .node import run_node
 from .plan import Plan
@@ -58,13 +60,22 @@ class CompiledDesign:
         self.output = out
         self.fan_keys = {k for k, p in self.plans.items() if p.fan} | set(an.channels)
         self.recursion_limit = recursion_bound(an)
-        self.graph = build_graph(an, self.plans, out)
+        self._graph: Any = None
+        self.chain = chain_of(an, self.plans)
+        """The straight-line runner (:mod:`.chain`), None when the design needs the graph."""
         # A design that is one plain agent node (CoT, every CoT-SC pool sample) runs that node's
         # body directly: the one-node graph would add langgraph's ~0.3 ms fixed cost per run and
         # nothing else (same body, same rows, same result).
         only = next(iter(self.plans.values())) if len(self.plans) == 1 else None
         self._direct = only if (only is not None and not an.loops and only.fan is None and only.loop is None
                                 and only.op.direct and only.info.spec.into is None) else None
+
+    @property
+    def graph(self):
+        """The compiled langgraph graph (built on first use: a straight-line design may never need it)."""
+        if self._graph is None:
+            self._graph = build_graph(self.analysis, self.plans, self.output)
+        return self._graph
 
     async def run(self, task: Any, ctx: RunContext) -> DesignResult:
         """Run on one task (see :func:`masbench.runtime.run_design`)."""
@@ -88,6 +99,8 @@ class CompiledDesign:
         try:
             if self._direct is not None:
                 final = {self._direct.key: await run_node(self._direct, sc, Env({}, sc), None)}
+            elif self.chain is not None and chain.ENABLED:
+                final = await self.chain.run(sc)
             else:
                 final = await self.graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
         except Exception as exc:  # noqa: BLE001 - an internal error still yields a result row
