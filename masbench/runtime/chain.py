@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .design_analysis import Analysis
-from .graph import sends
 from .info import LoopInfo, NodeInfo
 from .plan import Plan
 from .scope import Scope
-from .steps import Step, branch_step, exit_step, round_step, single_step
+from .steps import Step, branch_step, branches, exit_step, round_step, single_step
 
 ENABLED = True
 """Run straight-line designs with :class:`Chain` (False: every design through langgraph — for the
@@ -72,11 +71,11 @@ class _Node:
             return
         # the fan-out's branches: decided on the state as it is now (what the graph's routing
         # edge sees), run concurrently, their appends applied in branch order
-        branches = sends(p, dict(state), rt.context)
-        if len(branches) == 1:
-            outs = [await self.fn(branches[0].arg, rt)]
+        brs = branches(p, dict(state), rt.context)
+        if len(brs) == 1:
+            outs = [await self.fn(brs[0], rt)]
         else:
-            outs = await _gather([self.fn(s.arg, rt) for s in branches])
+            outs = await _gather([self.fn(br, rt) for br in brs])
         for out in outs:
             _apply(state, out, (p.key,))
 

@@ -15,7 +15,6 @@ from .design_analysis import Analysis
 from . import chain
 from .bind import Binder
 from .chain import chain_of
-from .graph import build_graph, recursion_bound
 from .node import run_node
 from .plan import Plan
 from .result import assemble
@@ -27,7 +26,9 @@ Compile = Callable[[DesignSpec, Library, "dict[str, Any] | None", "tuple[str, ..
 
 
 class CompiledDesign:
-    """A design compiled for one params set: the langgraph graph plus the node plans."""
+    """A design compiled for one params set: the node plans, and how they run — one node directly,
+    a straight-line design on its :class:`~masbench.runtime.chain.Chain`, any other shape on the
+    langgraph graph (built on first use)."""
 
     def __init__(self, design: DesignSpec, library: Library, params: dict[str, Any] | None = None,
                  stack: tuple[str, ...] = (), compile_sub: Compile | None = None):
@@ -59,7 +60,8 @@ class CompiledDesign:
             out = an.channels[out][0]
         self.output = out
         self.fan_keys = {k for k, p in self.plans.items() if p.fan} | set(an.channels)
-        self.recursion_limit = recursion_bound(an)
+        self.recursion_limit = 0
+        """langgraph's recursion limit for this design (set with the graph)."""
         self._graph: Any = None
         self.chain = chain_of(an, self.plans)
         """The straight-line runner (:mod:`.chain`), None when the design needs the graph."""
@@ -74,6 +76,9 @@ class CompiledDesign:
     def graph(self):
         """The compiled langgraph graph (built on first use: a straight-line design may never need it)."""
         if self._graph is None:
+            from .graph import build_graph, recursion_bound  # langgraph: imported by the first design that needs it
+
+            self.recursion_limit = recursion_bound(self.analysis)
             self._graph = build_graph(self.analysis, self.plans, self.output)
         return self._graph
 
@@ -102,7 +107,8 @@ class CompiledDesign:
             elif self.chain is not None and chain.ENABLED:
                 final = await self.chain.run(sc)
             else:
-                final = await self.graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
+                graph = self.graph
+                final = await graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
         except Exception as exc:  # noqa: BLE001 - an internal error still yields a result row
             error = f"{type(exc).__name__}: {exc}"[:1000]
         return assemble(self.analysis, sc, final, self.output, self.fan_keys, time.perf_counter() - t0, error)
