@@ -125,6 +125,8 @@ class Library:
                 self.roots.append(rr)
         self._cache: dict[Path, Loaded] = {}
         self._unchecked: dict[Path, Loaded] = {}
+        self._resolved: dict[Path, Path] = {}
+        """Absolute path → its resolved form (a run looks its designs up by name once per cell)."""
         self._overlay: dict[str, dict[str, Loaded]] = {}
 
     # ----- discovery -------------------------------------------------------------------------
@@ -182,7 +184,7 @@ class Library:
         A checked load is cached as checked; an unchecked one (``check=False``: schema only, for a
         checker that walks references itself) is cached apart, so it never passes for checked."""
         p = Path(path)
-        key = p.resolve()
+        key = self._resolve(p)
         for cache in (self._cache,) if check else (self._cache, self._unchecked):
             hit = cache.get(key)
             if hit is not None and (kind is None or hit.kind == kind):
@@ -214,6 +216,15 @@ class Library:
             raise SpecError(problems)
         self._cache[key] = loaded
         return loaded
+
+    def _resolve(self, p: Path) -> Path:
+        """``p.resolve()``, remembered for absolute paths (a relative one depends on the cwd)."""
+        if not p.is_absolute():
+            return p.resolve()
+        key = self._resolved.get(p)
+        if key is None:
+            key = self._resolved[p] = p.resolve()
+        return key
 
     def check(self, loaded: Loaded) -> list[Problem]:
         """Run the registered semantic checks for a loaded spec."""

@@ -8,6 +8,7 @@ equal strings: ``"1,000"``, ``"$1000.00"`` and ``"1000 apples"`` all become ``"1
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from fractions import Fraction
@@ -66,6 +67,7 @@ def _fraction(core: str) -> Fraction:
     return Fraction(core)
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # pure: scoring asks for the same strings again and again
 def parse_number(s: str) -> Fraction | None:
     """The exact value of a span that is one number (with optional currency, sign, %, unit words),
     or None. ``"$1,200.50"`` → 2401/2; ``"12 apples"`` → 12; ``"3/4"`` → 3/4; ``"5 and 7"`` → None."""
@@ -103,6 +105,7 @@ def canonical_number(x: Fraction) -> str:
     return ("-" if x < 0 else "") + text
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # pure: scoring asks for the same strings again and again
 def numeric_value(raw: str) -> Fraction | None:
     """Value of a predicted span for numeric scoring: the span as one number, else its last number."""
     value = parse_number(raw)
@@ -131,6 +134,7 @@ def _name_like(part: str) -> bool:
     return not re.search(r"\d", part) and 0 < len(part.split()) <= 4
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # pure: scoring asks for the same strings again and again
 def normalize_answer(s: str) -> str:
     """Canonical string of one answer, used for equality and voting.
 

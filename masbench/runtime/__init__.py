@@ -18,7 +18,7 @@ registered by kind in :data:`OPS`; ``OPS.add("mine", MyOp())`` adds one (a node 
 Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
 and each op's check; :mod:`.reads` is the name reader the design package shares) checks a design;
 :mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` + :mod:`.steps` wire
-them into langgraph; :mod:`.node` runs one node through its op (:mod:`.ops`, one module per op); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+them into langgraph, and :mod:`.chain` runs a straight-line design's steps without it; :mod:`.node` runs one node through its op (:mod:`.ops`, one module per op); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
 :mod:`.compiled` and :mod:`.cache` tie it together.
 """
 

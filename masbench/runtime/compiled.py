@@ -12,8 +12,9 @@ from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from .design_analysis import Analysis
+from . import chain
 from .bind import Binder
-from .graph import build_graph, recursion_bound
+from .chain import chain_of
 from .node import run_node
 from .plan import Plan
 from .result import assemble
@@ -25,7 +26,9 @@ Compile = Callable[[DesignSpec, Library, "dict[str, Any] | None", "tuple[str, ..
 
 
 class CompiledDesign:
-    """A design compiled for one params set: the langgraph graph plus the node plans."""
+    """A design compiled for one params set: the node plans, and how they run — one node directly,
+    a straight-line design on its :class:`~masbench.runtime.chain.Chain`, any other shape on the
+    langgraph graph (built on first use)."""
 
     def __init__(self, design: DesignSpec, library: Library, params: dict[str, Any] | None = None,
                  stack: tuple[str, ...] = (), compile_sub: Compile | None = None):
@@ -57,14 +60,27 @@ class CompiledDesign:
             out = an.channels[out][0]
         self.output = out
         self.fan_keys = {k for k, p in self.plans.items() if p.fan} | set(an.channels)
-        self.recursion_limit = recursion_bound(an)
-        self.graph = build_graph(an, self.plans, out)
+        self.recursion_limit = 0
+        """langgraph's recursion limit for this design (set with the graph)."""
+        self._graph: Any = None
+        self.chain = chain_of(an, self.plans)
+        """The straight-line runner (:mod:`.chain`), None when the design needs the graph."""
         # A design that is one plain agent node (CoT, every CoT-SC pool sample) runs that node's
         # body directly: the one-node graph would add langgraph's ~0.3 ms fixed cost per run and
         # nothing else (same body, same rows, same result).
         only = next(iter(self.plans.values())) if len(self.plans) == 1 else None
         self._direct = only if (only is not None and not an.loops and only.fan is None and only.loop is None
                                 and only.op.direct and only.info.spec.into is None) else None
+
+    @property
+    def graph(self):
+        """The compiled langgraph graph (built on first use: a straight-line design may never need it)."""
+        if self._graph is None:
+            from .graph import build_graph, recursion_bound  # langgraph: imported by the first design that needs it
+
+            self.recursion_limit = recursion_bound(self.analysis)
+            self._graph = build_graph(self.analysis, self.plans, self.output)
+        return self._graph
 
     async def run(self, task: Any, ctx: RunContext) -> DesignResult:
         """Run on one task (see :func:`masbench.runtime.run_design`)."""
@@ -88,8 +104,11 @@ class CompiledDesign:
         try:
             if self._direct is not None:
                 final = {self._direct.key: await run_node(self._direct, sc, Env({}, sc), None)}
+            elif self.chain is not None and chain.ENABLED:
+                final = await self.chain.run(sc)
             else:
-                final = await self.graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
+                graph = self.graph
+                final = await graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
         except Exception as exc:  # noqa: BLE001 - an internal error still yields a result row
             error = f"{type(exc).__name__}: {exc}"[:1000]
         return assemble(self.analysis, sc, final, self.output, self.fan_keys, time.perf_counter() - t0, error)

@@ -22,8 +22,8 @@ from langgraph.types import Send
 from .design_analysis import Analysis
 from .info import LoopInfo
 from .plan import Plan
-from .scope import EMPTY, SKIP, Br, Scope
-from .steps import branch_step, exit_step, round_step, single_step
+from .scope import Scope
+from .steps import branch_step, branches, exit_step, round_step, single_step
 
 
 def recursion_bound(an: Analysis) -> int:
@@ -35,17 +35,9 @@ def recursion_bound(an: Analysis) -> int:
 
 
 def sends(p: Plan, state: dict, sc: Scope) -> list[Send]:
-    """The branches of a fan-out this round (one marker branch if skipped or empty)."""
+    """The branches of a fan-out this round, as ``Send`` s (see :func:`~masbench.runtime.steps.branches`)."""
     key = p.key
-    if p.loop is not None and p.loop in sc.stop:
-        return [Send(key, Br(state, 0, SKIP))]
-    assert p.items is not None  # bound for every fan-out plan
-    items = p.items(state, sc)
-    if not items:
-        return [Send(key, Br(state, 0, EMPTY))]
-    if isinstance(items, range):
-        return [Send(key, Br(state, i, None)) for i in items]
-    return [Send(key, Br(state, i, it)) for i, it in enumerate(items)]
+    return [Send(key, br) for br in branches(p, state, sc)]
 
 
 class GraphBuilder:

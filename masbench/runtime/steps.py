@@ -6,9 +6,7 @@ runtime context and returns the state update (the node's value; fan-outs append
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
-
-from langgraph.runtime import Runtime
+from typing import TYPE_CHECKING, Any, Callable
 
 from .info import LoopInfo
 from .node import run_node
@@ -17,7 +15,24 @@ from .plan import Plan
 from .scope import EMPTY, SKIP, Br, Env, Scope, Stats
 from .values import OK, Val, read, vtext
 
+if TYPE_CHECKING:  # pragma: no cover - annotations only: a straight-line run never imports langgraph
+    from langgraph.runtime import Runtime
+
 Step = Callable[..., Any]
+
+
+def branches(p: Plan, state: dict, sc: Scope) -> list[Br]:
+    """The branches of a fan-out this round (one marker branch if skipped or empty): the payloads
+    the graph sends (:func:`masbench.runtime.graph.sends`) and the chain runs."""
+    if p.loop is not None and p.loop in sc.stop:
+        return [Br(state, 0, SKIP)]
+    assert p.items is not None  # bound for every fan-out plan
+    items = p.items(state, sc)
+    if not items:
+        return [Br(state, 0, EMPTY)]
+    if isinstance(items, range):
+        return [Br(state, i, None) for i in items]
+    return [Br(state, i, it) for i, it in enumerate(items)]
 
 
 def single_step(p: Plan) -> Step:
@@ -136,4 +151,4 @@ def exit_step(p: Plan, lp: LoopInfo) -> Step:
     return exit_
 
 
-__all__ = ["branch_step", "exit_step", "round_step", "single_step"]
+__all__ = ["branch_step", "branches", "exit_step", "round_step", "single_step"]

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 
+_COLUMNS: dict[type, tuple[str, ...]] = {}
+"""Record type → its columns (see :meth:`Row.columns`)."""
+
+
 @dataclass(kw_only=True, slots=True)
 class Row:
     """Base of the records: ``TABLE`` names the table a record is a row of."""
@@ -28,7 +32,7 @@ class Row:
 
     def as_dict(self) -> dict[str, Any]:
         """Column → value, every column of the record (the writer's input)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {c: getattr(self, c) for c in self.columns()}
 
     def __getitem__(self, column: str) -> Any:
         """A column's value by name (``row["node"]``), for readers that look rows up by column."""
@@ -42,8 +46,12 @@ class Row:
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
-        """The record's columns, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
+        """The record's columns, in declaration order (computed once per record type: every row
+        of a run goes through :meth:`as_dict`)."""
+        cols = _COLUMNS.get(cls)
+        if cols is None:
+            cols = _COLUMNS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        return cols
 
 
 @dataclass(kw_only=True, slots=True)

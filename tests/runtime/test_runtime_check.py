@@ -118,7 +118,8 @@ def test_structured_coercion_keeps_its_leniency_and_strictness() -> None:
 
 
 def test_runtime_has_no_function_level_imports_of_masbench_modules() -> None:
-    allowed = {("__init__.py", "_cache")}  # start-up time: langgraph/litellm load on first compile
+    allowed = {("__init__.py", "_cache"),  # start-up time: langgraph/litellm load on first compile
+               ("compiled.py", "graph")}  # langgraph loads with the first design that is not straight-line
     moved = {"cli.py", "testing.py"}  # moved out of the runtime by the lead (cli/graph.py, llm/scripted.py)
     found = []
     for f in sorted(RUNTIME.rglob("*.py")):
