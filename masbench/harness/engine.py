@@ -98,12 +98,12 @@ class EngineUnavailable(RuntimeError):
 
 
 def engine_class(opts: RunOptions) -> type[Engine]:
-    """The class of the engine ``opts`` names, checked usable (an engine class may define a
-    ``require()`` that raises :class:`EngineUnavailable`); an unknown name is a ``RegistryError``."""
+    """The class of the engine ``opts`` names, checked usable (an engine class may define a static
+    ``require(opts)`` that raises :class:`EngineUnavailable`); an unknown name is a ``RegistryError``."""
     cls = ENGINES[engine_name(opts)]
     require = getattr(cls, "require", None)
     if require is not None:
-        require()
+        require(opts)
     return cls
 
 

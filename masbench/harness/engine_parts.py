@@ -12,7 +12,10 @@ without being merged again (:func:`~masbench.store.merge_into` checks).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import duckdb
 from typing import Any
 
 from .. import telemetry
@@ -36,7 +39,7 @@ def merge_parts(store: Store, run_id: str, store_path: Path, parts: Path | None 
     if not d.is_dir():
         return 0
     for part in sorted(d.glob(f"{run_id}-w*.duckdb")):
-        merge_into(store, part)
+        _merge_when_free(store, part)
         for f in (part, part.with_suffix(".duckdb.wal"), Path(str(part) + ".wal")):
             if f.exists():
                 f.unlink()
@@ -44,6 +47,21 @@ def merge_parts(store: Store, run_id: str, store_path: Path, parts: Path | None 
     for f in d.glob(f"{run_id}-w*.cells.json"):
         f.unlink()
     return n
+
+
+def _merge_when_free(store: Store, part: Path, wait_s: float = 30.0) -> None:
+    """Merge one part, waiting up to ``wait_s`` for a worker still holding it (a stopped shard's
+    process on its way out); past that, an error naming the part and what to do."""
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            merge_into(store, part)
+            return
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc) or time.monotonic() > end:
+                raise RuntimeError(f"cannot merge the part {part}: {exc}. A worker of an earlier run may still be "
+                                   "writing it: wait for it to end (or stop it) and rerun the same command") from exc
+            time.sleep(0.5)
 
 
 def shard(cells: list[Cell], n: int) -> list[list[str]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from .cells import Cell
 from .engine import EngineUnavailable
 from .engine_parts import STAT_KEYS, ShardTotals, merge_parts, parts_dir, shard, worker_options
 from .failures import RunAborted
+from .prepare import RunOptions
 
 if TYPE_CHECKING:
     from .engine import EngineContext
@@ -45,7 +47,11 @@ MAX_RETRIES = 3
 POLL_S = 0.25
 
 
-def _ray() -> Any:
+def _ray(local: bool = False) -> Any:
+    """Ray, imported; ``local``: a Ray of this machine only is to be started (no address given), so
+    its node address stays 127.0.0.1 (Ray otherwise swaps loopback for the machine's address)."""
+    if local and "ray" not in sys.modules:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError as exc:
@@ -120,8 +126,8 @@ class RayEngine:
     """Runs each list of cells as Ray tasks, one per shard (see the module docstring)."""
 
     @staticmethod
-    def require() -> None:
-        _ray()
+    def require(opts: RunOptions) -> None:
+        _ray(local=not (opts.address or os.environ.get("RAY_ADDRESS")))
 
     def __init__(self, ctx: EngineContext):
         self.ctx = ctx
@@ -145,7 +151,12 @@ class RayEngine:
                 ray.init(num_cpus=max(self.ctx.opts.workers, os.cpu_count() or 1), **kw)
             self._own = True
         self.coord = ray.remote(Coordinator).options(num_cpus=0, max_concurrency=100_000).remote()
-        self._task = ray.remote(shard_task).options(max_retries=MAX_RETRIES, retry_exceptions=False)
+        # the models' API keys, by the names their YAML gives (api_key_env), travel with the tasks:
+        # a cluster's workers do not have the driver's environment (never logged nor stored)
+        keys = {m.api_key_env: os.environ[m.api_key_env] for m in self.ctx.prep.models.values()
+                if m.api_key_env and m.api_key_env in os.environ}
+        self._task = ray.remote(shard_task).options(max_retries=MAX_RETRIES, retry_exceptions=False,
+                                                    runtime_env={"env_vars": keys} if keys else None)
         self.ctx.limits = lambda: self._snap
 
     def workers(self) -> int:
@@ -159,6 +170,18 @@ class RayEngine:
         agg = await self._sharded(cells)
         for k, v in agg.items():
             self.totals[k] = self.totals.get(k, 0) + v
+
+    async def _stop(self, pending: list[Any], timeout_s: float = 30.0) -> None:
+        """Cancel these shards and wait until they have ended (their workers let go of their parts)."""
+        ray = self.ray
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        while pending and loop.time() < end:
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+            if pending:
+                await asyncio.sleep(POLL_S)
 
     async def _poll(self, totals: ShardTotals, finished: dict[int, dict[str, Any]]) -> None:
         board, self._snap = await self.coord.snapshot.remote()
@@ -200,16 +223,13 @@ class RayEngine:
                         board, _ = await self.coord.snapshot.remote()
                         fatal.append(board.get(refs[ref], {}).get("fatal", "a model is misconfigured"))
                 if fatal:  # a misconfigured model: stop every shard
-                    for ref in pending:
-                        ray.cancel(ref, force=True)
+                    await self._stop(pending)
                     pending = []
                 await self._poll(totals, finished)
                 if pending:
                     await asyncio.sleep(POLL_S)
         except BaseException:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-            await asyncio.sleep(0.5)  # cancelled tasks' workers let go of their parts
+            await self._stop(pending)
             merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
             raise
         merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
