@@ -39,7 +39,7 @@ def status(run: Annotated[Optional[str], typer.Argument(help="Run id (default: t
         console.print(f"live ({live['engine']}, {live['workers']} worker(s), updated {age:.0f}s ago): cells "
                       f"{live['done']}/{live['total']} · failed {live['failed']} · calls {int(s.get('calls', 0)):,} · "
                       f"tokens {int(s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)):,}",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
         if live["limits"]:
             console.print(f"rate limits: {describe_snapshot(live['limits'])}", markup=False, highlight=False,
                           soft_wrap=True)
