@@ -21,6 +21,7 @@ from typing import Any
 from .. import telemetry
 from ..store import Store, merge_into
 from .cells import Cell
+from .failures import RunAborted
 
 STAT_KEYS = ("calls", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "breakers_open",
              "retry_after_waits")
@@ -110,4 +111,15 @@ class ShardTotals:
         self.ctx.tick()
 
 
-__all__ = ["STAT_KEYS", "ShardTotals", "merge_parts", "parts_dir", "shard", "worker_options"]
+def end_shards(ctx: Any, totals: ShardTotals, fatal: list[str], errors: list[str]) -> dict[str, Any]:
+    """The shards of one list of cells have ended: merge their parts, then stop the run if one met
+    a misconfigured model (``fatal``) or a worker failed (``errors``); else the list's gateway totals."""
+    merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
+    if fatal:
+        raise RunAborted(fatal[0])
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    return {k: totals.stats[k] - totals.base_stats[k] for k in STAT_KEYS}
+
+
+__all__ = ["STAT_KEYS", "ShardTotals", "end_shards", "merge_parts", "parts_dir", "shard", "worker_options"]

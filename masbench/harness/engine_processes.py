@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..llm.limits_remote import LimiterServer
 from .cells import Cell
 from .engine_inprocess import LocalEngine
-from .engine_parts import STAT_KEYS, ShardTotals, merge_parts, parts_dir, shard, worker_options
-from .failures import RunAborted
+from .engine_parts import ShardTotals, end_shards, merge_parts, parts_dir, shard, worker_options
 
 if TYPE_CHECKING:
     from .engine import EngineContext
@@ -109,12 +108,7 @@ class ProcessEngine:
             await asyncio.gather(*[p.wait() for _, p in procs], return_exceptions=True)
             merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
             raise
-        merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
-        if fatal:
-            raise RunAborted(fatal[0])
-        if errors:
-            raise RuntimeError("; ".join(errors))
-        return {k: totals.stats[k] - totals.base_stats[k] for k in STAT_KEYS}
+        return end_shards(ctx, totals, fatal, errors)
 
     async def aclose(self) -> dict[str, Any]:
         if self._server is not None:

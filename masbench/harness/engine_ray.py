@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..llm.limits import Lease, Limits, RateLimiter
 from .cells import Cell
 from .engine import EngineUnavailable
-from .engine_parts import STAT_KEYS, ShardTotals, merge_parts, parts_dir, shard, worker_options
-from .failures import RunAborted
+from .engine_parts import ShardTotals, end_shards, merge_parts, parts_dir, shard, worker_options
 from .prepare import RunOptions
 
 if TYPE_CHECKING:
@@ -232,12 +231,7 @@ class RayEngine:
             await self._stop(pending)
             merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
             raise
-        merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
-        if fatal:
-            raise RunAborted(fatal[0])
-        if errors:
-            raise RuntimeError("; ".join(errors))
-        return {k: totals.stats[k] - totals.base_stats[k] for k in STAT_KEYS}
+        return end_shards(ctx, totals, fatal, errors)
 
     async def aclose(self) -> dict[str, Any]:
         if self.coord is not None:
