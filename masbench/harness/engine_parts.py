@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
-from typing import Any
 
 from .. import telemetry
 from ..store import Store, merge_into

@@ -21,7 +21,6 @@ from typing import Any
 
 from .. import telemetry
 from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
-from .cells import Cell
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name, make_engine
 from .engine_parts import merge_parts
