@@ -80,22 +80,25 @@ def test_an_attempt_larger_than_the_short_window_still_goes_out_alone():
     assert w.wait_for(1, 1.0) > 0
 
 
-async def test_max_in_flight_caps_open_attempts():
-    lim = RateLimiter()
-    limits = Limits(max_in_flight=4)
+async def most_open(limiters: list, limits: Limits, n: int) -> int:
+    """The most attempts open at once when ``n`` calls, spread over ``limiters``, hold a slot 5 ms each."""
     open_now, most = 0, 0
 
-    async def call():
+    async def call(lim):
         nonlocal open_now, most
         lease = await lim.acquire("m", limits, 0)
         open_now += 1
         most = max(most, open_now)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.005)
         open_now -= 1
-        await lim.release(lease, 10, None)
+        await lim.release(lease, 1, None)
 
-    await asyncio.gather(*[call() for _ in range(40)])
-    assert most == 4
+    await asyncio.gather(*[call(limiters[i % len(limiters)]) for i in range(n)])
+    return most
+
+
+async def test_max_in_flight_caps_open_attempts():
+    assert await most_open([RateLimiter()], Limits(max_in_flight=4), 40) == 4
 
 
 async def test_a_429_pauses_the_model_for_everyone():
@@ -129,19 +132,7 @@ async def test_workers_share_one_limiter_over_the_socket():
     await server.start()
     a, b = SocketLimiter(server.path), SocketLimiter(server.path)
     limits = Limits(max_in_flight=3)
-    open_now, most = 0, 0
-
-    async def call(c: SocketLimiter):
-        nonlocal open_now, most
-        lease = await c.acquire("m", limits, 0)
-        open_now += 1
-        most = max(most, open_now)
-        await asyncio.sleep(0.005)
-        open_now -= 1
-        await c.release(lease, 1, None)
-
-    await asyncio.gather(*[call(c) for c in [a, b] * 20])
-    assert most == 3
+    assert await most_open([a, b], limits, 40) == 3
     # a worker that holds slots and goes away: the others get them back
     held = [await a.acquire("m", limits, 0) for _ in range(3)]
     assert len(held) == 3 and lim.snapshot()["m"]["open"] == 3
