@@ -1,24 +1,24 @@
-"""Harness scale: N tasks × 3 designs on sim/ models (SIMULATED), single process vs --workers 2.
+"""Harness scale: N tasks × 3 designs on sim/ models (SIMULATED), on every engine side by side —
+one process (``local``), ``--workers W`` (``processes``) and Ray (``--engine ray --workers W``, a
+local Ray started by the run) — then the merge alone.
 
-Prints wall time, CPU time, peak RSS (parent + workers), calls per second, harness µs per call
-(CPU of every process of the run, imports included, over the calls it made: on a shared machine
-the figure to compare), rows written per second and the speed-up from two workers. Targets (idle
-machine): 10,000 tasks × 3 designs under 45 s in one process, under 30 s with ``--workers 2``,
-under 1 GB.
+Prints per engine the wall time, the peak RSS of the driver, of its workers (summed, sampled every
+0.2 s over the driver's process tree; Ray's own daemons apart) and rows written per second; then
+the merge rate (a run's store merged into an empty one as a part, the driver's work at the end of
+a sharded run) and the store's bytes per call (a part's size). Targets: 10,000 tasks × 3 designs
+under 60 s and 1 GB; Ray within 1.3× of ``--workers 2``; merge ≥ 200k rows/s.
 
-    .venv/bin/python benchmarks/harness_scale.py [--tasks 10000] [--workers 2] [--graph] [--transcripts MODE]
-
-``--graph`` runs every design through langgraph (no straight-line runner, :mod:`masbench.runtime.chain`),
-for comparison — in the one-process run only (worker processes start afresh, with the runner on); ``--transcripts none`` records no call transcripts (the suite default is ``full``).
+    .venv/bin/python benchmarks/harness_scale.py [--tasks 10000] [--workers 2] [--engines local,processes,ray]
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,74 +36,112 @@ cache: false
 store: {store}
 """
 
+ROW_TABLES = ("calls", "results", "nodes", "pool", "cot_sc_curve", "call_messages", "texts")
+RAY_DAEMONS = ("gcs_server", "raylet", "plasma", "log_monitor", "monitor", "dashboard", "runtime_env", "ray_client")
 
-def run(tmp: Path, tasks: int, workers: int, graph: bool = False, transcripts: str | None = None) -> dict:
-    d = tmp / f"w{workers}"
+
+class TreeSampler:
+    """Peak RSS of a process and of its descendants (workers vs Ray daemons), sampled in a thread."""
+
+    def __init__(self, pid: int, every_s: float = 0.2):
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.every_s = every_s
+        self.peak = {"driver": 0, "workers": 0, "daemons": 0}
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                now = {"driver": self.root.memory_info().rss, "workers": 0, "daemons": 0}
+                for p in self.root.children(recursive=True):
+                    try:
+                        line = " ".join(p.cmdline())
+                        kind = "daemons" if any(d in line for d in RAY_DAEMONS) else "workers"
+                        now[kind] += p.memory_info().rss
+                    except psutil.Error:
+                        continue
+            except psutil.Error:
+                break
+            for k, v in now.items():
+                self.peak[k] = max(self.peak[k], v)
+            time.sleep(self.every_s)
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._t.join()
+        return {k: v / 2**20 for k, v in self.peak.items()}
+
+
+def run(tmp: Path, tasks: int, engine: str, workers: int) -> dict:
+    d = tmp / engine
     (d / "tasks").mkdir(parents=True)
     store = d / "scale.duckdb"
     (d / "tasks" / "scale.yaml").write_text(SUITE.format(half=tasks // 2, store=store))
-    extra = ["--transcripts", transcripts] if transcripts else []
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    args = ["run", str(d / "tasks" / "scale.yaml"), "--engine", engine]
+    if engine != "local":
+        args += ["--workers", str(workers)]
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", (
-        "import resource, sys; from masbench.cli import app\n"
-        + ("import masbench.runtime.chain as chain; chain.ENABLED = False\n" if graph else "") +
-        "try:\n    app()\nexcept SystemExit as e:\n    rc = e.code\nelse:\n    rc = 0\n"
-        "print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
-        "sys.exit(rc or 0)"), "run", str(d / "tasks" / "scale.yaml"), "--workers", str(workers), *extra],
-        capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "masbench.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    sampler = TreeSampler(proc.pid)
+    out, err = proc.communicate()
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    mem = sampler.stop()
     if proc.returncode != 0:
-        raise SystemExit(f"run failed:\n{proc.stderr[-3000:]}")
-    self_kb, child_kb = [int(x) for x in proc.stderr.split("RSS_KB")[1].split()[:2]]
+        raise SystemExit(f"{engine} run failed:\n{err[-3000:]}")
     con = duckdb.connect(str(store), read_only=True)
-    rows = sum(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-               for t in ("calls", "results", "nodes", "pool", "cot_sc_curve"))
-    results = con.execute("SELECT count(*) FROM results").fetchall()[0][0]
-    calls = con.execute("SELECT count(*) FROM calls").fetchall()[0][0]
+    rows = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ROW_TABLES}
     con.close()
-    return {"wall": wall, "cpu": cpu, "rss_mb": self_kb / 1024, "child_rss_mb": child_kb / 1024, "rows": rows,
-            "results": results, "calls": calls}
+    return {"wall": wall, "mem": mem, "rows": sum(rows.values()), "calls": rows["calls"], "results": rows["results"],
+            "store": store, "bytes": store.stat().st_size}
+
+
+def merge_rate(store: Path, tmp: Path) -> tuple[float, int]:
+    """Seconds to merge ``store`` as one part into an empty store, and the rows merged."""
+    from masbench.store import Store, merge_into
+
+    target = Store(tmp / "merge-target.duckdb")
+    t0 = time.perf_counter()
+    counts = merge_into(target, store)
+    dt = time.perf_counter() - t0
+    target.close()
+    return dt, sum(counts.values())
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", type=int, default=10_000)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--graph", action="store_true", help="every design through langgraph (no straight-line runner)")
-    ap.add_argument("--transcripts", choices=["full", "errors", "none"], default=None,
-                    help="override the suite's transcripts mode (default: the suite's, full)")
+    ap.add_argument("--engines", default="local,processes,ray")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
+    load = os.getloadavg()
     print(f"harness scale (SIMULATED sim/medium): {a.tasks} tasks × 3 designs (cot, cot-sc[k=3], self-refine)"
-          f" + CoT-SC pool k_max=4, cache off{', all designs via langgraph' if a.graph else ''}"
-          f"{f', transcripts {a.transcripts}' if a.transcripts else ''}")
-    one = run(tmp, a.tasks, 1, a.graph, a.transcripts)
-    print(f"  1 process : wall {one['wall']:.1f}s · CPU {one['cpu']:.1f}s · peak RSS {one['rss_mb']:.0f} MB · "
-          f"{one['results']} results, {one['calls']} calls → {one['calls'] / one['wall']:,.0f} calls/s, "
-          f"{one['cpu'] / one['calls'] * 1e6:,.0f} µs CPU/call · {one['rows']} rows → "
-          f"{one['rows'] / one['wall']:,.0f} rows/s")
-    many = run(tmp, a.tasks, a.workers, a.graph, a.transcripts)
-    print(f"  {a.workers} workers : wall {many['wall']:.1f}s · CPU {many['cpu']:.1f}s · peak RSS parent "
-          f"{many['rss_mb']:.0f} MB, largest worker {many['child_rss_mb']:.0f} MB · "
-          f"{many['calls'] / many['wall']:,.0f} calls/s, {many['cpu'] / many['calls'] * 1e6:,.0f} µs CPU/call · "
-          f"{many['rows']} rows → {many['rows'] / many['wall']:,.0f} rows/s")
-    if a.graph:
-        print(f"  (--graph applies to the 1-process run only: the {a.workers} workers used the straight-line runner)")
-    print(f"  speed-up from --workers {a.workers}: {one['wall'] / many['wall']:.2f}x")
-    ok_m = max(one["rss_mb"], many["rss_mb"], many["child_rss_mb"]) < 1024
-    verdict = lambda ok: "meets" if ok else "MISSES"  # noqa: E731
-    scale = 10_000 / a.tasks
-
-    def at_10k(r: dict) -> str:
-        return f"{r['wall']:.0f}s" + (f", ×{scale:g} = {r['wall'] * scale:.0f}s" if scale != 1 else "")
-    print(f"  targets (10k tasks, idle machine): 1 process < 45 s {verdict(one['wall'] * scale < 45)} ({at_10k(one)}), "
-          f"{a.workers} workers < 30 s {verdict(many['wall'] * scale < 30)} ({at_10k(many)}) · "
-          f"< 1 GB: {verdict(ok_m)}")
-    print("  (2-core machine; wall and CPU include process start and imports; on a shared machine compare "
-          "µs CPU/call; a smaller --tasks is scaled linearly, which start-up makes pessimistic)")
+          f" + CoT-SC pool k_max=4, cache off · load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
+          f"{os.cpu_count()} CPUs")
+    res = {}
+    for engine in a.engines.split(","):
+        r = res[engine] = run(tmp, a.tasks, engine, a.workers)
+        m = r["mem"]
+        label = {"local": "1 process", "processes": f"--workers {a.workers}", "ray": f"ray, {a.workers} workers"}[engine]
+        daemons = f" · Ray daemons {m['daemons']:.0f} MB" if engine == "ray" else ""
+        print(f"  {label:<17}: wall {r['wall']:6.1f}s · peak RSS driver {m['driver']:.0f} MB, workers "
+              f"{m['workers']:.0f} MB{daemons} · {r['results']} results, {r['calls']} calls, {r['rows']} rows → "
+              f"{r['rows'] / r['wall']:,.0f} rows/s")
+    if "ray" in res and "processes" in res:
+        ratio = res["ray"]["wall"] / res["processes"]["wall"]
+        print(f"  ray / --workers {a.workers} wall: {ratio:.2f}x (goal ≤ 1.3x: {'meets' if ratio <= 1.3 else 'MISSES'})")
+    any_run = next(iter(res.values()))
+    dt, n = merge_rate(any_run["store"], tmp)
+    print(f"  merge: {n:,} rows in {dt:.2f}s → {n / dt:,.0f} rows/s (goal ≥ 200k: {'meets' if n / dt >= 200_000 else 'MISSES'})"
+          f" · store {any_run['bytes'] / 2**20:.1f} MB = {any_run['bytes'] / max(any_run['calls'], 1):,.0f} bytes per call")
+    print("  (wall times include process start, imports and, for ray, starting a local Ray; a shared machine)")
 
 
 if __name__ == "__main__":

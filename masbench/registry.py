@@ -149,9 +149,18 @@ PAIRED_TESTS: Registry = Registry("paired test", {
 :class:`masbench.harness.stats.tests.base.PairedTest`. The spec checks the name without importing."""
 
 
+ENGINES: Registry = Registry("engine", {
+    "local": "masbench.harness.engine_inprocess:LocalEngine",
+    "processes": "masbench.harness.engine_processes:ProcessEngine",
+    "ray": "masbench.harness.engine_ray:RayEngine",
+})
+"""What runs a run's cells (``masbench run --engine NAME``): name → a class taking a
+:class:`masbench.harness.engine.EngineContext` and meeting :class:`masbench.harness.engine.Engine`."""
+
+
 def checks_for(kind: str) -> list:
     """Every registered check for one kind (``kind`` and ``kind.*`` entries), loaded."""
     return [CHECKS[n] for n in CHECKS.names() if n == kind or n.startswith(kind + ".")]
 
 
-__all__ = ["CHECKS", "DESIGNERS", "PAIRED_TESTS", "Registry", "RegistryError", "checks_for", "load_ref"]
+__all__ = ["CHECKS", "DESIGNERS", "ENGINES", "PAIRED_TESTS", "Registry", "RegistryError", "checks_for", "load_ref"]

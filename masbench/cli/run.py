@@ -14,10 +14,12 @@ from rich.console import Console
 
 from .. import telemetry
 from ..bench import TaskDataError
+from ..harness.engine import EngineUnavailable
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
 from ..harness.sequence import SequentialError
 from ..harness.suite_run import RunOptions, run_suite
+from ..registry import RegistryError
 from ..report.verdict import saving_line, sequential_phrase
 from ..spec.problems import SpecError
 from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
@@ -30,7 +32,18 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         free: FreeOpt = None,
         api_base: ApiBaseOpt = None,
         store: Annotated[Optional[Path], typer.Option("--store", help="DuckDB file (default: the suite's).")] = None,
-        workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+        workers: Annotated[int, typer.Option("--workers", min=1, help="Workers: processes (--engine processes, "
+                                             "the default when N > 1) or Ray tasks (--engine ray; default there: "
+                                             "the cluster's CPUs).")] = 1,
+        engine: Annotated[Optional[str], typer.Option(
+            "--engine", help="What runs the cells: local, processes or ray (default: processes with --workers > 1, "
+            "else local). ray needs the ray extra. docs/scale.md")] = None,
+        address: Annotated[Optional[str], typer.Option(
+            "--address", help="--engine ray: the Ray cluster to join (auto, HOST:PORT, ray://HOST:10001; default: "
+            "RAY_ADDRESS, else a local Ray for this run).")] = None,
+        parts: Annotated[Optional[Path], typer.Option(
+            "--parts", help="Directory the workers write their DuckDB parts to (default: parts/ beside the store; "
+            "on a multi-machine Ray cluster a shared directory).")] = None,
         concurrency: Annotated[Optional[int], typer.Option("--concurrency", min=1, help="Cells in flight per process.")] = None,
         limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="First N tasks of each source.")] = None,
         new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming a matching one.")] = False,
@@ -70,7 +83,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     opts = RunOptions(suite=suite, store=store, **model_flags(model, free, api_base), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
                       retry_failed=not no_retry_failed, transcripts=_mode(transcripts), until_decided=until_decided,
-                      max_tasks=max_tasks, batch=batch)
+                      max_tasks=max_tasks, batch=batch, engine=engine, address=address, parts=parts)
     try:
         if otel:
             telemetry.configure(why="--otel was given")
@@ -83,6 +96,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except (EngineUnavailable, RegistryError) as exc:  # an unknown --engine, or ray without its extra
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except telemetry.TelemetryUnavailable as exc:  # telemetry on without the otel extra: the install command

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Optional
 
 import typer
 
-from ..store import Store, failure_reasons, latest_run, run_progress
+from ..store import Store, describe_snapshot, failure_reasons, latest_run, read_live, run_progress
 from .common import DEFAULT_STORE, StoreOpt, console, err
 
 
@@ -31,6 +32,17 @@ def status(run: Annotated[Optional[str], typer.Argument(help="Run id (default: t
                   f"calls {p['calls']:,} · tokens {p['tokens']:,} · ${p['cost_usd']:.4f} counted, "
                   f"${p['spent_usd']:.4f} spent ({p['spent_calls']:,} calls incl. superseded attempts)",
                   markup=False, highlight=False)
+    live = read_live(store, p["run_id"]) if p["status"] == "running" else None
+    if live:  # the driver's view of the whole run: every worker's cells, also those not merged yet
+        s = live["stats"]
+        age = max(0.0, time.time() - live["updated"])
+        console.print(f"live ({live['engine']}, {live['workers']} worker(s), updated {age:.0f}s ago): cells "
+                      f"{live['done']}/{live['total']} · failed {live['failed']} · calls {int(s.get('calls', 0)):,} · "
+                      f"tokens {int(s.get('prompt_tokens', 0) + s.get('completion_tokens', 0)):,}",
+                      markup=False, highlight=False, soft_wrap=True)
+        if live["limits"]:
+            console.print(f"rate limits: {describe_snapshot(live['limits'])}", markup=False, highlight=False,
+                          soft_wrap=True)
     if p["reason"]:
         console.print(f"reason: {p['reason']}", markup=False, highlight=False, soft_wrap=True)
     for reason, n in reasons:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import telemetry
 from ..bench import raw_vote_key, score
@@ -22,36 +21,33 @@ from ..runtime import DesignResult, RunContext, run_design
 from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
 from .failures import RunAborted, aborted_message
+from .progress import Progress
 from .prepare import POOL_DESIGN, Prepared, pool_design
 from .resolve import resolve_runnable
 
-
-@dataclass
-class Progress:
-    """Counters the progress display reads."""
-
-    total: int = 0
-    done: int = 0
-    skipped: int = 0
-    failed: int = 0
-    started: float = field(default_factory=time.monotonic)
+if TYPE_CHECKING:
+    from ..llm.limits import CallLimiter
+    from .engine import EngineContext
 
 
 class CellRunner:
     """Runs cells of one prepared suite in this process, writing to one store."""
 
     def __init__(self, prep: Prepared, store: Store, run_id: str, cache: ResponseCache | None,
-                 writer: StoreWriter, *, gateway: Gateway | None = None, entries: list[DesignEntry] | None = None):
+                 writer: StoreWriter, *, gateway: Gateway | None = None, entries: list[DesignEntry] | None = None,
+                 limiter: CallLimiter | None = None):
         """``gateway``: use this one (e.g. a scripted gateway) instead of one built from the suite's
         models (its transcripts are what it was built with); ``entries``: design entries beyond the
-        suite's own (e.g. a designer added to a run). The built gateway records transcripts to the
-        writer under the run's mode (``prep.transcripts``)."""
+        suite's own (e.g. a designer added to a run); ``limiter``: the run's rate limiter (shared
+        by every worker). The built gateway records transcripts to the writer under the run's mode
+        (``prep.transcripts``)."""
         self.prep = prep
         self.store = store
         self.run_id = run_id
         self.writer = writer
         self.gateway = gateway or Gateway(prep.models, cache=cache, sink=writer.put,
-                                          transcripts=TranscriptRecorder(writer.put, prep.transcripts))
+                                          transcripts=TranscriptRecorder(writer.put, prep.transcripts),
+                                          limiter=limiter)
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}
@@ -177,4 +173,41 @@ async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, pro
         await writer.aflush()
 
 
-__all__ = ["CellRunner", "Progress", "run_cells"]
+class LocalEngine:
+    """The ``local`` engine: every cell in this process, on one runner and response cache (the
+    run's rate limiter on this loop)."""
+
+    def __init__(self, ctx: EngineContext):
+        self.ctx = ctx
+        self._runner: CellRunner | None = None
+        self._cache: ResponseCache | None = None
+
+    def runner(self) -> CellRunner:
+        ctx = self.ctx
+        if self._runner is None:
+            self._cache = ResponseCache(ctx.store_path.with_suffix(".cache.sqlite")) if ctx.use_cache else None
+            self._runner = CellRunner(ctx.prep, ctx.session.store, ctx.run_id, self._cache, ctx.session.writer,
+                                      limiter=ctx.local_limiter())
+            ctx.stats = self._runner.gateway.stats
+            if ctx.display:
+                ctx.display.attach(ctx.stats)
+        return self._runner
+
+    async def run(self, cells: list[Cell]) -> None:
+        if not cells:
+            return
+        runner = self.runner()
+        try:
+            await telemetry.within(self.ctx.span, run_cells(runner, cells, self.ctx.concurrency, self.ctx.progress,
+                                                            self.ctx.tick))
+        finally:
+            self.ctx.session.writer.flush()
+
+    async def aclose(self) -> dict[str, Any]:
+        if self._cache:
+            self._cache.close()
+            self._cache = None
+        return dict(self._runner.gateway.stats) if self._runner is not None else {}
+
+
+__all__ = ["CellRunner", "LocalEngine", "Progress", "run_cells"]

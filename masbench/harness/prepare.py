@@ -44,7 +44,17 @@ class RunOptions:
     run_id: str | None = None
     """Continue this run id (or create it)."""
     workers: int = 1
-    """Worker processes; >1 shards the cells over processes."""
+    """Workers: processes of the ``processes`` engine (>1 picks it when ``engine`` is unset), Ray
+    tasks of the ``ray`` engine (default there: the cluster's CPUs)."""
+    engine: str | None = None
+    """What runs the cells: ``local``, ``processes`` or ``ray`` (:data:`masbench.registry.ENGINES`);
+    None: ``processes`` when ``workers`` > 1, else ``local``."""
+    address: str | None = None
+    """``ray``: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:10001``); None: ``RAY_ADDRESS``
+    if set, else a local Ray started for the run."""
+    parts: Path | None = None
+    """Where the workers write their DuckDB parts (default: ``parts/`` beside the store). On a Ray
+    cluster of several machines: a directory every node and the driver see (a shared filesystem)."""
     concurrency: int | None = None
     """Cells in flight per process (default: the suite's)."""
     cache: bool | None = None

@@ -8,14 +8,27 @@ wrapped however narrow the console thinks it is: a log has one line per update.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+from rich.progress import (BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
+from rich.progress import Progress as Bar
 
 if TYPE_CHECKING:
     from .prepare import Prepared
+
+
+@dataclass
+class Progress:
+    """Counters the progress display reads (the whole run's, whatever the engine)."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.monotonic)
 
 
 class Counters(Protocol):
@@ -40,7 +53,7 @@ class RunDisplay:
         self.interval_s = interval_s
         self._clock = clock
         self._stats: dict[str, Any] = {}
-        self._bar: tuple[Progress, TaskID] | None = None
+        self._bar: tuple[Bar, TaskID] | None = None
         self._state: Counters | None = None
         self._last: float | None = None
         self._final = False
@@ -59,7 +72,7 @@ class RunDisplay:
                    + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
                    + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""), markup=True)
         if self.console.is_terminal:
-            progress = Progress(
+            progress = Bar(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[usage]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=self.console, transient=False)
@@ -84,6 +97,8 @@ class RunDisplay:
             fail += f" · breaker OPEN for {int(s['breakers_open'])} model(s)"
         if s.get("retry_after_waits"):
             fail += f" · Retry-After honoured {int(s['retry_after_waits'])}×"
+        if s.get("limits"):  # the run's rate limiter: each limited model's window (masbench.llm.limits)
+            fail += f" · limits {s['limits']}"
         return (f"calls {int(s.get('calls', 0)):,} · tokens {tok:,} · ${float(s.get('cost_usd', 0.0)):.4f}"
                 f" · cache hits {int(s.get('cache_hits', 0)):,}{fail}")
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from .. import telemetry
 from ..bench import read_lines
-from ..llm import ResponseCache, overrides_json
-from ..store import RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
-from .cells import Cell
-from .engine_inprocess import CellRunner, Progress, run_cells
+from ..llm import overrides_json
+from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from .curve import compute_curve, groups_of_tasks
-from .engine_processes import merge_parts, run_sharded
+from .engine import EngineContext, engine_class, engine_name, make_engine
+from .engine_parts import merge_parts
+from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
@@ -64,56 +64,9 @@ def cache_path(store_path: Path) -> Path:
     return store_path.with_suffix(".cache.sqlite")
 
 
-class _Engine:
-    """Runs lists of cells of one run, each list to the end: over worker processes (``--workers``
-    > 1) or in this process (one runner and response cache for every list)."""
-
-    def __init__(self, opts: RunOptions, prep: Prepared, run_id: str, session: RunSession, store_path: Path,
-                 use_cache: bool, concurrency: int, progress: Progress, display: Any, span: Any):
-        self.opts, self.prep, self.run_id, self.session = opts, prep, run_id, session
-        self.store_path, self.use_cache, self.concurrency = store_path, use_cache, concurrency
-        self.progress, self.display, self.span = progress, display, span
-        self.sharded: dict[str, Any] = {}
-        self._runner: CellRunner | None = None
-        self._cache: ResponseCache | None = None
-
-    def _in_process(self) -> CellRunner:
-        if self._runner is None:
-            self._cache = ResponseCache(cache_path(Path(self.store_path))) if self.use_cache else None
-            self._runner = CellRunner(self.prep, self.session.store, self.run_id, self._cache, self.session.writer)
-            if self.display:
-                self.display.attach(self._runner.gateway.stats)
-        return self._runner
-
-    async def run(self, cells: list[Cell]) -> None:
-        if self.opts.workers > 1 and len(cells) > 1:
-            part = await telemetry.within(self.span, run_sharded(
-                self.opts, self.prep, self.run_id, self.session.store, self.store_path, cells, self.concurrency,
-                self.progress, self.display))
-            for k, v in part.items():
-                self.sharded[k] = self.sharded.get(k, 0) + v
-        elif cells:
-            runner = self._in_process()
-            try:
-                await telemetry.within(self.span, run_cells(runner, cells, self.concurrency, self.progress,
-                                                            (lambda: self.display.update()) if self.display else None))
-            finally:
-                self.session.writer.flush()
-
-    def close(self) -> dict[str, Any]:
-        """Close the response cache; the gateway's counters (summed over the shards' when sharded)."""
-        if self._cache:
-            self._cache.close()
-            self._cache = None
-        stats = dict(self.sharded)
-        if self._runner is not None:
-            for k, v in self._runner.gateway.stats.items():
-                stats[k] = stats.get(k, 0) + v if isinstance(v, (int, float)) else v
-        return stats
-
-
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
+    engine_class(opts)  # an unknown --engine, or ray without its extra: stop before the store is touched
     prep = prepare(opts)
     shown = getattr(display, "sources", None)
     if shown:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
@@ -131,7 +84,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         store = session.store
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)
-        merge_parts(store, run_id, store_path)
+        merge_parts(store, run_id, store_path, opts.parts)  # a killed sharded run's parts: kept, merged once
         # a sequential run keeps its failed cells: the looks already made counted them as they were
         retry = opts.retry_failed and seq is None
         superseded = supersede_failed(store, run_id) if retry else {"design": 0, "pool": 0}
@@ -150,15 +103,18 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             display.start(prep, run_id, progress)
         session.share()  # from here on the store is readable between flushes (masbench status)
         run_span = telemetry.run(run_id, prep.suite.name, cells=len(todo), simulated=prep.simulated)  # off: no-op
-        engine = _Engine(opts, prep, run_id, session, Path(store_path), use_cache, concurrency, progress, display,
-                         run_span)
+        ctx = EngineContext(opts, prep, run_id, session, Path(store_path), use_cache, concurrency, progress, display,
+                            run_span)
+        ctx.board = LiveBoard(Path(store_path), run_id, engine_name(opts), opts.workers)
+        engine = make_engine(ctx)  # an unknown --engine or one whose extra is missing stops here, before any call
         try:
             if seq is None:
                 await engine.run(todo)
             else:
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
-            stats = engine.close()
+            stats = await engine.aclose()
+            ctx.board.remove()
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:

@@ -16,6 +16,7 @@ from ..spec.model import ModelSpec
 from .backends import Reply
 from .errors import describe, is_retryable, retry_after_s, systemic_reason
 from .health import BreakerConfig, ModelHealth
+from .limits import CallLimiter, Limits, limiter_key
 
 
 class ModelUnavailable(Exception):
@@ -34,6 +35,8 @@ class Outcome:
     """Attempts sent (a call refused by a dead model's gate sends none)."""
     log: list[str] = field(default_factory=list)
     """One description per failed attempt."""
+    sent_at: float | None = None
+    """Epoch seconds a rate limiter admitted the first attempt (None: the model has no limits)."""
 
 
 Send = Callable[[int], Awaitable[Reply]]
@@ -44,7 +47,7 @@ class AttemptLoop:
     """Per-model health and concurrency, and the retry loop every call goes through."""
 
     def __init__(self, breaker: BreakerConfig, retry_base_s: float, retry_max_s: float,
-                 on_health: Callable[[], None]):
+                 on_health: Callable[[], None], limiter: CallLimiter | None = None):
         self.breaker = breaker
         self.retry_base_s = retry_base_s
         self.retry_max_s = retry_max_s
@@ -54,14 +57,51 @@ class AttemptLoop:
         """(alias, model id, error) of the first model found misconfigured: the run must stop."""
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._on_health = on_health
+        self.limiter = limiter
+        """The run's rate limiter (shared by every worker); None: no rpm/tpm/max_in_flight anywhere."""
+        self.limits: dict[str, Limits] = {}
+        """Per alias with limits: what its model YAML sets."""
 
     def add_model(self, alias: str, spec: ModelSpec) -> None:
         self._sems[alias] = asyncio.Semaphore(spec.concurrency)
         self.health[alias] = ModelHealth(alias, self.breaker)
+        if (lim := Limits.of(spec)) is not None:
+            self.limits[alias] = lim
 
-    async def run(self, alias: str, spec: ModelSpec, send: Send, cell: tuple[object, ...]) -> Outcome:
+    def limited(self, alias: str) -> Limits | None:
+        """The alias's limits when a limiter enforces them (else None)."""
+        return self.limits.get(alias) if self.limiter is not None else None
+
+    async def _send(self, alias: str, spec: ModelSpec, send: Send, out: Outcome, reserve: int) -> Reply:
+        """One attempt through the concurrency slot and, for a limited model, the run's limiter:
+        admitted before it goes out, settled to its usage (or a 429's pause) after."""
+        lim = self.limited(alias)
+        if lim is None or self.limiter is None:
+            async with self._sems[alias]:
+                return await send(out.attempts)
+        lease = await self.limiter.acquire(limiter_key(spec), lim, reserve)
+        if out.sent_at is None:
+            out.sent_at = lease.granted_at
+        try:
+            async with self._sems[alias]:
+                reply = await send(out.attempts)
+        except BaseException as exc:
+            pause = None
+            if isinstance(exc, Exception) and getattr(exc, "status_code", None) == 429:
+                pause = retry_after_s(exc) or 0.0  # 0: the limiter's own back-off
+            elif isinstance(exc, Exception) and (ra := retry_after_s(exc)):
+                pause = ra
+            await self.limiter.release(lease, None, pause)  # the reservation stays counted
+            raise
+        u = reply.usage()
+        await self.limiter.release(lease, None if u is None else u.prompt_tokens + u.completion_tokens, None)
+        return reply
+
+    async def run(self, alias: str, spec: ModelSpec, send: Send, cell: tuple[object, ...],
+                  reserve: int = 0) -> Outcome:
         """Attempt the call until it succeeds, fails for good, or runs out of attempts.
-        ``cell``: (design, task, seed) of the call, for the health's bad-request bookkeeping."""
+        ``cell``: (design, task, seed) of the call, for the health's bad-request bookkeeping;
+        ``reserve``: the tokens each attempt reserves on a ``tpm``-limited model (its worst case)."""
         out = Outcome(None, None, 0)
         health = self.health[alias]
 
@@ -71,8 +111,7 @@ class AttemptLoop:
                 raise ModelUnavailable(f"not sent: model {alias!r} ({spec.id}) is unusable: {dead}")
             out.attempts += 1
             try:
-                async with self._sems[alias]:
-                    reply = await send(out.attempts)
+                reply = await self._send(alias, spec, send, out, reserve)
             except asyncio.CancelledError:
                 if probe:
                     health.release_probe()

@@ -24,6 +24,7 @@ from .backends import Attempt, Backend, ModelBackend, Reply, backend_class, prov
 from .cache import ResponseCache, cache_key
 from .errors import describe
 from .health import BreakerConfig, ModelHealth
+from .limits import CallLimiter
 from .pricing import Prices, resolve_prices
 from .record import Sink, call_row, new_stats, tally
 from .result import NO_USAGE, CallResult, call_status, worst_case
@@ -68,6 +69,8 @@ def overrides_json(overrides: Mapping[str, ModelOverride]) -> dict[str, str | di
 
 
 _counter = itertools.count()
+DEFAULT_RESERVE_COMPLETION = 4096
+"""Completion tokens a ``tpm``-limited call without ``max_tokens`` reserves (settled to its usage after)."""
 _UNPRICED = {"input_usd_per_mtok": None, "output_usd_per_mtok": None, "cached_input_usd_per_mtok": None,
              "cache_write_usd_per_mtok": None, "reasoning_usd_per_mtok": None, "price": None}
 
@@ -78,8 +81,10 @@ class Gateway:
     def __init__(self, models: dict[str, ModelSpec] | None = None, *, cache: ResponseCache | None = None,
                  sink: Sink | None = None, retry_base_s: float = 0.5, retry_max_s: float = 20.0,
                  backend: Backend | None = None, breaker: BreakerConfig | None = None,
-                 transcripts: TranscriptRecorder | None = None):
-        self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, self._health_stats)
+                 transcripts: TranscriptRecorder | None = None, limiter: CallLimiter | None = None):
+        """``limiter``: the run's rate limiter, shared by every worker (see :mod:`.limits`); the
+        models' ``rpm``/``tpm``/``max_in_flight`` go unenforced without one."""
+        self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, self._health_stats, limiter)
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
@@ -201,9 +206,17 @@ class Gateway:
         def send(n: int):
             return backend(Attempt(alias, spec, messages, req, sample_index, n, metadata or {}, t))
 
-        out = await self.loop.run(alias, spec, send, (t.get("design"), t.get("task_id"), t.get("seed")))
+        lim = self.loop.limited(alias)
+        reserve = 0
+        if lim is not None and lim.tpm:  # the attempt's worst case: its prompt bound + the completion cap
+            reserve = self.prompt_token_bound(alias, messages, req.get("tools")) + int(
+                req.get("max_tokens") or DEFAULT_RESERVE_COMPLETION)
+        out = await self.loop.run(alias, spec, send, (t.get("design"), t.get("task_id"), t.get("seed")), reserve)
         res = self._result(out, spec, alias, call_id, messages, req)
         res.latency_s = time.perf_counter() - t0
+        if out.sent_at is not None:  # a rate-limited call: it began when the limiter let it out
+            res.latency_s = max(0.0, res.latency_s - (out.sent_at - t_start))
+            t_start = out.sent_at
         if self.cache is not None and key is not None and res.error is None and res.usage is not None:
             self.cache.put(key, _cache_entry(res, res.usage))
         self._record(res, tags, sample_index, out.log, t_start, req, messages)

@@ -110,7 +110,21 @@ class ModelSpec(Spec):
     """If the provider returns no usage, count the tokens with a tokenizer (flagged ``estimated`` on
     the call row) instead of recording the call as ``usage_missing`` (an error)."""
     concurrency: int = Field(default=16, ge=1)
-    """Most calls in flight to this model at once (per process)."""
+    """Most calls in flight to this model at once (per process; ``max_in_flight`` caps the run)."""
+    rpm: int | None = Field(default=None, ge=1)
+    """Requests per minute allowed to this model across every worker of a run (each attempt counts).
+    Enforced over every sliding ``rate_window_s`` window (prorated) and, to smooth bursts, over every
+    sixth of it at a sixth of the limit. None: no request-rate limit."""
+    tpm: int | None = Field(default=None, ge=1)
+    """Tokens (prompt + completion) per minute across every worker, windows as for ``rpm``. Each
+    attempt reserves its worst case (prompt bound + ``max_tokens``, the budget's cap) before it goes
+    out and is settled to the reported usage after. None: no token-rate limit."""
+    max_in_flight: int | None = Field(default=None, ge=1)
+    """Most attempts open at once to this model across every worker of a run (``concurrency`` is
+    per process). None: no global cap."""
+    rate_window_s: float = Field(default=60.0, gt=0)
+    """Length of the window ``rpm``/``tpm`` are enforced over, the limits prorated (``rpm`` ×
+    window / 60). 60 s matches the providers'; shorter windows smooth harder (tests shrink it)."""
     timeout_s: float = Field(default=120.0, gt=0)
     """Per-attempt timeout in seconds."""
     max_attempts: int = Field(default=5, ge=1, le=20)

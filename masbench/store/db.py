@@ -133,13 +133,31 @@ class Store:
         self.close()
 
 
+def _merged_already(con) -> bool:
+    """Whether the attached part's rows are in the store: the merge is one transaction, so one row
+    of it (a call id, else a result's or pool sample's key) tells."""
+    probes = (("SELECT call_id FROM part.calls LIMIT 1", "SELECT 1 FROM calls WHERE call_id = ? LIMIT 1"),
+              ("SELECT run_id, design, task_id, seed FROM part.results LIMIT 1",
+               "SELECT 1 FROM results WHERE run_id = ? AND design = ? AND task_id = ? AND seed = ? LIMIT 1"),
+              ("SELECT run_id, task_id, seed, sample_index FROM part.pool LIMIT 1",
+               "SELECT 1 FROM pool WHERE run_id = ? AND task_id = ? AND seed = ? AND sample_index = ? LIMIT 1"))
+    for first, probe in probes:
+        row = con.execute(first).fetchall()
+        if row:
+            return bool(con.execute(probe, list(row[0])).fetchall())
+    return False
+
+
 def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
     """Copy every row of a worker's store file into ``target`` (one transaction). Returns rows
-    copied per table."""
+    copied per table; empty when the part's rows are in ``target`` already (a merge whose part
+    file outlived it: the driver died before deleting it) — a part is merged once."""
     counts = {}
     with target.lock:
         target.con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part")
         try:
+            if _merged_already(target.con):
+                return {}
             target.con.execute("BEGIN TRANSACTION")
             for t in _schema.TABLES:
                 if t == "runs":

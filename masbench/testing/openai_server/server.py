@@ -105,6 +105,15 @@ class FakeOpenAIServer:
         by[status] = by.get(status, 0) + 1
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        stats = self.stats
+        stats.open_now += 1
+        stats.open_max = max(stats.open_max, stats.open_now)
+        try:
+            return await self._chat_open(request)
+        finally:
+            stats.open_now -= 1
+
+    async def _chat_open(self, request: web.Request) -> web.StreamResponse:
         cfg = self.config
         stats = self.stats
         stats.requests += 1

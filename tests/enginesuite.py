@@ -1,0 +1,80 @@
+"""Shared by the engine tests (local, processes, ray): a rate-limited suite, the windows its calls
+fell in (read from the store's call timestamps), and the rows that must not depend on the engine."""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+import duckdb
+
+LIMITED = """name: {name}
+models:
+  default: {model}
+tasks:
+  - {{generator: masbench.depth, values: [1, 2], n: {n}, seed: 5}}
+designs: [cot]
+seeds: [0]
+cot_sc: {{k_max: 1, bootstrap: 50}}
+concurrency: 64
+cache: false
+store: {store}
+"""
+
+WINDOW_S = 6.0
+"""The tests' time scale: ``rate_window_s: 6`` with limits ×10 is a minute's limits run 10× faster
+(rpm 6000 over 6 s = at most 600 in any 6-s window and 100 in any 1-s one, as rpm 600 over 60 s)."""
+
+
+def limited_suite(tmp_path: Path, name: str, model_yaml: str, n: int) -> Path:
+    """A suite of ``2 n`` tasks, one cot call and one pool sample each, on ``model_yaml``."""
+    d = tmp_path / "tasks"
+    d.mkdir(exist_ok=True)
+    p = d / f"{name}.yaml"
+    p.write_text(LIMITED.format(name=name, model=model_yaml, n=n, store=tmp_path / "runs" / f"{name}.duckdb"))
+    return p
+
+
+def most_in_window(points: list[tuple[float, float]], span: float) -> float:
+    """The largest sum of amounts whose times fall in one half-open window [t, t + span) — brute
+    force over windows starting at each point (where a maximal window can always start)."""
+    pts = sorted(points)
+    ts = [t for t, _ in pts]
+    best = 0.0
+    for j, t in enumerate(ts):
+        k = bisect.bisect_left(ts, t + span)
+        best = max(best, sum(a for _, a in pts[j:k]))
+    return best
+
+
+def call_points(store: Path, run_id: str) -> list[tuple[float, int, int]]:
+    """(t_start, 1, prompt + completion tokens) of every call of the run."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return con.execute("SELECT t_start, 1, prompt_tokens + completion_tokens FROM calls WHERE run_id = ?",
+                           [run_id]).fetchall()
+    finally:
+        con.close()
+
+
+ENGINE_FREE = {
+    "results": "SELECT design, task_id, seed, answer, gold, correct, partial, prompt_tokens, completion_tokens, "
+               "tokens, cost_usd, calls, status FROM results WHERE run_id = ? ORDER BY ALL",
+    "pool": "SELECT task_id, seed, sample_index, answer, correct, prompt_tokens, completion_tokens, tokens "
+            "FROM pool WHERE run_id = ? ORDER BY ALL",
+    "curve": "SELECT axis, axis_value, k, n_tasks, accuracy, ci_lo, ci_hi, tokens, calls, cost_usd "
+             "FROM cot_sc_curve WHERE run_id = ? ORDER BY ALL",
+    "paired": "SELECT axis, axis_value, design, against, unit, position, k_match, n_tasks, n_cells, mean_diff, "
+              "ci_lo, ci_hi, p_value, p_holm, verdict FROM paired_tests WHERE run_id = ? ORDER BY ALL",
+    "calls": "SELECT count(*), count(DISTINCT call_id), sum(prompt_tokens), sum(completion_tokens) FROM calls "
+             "WHERE run_id = ?",
+}
+"""What a run must hold whatever engine ran it (timings and ids aside)."""
+
+
+def engine_free_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return {k: con.execute(q, [run_id]).fetchall() for k, q in ENGINE_FREE.items()}
+    finally:
+        con.close()

@@ -1,0 +1,72 @@
+"""Engines as one registered kind, and the run-wide rate limits on the local engines (one process
+and --workers 2): windows measured from the calls' timestamps in the store, in-flight counted by
+the OpenAI-compatible server itself. (The ray engine: test_engine_ray.py.)"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from enginesuite import WINDOW_S, call_points, limited_suite, most_in_window
+from masbench.harness import RunOptions, run_suite
+from masbench.harness.engine import EngineUnavailable, engine_class
+from masbench.registry import ENGINES, RegistryError
+
+ENGINES_RUN = [("local", 1), ("processes", 2)]
+
+
+def test_the_three_engines_are_registered_and_unknown_ones_refused():
+    assert {"local", "processes", "ray"} <= set(ENGINES.names())
+    assert engine_class(RunOptions(suite="x")).__name__ == "LocalEngine"
+    assert engine_class(RunOptions(suite="x", workers=2)).__name__ == "ProcessEngine"
+    with pytest.raises(RegistryError, match="unknown engine 'spark'"):
+        engine_class(RunOptions(suite="x", engine="spark"))
+
+
+def test_ray_engine_without_ray_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(EngineUnavailable, match=r"pip install 'masbench\[ray\]'"):
+        engine_class(RunOptions(suite="x", engine="ray"))
+
+
+@pytest.mark.parametrize("engine,workers", ENGINES_RUN)
+async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
+    # rpm 6000 over a 6-s window: rpm 600 over a minute, 10x faster (enginesuite.WINDOW_S)
+    model = f"{{id: sim/p60, rpm: 6000, rate_window_s: {WINDOW_S:g}}}"
+    suite = limited_suite(tmp_path, "rpm", model, n=400)
+    s = await run_suite(RunOptions(suite=str(suite), engine=engine, workers=workers))
+    pts = call_points(s.store, s.run_id)
+    assert len(pts) == 1600 and s.failed == 0
+    reqs = [(t, 1.0) for t, _, _ in pts]
+    assert most_in_window(reqs, WINDOW_S) <= 600
+    assert most_in_window(reqs, WINDOW_S / 6) <= 100
+    span = max(t for t, _ in reqs) - min(t for t, _ in reqs)
+    assert span >= (1600 - 100) / 100 - 0.01  # at most 100 a second: it could not have been faster
+
+
+@pytest.mark.parametrize("engine,workers", ENGINES_RUN)
+async def test_tpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
+    model = f"{{id: sim/p60, tpm: 600000, rate_window_s: {WINDOW_S:g}}}"  # 60,000 per 6 s, 10,000 per 1 s
+    suite = limited_suite(tmp_path, "tpm", model, n=300)
+    s = await run_suite(RunOptions(suite=str(suite), engine=engine, workers=workers))
+    pts = call_points(s.store, s.run_id)
+    assert len(pts) == 1200 and s.failed == 0
+    toks = [(t, float(n)) for t, _, n in pts]
+    total = sum(n for _, n in toks)
+    assert most_in_window(toks, WINDOW_S) <= 60_000
+    assert most_in_window(toks, WINDOW_S / 6) <= 10_000
+    span = max(t for t, _ in toks) - min(t for t, _ in toks)
+    assert span >= (total - 10_000) / 10_000 - 0.01
+
+
+@pytest.mark.parametrize("engine,workers", ENGINES_RUN)
+async def test_max_in_flight_seen_by_the_server(tmp_path, http_server, monkeypatch, engine, workers):
+    monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
+    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3")
+    model = (f"{{id: openai/fake-model, api_base: '{srv.base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
+             f"concurrency: 16, max_in_flight: 4}}")
+    suite = limited_suite(tmp_path, "inflight", model, n=20)
+    s = await run_suite(RunOptions(suite=str(suite), engine=engine, workers=workers))
+    assert srv.stats.requests == 80 and s.failed == 0
+    assert srv.stats.open_max == 4  # never 5 open at once; and the cap was reached (16 per process would be)
