@@ -140,9 +140,11 @@ async def test_route_node_logs_decisions_with_utilities_and_fills_outcomes(store
     gw = Gateway({m: s for m, s in study_pool().items() if m in ("sim/tiny", "sim/mathy")}, sink=w.put)
     hook = RouteHook(lib, gw, w.sink("routing_decisions"))
     tasks = [t for t in study_tasks(60, seed=5) if len(t.skills) == 1 and t.skills[0] in ("arith.add", "arith.mul")]
+    texts = {}
     for t in tasks:
         tags = {"run_id": "sub-run", "design": "routed-subs", "task_id": t.id, "seed": 0}
         res = await run_design(design, t, RunContext(gateway=gw, library=lib, tags=tags, route=hook.bind(**tags)))
+        texts[t.id] = res.text
         w.add("results", {**tags, "correct": score(t, res.answers).correct, "status": res.status})
     w.flush()
     dec = store.df("SELECT task_id, node, chosen, skills, candidates FROM routing_decisions WHERE run_id = 'sub-run'")
@@ -164,6 +166,13 @@ async def test_route_node_logs_decisions_with_utilities_and_fills_outcomes(store
     assert all(ran[r.task_id] == {"sub-tiny": "sim/tiny", "sub-mathy": "sim/mathy"}[r.chosen] for r in dec.itertuples())
     kinds = {t.id: t.skills[0] for t in tasks}
     assert {kinds[r.task_id] for r in dec.itertuples() if r.chosen == "sub-tiny"} == {"arith.add"}
+    # the chosen sub-agent samples as it would alone on that task and seed: the same reply
+    gw2 = Gateway({m: s for m, s in study_pool().items() if m in ("sim/tiny", "sim/mathy")})
+    for r in list(dec.itertuples())[:6]:
+        t = next(x for x in tasks if x.id == r.task_id)
+        alone = await run_design(lib.design(r.chosen), t, RunContext(gateway=gw2, library=lib, seed=0,
+                                                                    tags={"task_id": t.id, "seed": 0}))
+        assert alone.text == texts[t.id]
     assert fill_outcomes(store, "sub-run") == len(tasks)
     filled = store.sql("SELECT count(*) FROM routing_decisions d JOIN results r USING (run_id, task_id) "
                        "WHERE d.outcome = r.correct")[0][0]

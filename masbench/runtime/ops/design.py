@@ -76,13 +76,16 @@ def sub_question(plan: Plan, sc: Scope, env: Env) -> str:
 
 
 async def design_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats,
-                      run_sub: Callable[[Scope], Awaitable[DesignResult]] | None = None) -> Val:
+                      run_sub: Callable[[Scope], Awaitable[DesignResult]] | None = None,
+                      seed_base: int | None = None) -> Val:
     """Run the sub-design (``run_sub``, default the plan's); its usage counts towards this node, its
-    outcome is recorded."""
+    outcome is recorded. ``seed_base``: the sub-design's sample indices (default: distinct from this
+    design's and from every other node's and branch's)."""
     run_sub = run_sub or plan.run_sub
     assert run_sub is not None
-    child = Scope(sc.sh, sub_question(plan, sc, env), sc.gold, sc.skills,
-                  sc.seed_base + (idx + 1) * 7919 + (plan.order + 1) * 104729,
+    if seed_base is None:
+        seed_base = sc.seed_base + (idx + 1) * 7919 + (plan.order + 1) * 104729
+    child = Scope(sc.sh, sub_question(plan, sc, env), sc.gold, sc.skills, seed_base,
                   prefix=f"{sc.prefix}{plan.key}/", parent=sc)
     res = await run_sub(child)
     st.calls += res.calls

@@ -13,7 +13,10 @@ The choice is the run's route hook's (``RunContext.route``, :class:`masbench.rou
 the handbook's per-(candidate, skill) posteriors and costs, λ and the strategy — the machinery of
 model routing — with the node's question as the text the demand is inferred from and the task's
 skills as the fallback. The hook logs one ``routing_decisions`` row per choice (candidates with
-their utilities); its ``outcome`` is filled from the result like any other decision. Without a
+their utilities); its ``outcome`` is filled from the result like any other decision. The chosen
+sub-design runs with the task's own sample indices, as it would alone: on a task, the routed
+design's answer is exactly the chosen candidate's (a cache hit when both ran in one suite), so the
+paired verdict against a candidate measures the routing and no sampling noise. Without a
 route hook (a bare :func:`~masbench.runtime.run_design`) the first candidate runs, recorded as such.
 """
 
@@ -74,7 +77,7 @@ class RouteOp(Op):
             an.at(info, ("params",), str(exc))
             return
         for c in spec.candidates or ():
-            links.check_subdesign(an, info, c)
+            links.check_subdesign(an, info, c, {})
 
     def compile_templates(self, b: Binding, p: Plan) -> set[str]:
         prompt = p.info.spec.prompt
@@ -103,7 +106,11 @@ class RouteOp(Op):
             chosen = await r if inspect.isawaitable(r) else r
             if chosen not in plan.subs:
                 raise ValueError(f"route {spec.route!r} chose {chosen!r}, not one of the node's candidates {names}")
-        val = await design_body(plan, sc, env, i or 0, st, plan.subs[chosen])
+        # the chosen sub-agent samples as it would run alone on this task and seed (same sample
+        # indices): the routed design's answer is the chosen design's own, so a paired comparison
+        # with each candidate measures the choice and nothing else (and its calls are cache hits
+        # when the candidates ran in the same suite)
+        val = await design_body(plan, sc, env, i or 0, st, plan.subs[chosen], seed_base=sc.seed_base)
         data = dict(val.data) if isinstance(val.data, dict) else {}
         data["chosen"] = chosen
         return Val(text=val.text, answers=val.answers, status=val.status, error=val.error, data=data)
