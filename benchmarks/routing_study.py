@@ -39,7 +39,14 @@ from masbench.routing.matrix import aexplore  # noqa: E402
 from masbench.routing.study import SKILLS, competence_error, study_pool, study_tasks  # noqa: E402
 from masbench.routing.embed import EmbeddingUnavailable, embedder  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats as sstats  # noqa: E402
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        15: 2.131, 20: 2.086, 30: 2.042}
+"""Student's t 0.975 quantiles by degrees of freedom (the next tabled df at or below; 1.96 past 30)."""
+
+
+def t975(df: int) -> float:
+    return T975[max(k for k in T975 if k <= df)] if df <= 30 else 1.96
 
 TABLE_ROUTERS = ("ours", "ours (gguf embedding demand)", "ours (minilm embedding demand)", "skillorchestra (as coded)",
                  "cluster-best", "cluster-best (gguf embeddings)", "cluster-best (minilm embeddings)",
@@ -59,7 +66,7 @@ def aiq_table(per_seed: pd.DataFrame) -> str:
         for col in ("aiq", "frac_oracle_aiq"):
             x = g[col].to_numpy(float)
             m = float(x.mean())
-            h = float(sstats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
+            h = float(t975(len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
             cells.append(f"{m:>8.4f}{f'[{m - h:.4f}, {m + h:.4f}]':>18}")
         lines.append(f"{name:<34}{cells[0]}  {cells[1]}")
     return "\n".join(lines)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
-from collections import Counter
 from pathlib import Path
 from typing import Protocol
 
@@ -147,7 +146,7 @@ class MiniLMEmbedder(CachedEmbedder):
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        out = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        out = np.asarray(self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0], dtype=float)
         m = mask[:, :, None].astype(float)
         return (out * m).sum(1) / np.maximum(m.sum(1), 1.0)
 
@@ -188,13 +187,13 @@ class EmbeddingDemand:
         out = []
         for row in S:
             nn = np.argsort(-row, kind="stable")[:k]
-            c: Counter = Counter()
+            c: dict[str, float] = {}
             for j in nn:
                 ts = self.tags[j]
                 for s in ts:
-                    c[s] += max(float(row[j]), 1e-6) / len(ts)
+                    c[s] = c.get(s, 0.0) + max(float(row[j]), 1e-6) / len(ts)
             tot = sum(c.values())
-            out.append({s: v / tot for s, v in c.most_common()} if tot > 0 else {})
+            out.append({s: v / tot for s, v in sorted(c.items(), key=lambda kv: -kv[1])} if tot > 0 else {})
         return out
 
     def demand(self, text: str) -> dict[str, float]:

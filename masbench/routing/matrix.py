@@ -263,8 +263,8 @@ def matrix_from_designs(store: Store, candidates: list[str], run_id: str | None 
         have = [r[0] for r in store.sql("SELECT DISTINCT design FROM design_task_outcomes WHERE run_id = ?", [run_id])]
         raise ValueError(f"run {run_id} has no results of {missing} (its designs: {have})")
     tmap = {t.id: t for t in tasks} if tasks else _tasks_of_runs(store, [run_id])
-    df = df.assign(skills=[[s] for s in df["skill"]],
-                   question=[tmap[t].question if t in tmap else "" for t in df["task_id"]])
+    df["skills"] = pd.Series([[str(s)] for s in df["skill"]], index=df.index, dtype=object)
+    df["question"] = [tmap[t].question if t in tmap else "" for t in df["task_id"]]
     return normalize_matrix(df.drop(columns=["skill"]))
 
 

@@ -34,8 +34,8 @@ from ..info import Checking, NodeInfo
 from ..plan import Plan
 from ..scope import Env, Scope, Stats
 from ..values import Val
-from .base import Binding, Calls, Op, SubRunner, Weigher
-from .design import design_body, sub_question
+from .base import Binding, Calls, SubRunner, Weigher
+from .design import DesignOp, design_body, sub_question
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,13 @@ def route_settings(node: NodeSpec) -> RouteSpec:
     return spec
 
 
-class RouteOp(Op):
-    """One of ``params.candidates`` (designs), chosen per task by the handbook ``params.route``."""
+class RouteOp(DesignOp):
+    """One of ``params.candidates`` (designs), chosen per task by the handbook ``params.route``. A
+    design node whose design is chosen at run time: it shares the design op's prompt (the
+    sub-question) and body."""
 
     keys = ()
+    fans = frozenset()
     may_be_list = True
     data_fields = True
     color = "#fde2c8"
@@ -78,13 +81,6 @@ class RouteOp(Op):
             return
         for c in spec.candidates or ():
             links.check_subdesign(an, info, c, {})
-
-    def compile_templates(self, b: Binding, p: Plan) -> set[str]:
-        prompt = p.info.spec.prompt
-        if prompt is None:
-            return set()
-        p.prompt = b.compile(p, prompt)
-        return set(p.prompt.names)
 
     def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
         spec = route_settings(p.info.spec)
