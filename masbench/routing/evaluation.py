@@ -376,7 +376,7 @@ def evaluate(matrix: pd.DataFrame | Arrays, *, n_train: int | float = 0.3, seeds
              "single-model hull", "strongest", "cheapest", "random", "random (cost-matched)"]
     table = per_seed.drop(columns="seed").groupby("router", sort=False).mean(numeric_only=True)
     table["aiq_sd"] = per_seed.groupby("router", sort=False)["aiq"].std()
-    table = table.reindex([o for o in order if o in table.index]).reset_index()
+    table = table.reindex([o for o in order if o in table.index] + [r for r in table.index if r not in order]).reset_index()
     sw = pd.DataFrame(sweep_rows)
     sweeps = {str(r): g.groupby("lambda").mean(numeric_only=True).drop(columns="seed").reset_index()
               for r, g in sw.groupby("router", sort=False)}
