@@ -55,7 +55,7 @@ TABLE_ROUTERS = ("ours", "ours (gguf embedding demand)", "ours (minilm embedding
 
 def aiq_table(per_seed: pd.DataFrame) -> str:
     """AIQ per router: mean, 95% t-interval over splits, and AIQ ÷ oracle AIQ (mean, interval)."""
-    seeds = sorted(per_seed["seed"].unique())
+    seeds = sorted(int(s) for s in per_seed["seed"].unique())
     lines = [f"seeds (splits): {seeds}",
              f"{'router':<34}{'AIQ':>8}{'95% CI':>18}{'÷ oracle':>10}{'95% CI':>18}"]
     for name in TABLE_ROUTERS:
