@@ -81,7 +81,7 @@ class GGUFEmbedder(CachedEmbedder):
             import llama_cpp
         except ImportError as exc:
             raise EmbeddingUnavailable("the gguf embedder needs llama-cpp-python (pip install masbench[embedded])") from exc
-        from ..llm.embedded import EmbeddedUnavailableError, find_gguf
+        from ..llm.embedded import EmbeddedUnavailableError, find_gguf  # litellm loads with it: only when used
 
         try:
             path = find_gguf()
