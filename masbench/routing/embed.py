@@ -17,6 +17,7 @@ the skills of its nearest training tasks (:class:`EmbeddingDemand`), a drop-in f
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import threading
@@ -91,6 +92,8 @@ class GGUFEmbedder(CachedEmbedder):
         self.llm = llama_cpp.Llama(model_path=path, embedding=True, n_ctx=n_ctx, n_threads=n_threads,
                                    n_threads_batch=n_threads, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
                                    verbose=False)
+        # free the model before interpreter teardown (llama.cpp's finaliser fails once its module is gone)
+        atexit.register(self.llm.close)
 
     def compute(self, texts: list[str]) -> np.ndarray:
         return np.stack([np.asarray(self.llm.embed(t), dtype=float).reshape(-1) for t in texts])
