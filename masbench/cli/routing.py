@@ -6,7 +6,7 @@ import asyncio
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, cast, get_args
 
 import pandas as pd
 import typer
@@ -15,10 +15,11 @@ from rich.table import Table
 
 from ..library import Library
 from ..llm import Gateway
+from ..routing.embed import EmbeddingUnavailable, embedder
 from ..routing.evaluation import LAMBDAS, evaluate, format_sweep, format_table, plot_pareto
 from ..routing.handbook import compile_handbook, load_handbook, save_handbook
 from ..routing.learn import learn_handbook, propose_taxonomy, tags_from_taxonomy
-from ..routing.matrix import aexplore, load_matrix, matrix_from_store, save_matrix, to_arrays
+from ..routing.matrix import aexplore, load_matrix, matrix_from_designs, matrix_from_store, save_matrix, to_arrays
 from ..routing.study import sim_matrix, study_pool, study_tasks
 from ..spec.handbook import CostUnit
 from ..spec.model import ModelSpec
@@ -65,6 +66,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           store: Annotated[Optional[Path], typer.Option("--store", help="DuckDB store with single-model runs.")] = None,
           run: Annotated[Optional[list[str]], typer.Option("--run", help="Run id(s) in the store (default: all).")] = None,
           design: Annotated[Optional[str], typer.Option("--design", help="Design whose results are the outcomes (default cot).")] = None,
+          candidates: Annotated[Optional[str], typer.Option("--candidates", help="With --store: comma-separated designs of one run; they become the candidates (sub-agents) of the handbook.")] = None,
           matrix: Annotated[Optional[Path], typer.Option("--matrix", help="Outcome matrix file (.parquet/.csv/.jsonl).")] = None,
           explore: Annotated[bool, typer.Option("--explore", help="Run every --pool model on the --suite tasks now.")] = False,
           pool: Annotated[Optional[list[str]], typer.Option("--pool", help="Model id (or ALIAS=ID) to explore; repeat.")] = None,
@@ -76,7 +78,7 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
           shrinkage: Annotated[float, typer.Option("--shrinkage", help="κ, pseudo-counts toward the parent skill.")] = 4.0,
           credit: Annotated[str, typer.Option("--credit", help="responsibility | demand | whole")] = "responsibility",
           split_threshold: Annotated[float, typer.Option("--split-threshold")] = 0.15,
-          cost_unit: Annotated[CostUnit, typer.Option("--cost-unit", help="usd_per_1k_calls | relative")] = "usd_per_1k_calls",
+          cost_unit: Annotated[Optional[str], typer.Option("--cost-unit", help="usd_per_1k_calls | relative | ktokens (default: ktokens with --candidates, else usd_per_1k_calls)")] = None,
           propose_with: Annotated[Optional[str], typer.Option("--propose-with", help="Model that proposes a taxonomy from contrastive pairs.")] = None,
           max_tokens: Annotated[int, typer.Option("--max-tokens", help="Completion cap per exploration call.")] = 512,
           seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -102,8 +104,15 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
         prov = {"source": "matrix"}
     else:
         assert store is not None  # exactly one source was given
-        df = _store_matrix(store, run, design, "skills learn")
+        if candidates:
+            df = _design_matrix(store, [c.strip() for c in candidates.split(",") if c.strip()], run)
+        else:
+            df = _store_matrix(store, run, design, "skills learn")
         prov = {"source": "store", "store": str(store), "runs": sorted(df["run_id"].unique()) if "run_id" in df else []}
+    unit = cost_unit or ("ktokens" if candidates else "usd_per_1k_calls")
+    if unit not in get_args(CostUnit):
+        err.print(f"--cost-unit {unit!r}: use one of {', '.join(get_args(CostUnit))}")
+        raise typer.Exit(2)
     simulated = _is_simulated(df)
     prov["simulated"] = simulated
     if save_matrix_to:
@@ -122,7 +131,8 @@ def learn(out: Annotated[Path, typer.Option("--out", help="Handbook file to writ
     base = load_handbook(out) if update and out.exists() else None
     hb = learn_handbook(df, name=name or (base.name if base else out.stem), base=base, models=models,
                         shrinkage=shrinkage, credit_mode=credit, split_threshold=split_threshold,
-                        cost_unit=cost_unit, provenance=prov, taxonomy=taxonomy, description=description)
+                        cost_unit=cast(CostUnit, unit), provenance=prov, taxonomy=taxonomy, description=description,
+                        target="design" if candidates else "model")
 
     cmd = "masbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     header = (("# SIMULATED: learned from sim/ models (seeded simulator), not real model measurements.\n"
@@ -177,6 +187,7 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
                lambdas: Annotated[Optional[str], typer.Option("--lambdas", help="Comma-separated λ sweep.")] = None,
                demand: Annotated[str, typer.Option("--demand", help="indicators | tags")] = "indicators",
                k: Annotated[int, typer.Option("--k", help="Clusters for cluster-best.")] = 8,
+               embed: Annotated[Optional[str], typer.Option("--embed", help="Also the embedding routers (k-NN, cluster-best, embedding demand) with offline embeddings: gguf (the embedded model, no new dependency) | minilm (optional extra `embed`).")] = None,
                out: Annotated[Optional[Path], typer.Option("--out", help="Folder for pareto.png, metrics.csv, sweep.csv.")] = None) -> None:
     """Compare routers (strongest, cheapest, random, cost-matched random, single-model hull,
     cluster-best, SkillOrchestra as coded, ours, oracle) on an outcome matrix."""
@@ -193,9 +204,16 @@ def route_eval(matrix: Annotated[Optional[Path], typer.Option("--matrix", help="
         df = _store_matrix(store, run, design, "route eval")
     simulated = _is_simulated(df)
     lams = tuple(float(x) for x in lambdas.split(",")) if lambdas else LAMBDAS
+    emb = None
+    if embed:
+        try:
+            emb = embedder(embed)
+        except (EmbeddingUnavailable, ValueError) as exc:
+            err.print(f"route eval --embed {embed}: {exc}", markup=False)
+            raise typer.Exit(2)
     try:
         res = evaluate(df, n_train=train if train < 1 else int(train), seeds=seeds, lambdas=lams, default_lambda=lam,
-                       demand=demand, k_clusters=k)
+                       demand=demand, k_clusters=k, embed=emb)
     except ValueError as exc:
         err.print(f"route eval: {exc}", markup=False)
         raise typer.Exit(2)
@@ -229,6 +247,19 @@ def _store_matrix(store: Path, run: list[str] | None, design: str | None, cmd: s
             return matrix_from_store(st, run, design)
     except ValueError as exc:
         err.print(f"{cmd}: {exc}", markup=False)
+        raise typer.Exit(2)
+
+
+def _design_matrix(store: Path, candidates: list[str], run: list[str] | None) -> pd.DataFrame:
+    """The outcome matrix of designs in one run of a store; a clear error (exit 2) when there is none."""
+    if run and len(run) > 1:
+        err.print("skills learn --candidates: give at most one --run (the designs' results of one run)")
+        raise typer.Exit(2)
+    try:
+        with Store(store) as st:
+            return matrix_from_designs(st, candidates, run[0] if run else None)
+    except ValueError as exc:
+        err.print(f"skills learn: {exc}", markup=False)
         raise typer.Exit(2)
 
 

@@ -7,7 +7,8 @@ Public API::
     learn_handbook(matrix, name=...)            # outcome matrix → handbook (EM credit, shrinkage, split/merge)
     explore(pool, tasks) / matrix_from_store(store) / load_matrix(path)   # outcome matrices
     SkillRouter(handbook, lambda_=..., strategy=...)  .choose(agent, messages, task) / .achoose(...)
-    RouteHook(library, gateway, sink)           # what RunContext.route calls
+    RouteHook(library, gateway, sink)           # what RunContext.route calls (agents' calls and route nodes)
+    ROUTE_TARGETS                               # candidate kinds: model (per call), design (sub-agent, per task)
     fill_outcomes(store, run_id)                # routing_decisions.outcome from results
     evaluate(matrix) / format_table / plot_pareto   # masbench route eval
     metrics: aiq, apgr, cpt, pgr, routing_entropy, oracle_choice
@@ -34,8 +35,10 @@ from .learn import learn_handbook, propose_taxonomy, refine
 from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from .metrics import aiq, apgr, cpt, oracle_choice, pgr, routing_entropy
 from .router import Decision, RouteHook, SkillRouter, credit, fill_outcomes, score_batch
+from .targets import ROUTE_TARGETS, DesignTarget, ModelTarget, RouteTarget, prepare_candidates
 
 __all__ = [
+    "ROUTE_TARGETS", "DesignTarget", "ModelTarget", "RouteTarget", "prepare_candidates",
     "CompiledHandbook", "Decision", "EvalResult", "HandbookSpec", "Indicator", "IndicatorMatcher", "LLMDemandClassifier",
     "ModelProfile", "Provenance", "RouteHook", "SkillRouter", "SkillSpec", "SkillStats", "aexplore", "aiq", "apgr",
     "compile_handbook", "cpt", "credit", "evaluate", "explore", "format_table", "fill_outcomes", "handbook_problems", "handbook_yaml",

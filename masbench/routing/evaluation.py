@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from ..spec.handbook import HandbookSpec
 from .demand import STOPWORDS, IndicatorMatcher, tokens
+from .embed import Embedder, EmbeddingDemand
 from .handbook import compile_handbook
 from .learn import learn_handbook, tag_matrix
 from .matrix import Arrays, to_arrays
@@ -119,8 +120,11 @@ class ClusterBest:
         self.tr = tr
         return self
 
+    vectors: Callable[[list[str], list[str]], tuple[np.ndarray, np.ndarray]] = tfidf
+    """Question vectors (train, test): TF-IDF by default, or embeddings (:func:`embedding_vectors`)."""
+
     def route(self, te: Arrays, lams: list[float]) -> dict[float, np.ndarray]:
-        Xtr, Xte = tfidf(self.tr.questions, te.questions)
+        Xtr, Xte = self.vectors(self.tr.questions, te.questions)
         cent, lab = kmeans(Xtr, self.k, self.seed)
         assign = ((Xte[:, None, :] - cent[None]) ** 2).sum(-1).argmin(1)
         K = len(cent)
@@ -130,14 +134,48 @@ class ClusterBest:
             m = lab == j
             acc[j] = self.tr.Y[m].mean(0) if m.any() else self.tr.Y.mean(0)
             cost[j] = self.tr.C[m].mean(0) if m.any() else self.tr.C.mean(0)
-        scale = max(float(self.tr.C.mean(0).max()), 1e-12)
-        out = {}
-        for lam in lams:
-            u = acc - lam * cost / scale
-            order = np.argsort(cost, axis=1, kind="stable")
-            best = np.take_along_axis(order, np.argmax(np.take_along_axis(u, order, 1), 1)[:, None], 1)[:, 0]
-            out[lam] = best[assign]
-        return out
+        return {lam: c[assign] for lam, c in best_by_value(acc, cost, self.tr.C, lams).items()}
+
+
+def best_by_value(acc: np.ndarray, cost: np.ndarray, C_train: np.ndarray, lams: list[float]) -> dict[float, np.ndarray]:
+    """Per row (a cluster, or a test task's neighbourhood), the model maximising accuracy − λ·relative
+    cost; ties go to the cheaper model. Cost is relative to the priciest model's training mean."""
+    scale = max(float(C_train.mean(0).max()), 1e-12)
+    out = {}
+    order = np.argsort(cost, axis=1, kind="stable")
+    for lam in lams:
+        u = acc - lam * cost / scale
+        out[lam] = np.take_along_axis(order, np.argmax(np.take_along_axis(u, order, 1), 1)[:, None], 1)[:, 0]
+    return out
+
+
+def embedding_vectors(emb: Embedder) -> Callable[[list[str], list[str]], tuple[np.ndarray, np.ndarray]]:
+    """``vectors`` for :class:`ClusterBest` / :class:`KNNRouter` from an embedder."""
+    return lambda tr, te: (emb.embed(tr), emb.embed(te))
+
+
+@dataclass
+class KNNRouter:
+    """k-NN routing: a test task gets the model with the best accuracy − λ·cost over its k nearest
+    training tasks (cosine similarity of the question vectors, similarity-weighted)."""
+
+    vectors: Callable[[list[str], list[str]], tuple[np.ndarray, np.ndarray]]
+    k: int = 10
+
+    def fit(self, tr: Arrays) -> "KNNRouter":
+        self.tr = tr
+        return self
+
+    def route(self, te: Arrays, lams: list[float]) -> dict[float, np.ndarray]:
+        Xtr, Xte = self.vectors(self.tr.questions, te.questions)
+        S = Xte @ Xtr.T
+        k = min(self.k, S.shape[1])
+        nn = np.argsort(-S, axis=1, kind="stable")[:, :k]
+        w = np.maximum(np.take_along_axis(S, nn, 1), 1e-6)
+        w = w / w.sum(1, keepdims=True)
+        acc = np.einsum("nk,nkm->nm", w, self.tr.Y[nn])
+        cost = np.einsum("nk,nkm->nm", w, self.tr.C[nn])
+        return best_by_value(acc, cost, self.tr.C, lams)
 
 
 # ----- SkillOrchestra as coded ----------------------------------------------------------------------
@@ -201,8 +239,10 @@ def _demands(hb: HandbookSpec, te: Arrays, how: str) -> list[dict[str, float]]:
 def evaluate(matrix: pd.DataFrame | Arrays, *, n_train: int | float = 0.3, seeds: int | list[int] = 3,
              lambdas: tuple[float, ...] = LAMBDAS, default_lambda: float = 0.1, demand: str = "indicators",
              k_clusters: int = 8, shrinkage: float = 4.0, online: bool = True, max_test: int | None = None,
-             ablations: bool = False) -> EvalResult:
-    """Compare the routers; see the module docstring."""
+             ablations: bool = False, embed: Embedder | None = None, k_nn: int = 10) -> EvalResult:
+    """Compare the routers; see the module docstring. With ``embed`` (an :mod:`.embed` backend)
+    also: k-NN and cluster-best on embeddings, and ours with the demand from the embeddings'
+    nearest training tasks (``ours (embedding demand)``)."""
     A = matrix if isinstance(matrix, Arrays) else to_arrays(matrix)
     n, M = A.Y.shape
     if M < 2:
@@ -276,6 +316,19 @@ def evaluate(matrix: pd.DataFrame | Arrays, *, n_train: int | float = 0.3, seeds
         add("skillorchestra (as coded)", {lam: _onehot(so_choice, M) for lam in lams}, default_lambda, learn_cost)
         cb = ClusterBest(k=k_clusters, seed=seed).fit(tr).route(te, lams)
         add("cluster-best", {lam: _onehot(c, M) for lam, c in cb.items()}, default_lambda, learn_cost)
+        if embed is not None:
+            vec = embedding_vectors(embed)
+            kn = KNNRouter(vec, k=k_nn).fit(tr).route(te, lams)
+            add(f"knn ({embed.name} embeddings)", {lam: _onehot(c, M) for lam, c in kn.items()}, default_lambda,
+                learn_cost)
+            cbe = ClusterBest(k=k_clusters, seed=seed, vectors=vec).fit(tr).route(te, lams)
+            add(f"cluster-best ({embed.name} embeddings)", {lam: _onehot(c, M) for lam, c in cbe.items()},
+                default_lambda, learn_cost)
+            edem = EmbeddingDemand(embed).fit(tr.questions, tr.skills).demands(te.questions)
+            We = np.stack([ch.demand_vector(d) for d in edem])
+            add(f"ours ({embed.name} embedding demand)",
+                {lam: _onehot(score_batch(ch, We, lam, "greedy").choice, M) for lam in lams}, default_lambda,
+                learn_cost)
         oc = oracle_choice(te.Y, te.C)
         add("oracle", {0.0: _onehot(oc, M)}, 0.0, None)
         # cost-matched random: weak/strong mixture at ours' default cost
@@ -317,11 +370,13 @@ def evaluate(matrix: pd.DataFrame | Arrays, *, n_train: int | float = 0.3, seeds
                      "entropy_norm": np.nan, "top_share": np.nan, "learning_cost": learn_cost})
     per_seed = pd.DataFrame(rows)
     order = ["oracle", "ours", "ours (thompson, online)", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)",
-             "ours − per-skill cost", "skillorchestra (as coded)", "cluster-best",
+             "ours − per-skill cost", "ours (gguf embedding demand)", "ours (minilm embedding demand)",
+             "skillorchestra (as coded)", "cluster-best", "cluster-best (gguf embeddings)",
+             "cluster-best (minilm embeddings)", "knn (gguf embeddings)", "knn (minilm embeddings)",
              "single-model hull", "strongest", "cheapest", "random", "random (cost-matched)"]
     table = per_seed.drop(columns="seed").groupby("router", sort=False).mean(numeric_only=True)
     table["aiq_sd"] = per_seed.groupby("router", sort=False)["aiq"].std()
-    table = table.reindex([o for o in order if o in table.index]).reset_index()
+    table = table.reindex([o for o in order if o in table.index] + [r for r in table.index if r not in order]).reset_index()
     sw = pd.DataFrame(sweep_rows)
     sweeps = {str(r): g.groupby("lambda").mean(numeric_only=True).drop(columns="seed").reset_index()
               for r, g in sw.groupby("router", sort=False)}

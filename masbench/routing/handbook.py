@@ -194,6 +194,13 @@ class CompiledHandbook:
             return top if top > 0 else 1.0
         return 1e-3
 
+    def unit_cost(self) -> np.ndarray:
+        """(M, S) E[c] in the handbook's cost unit: thousands of tokens per call for ``ktokens``,
+        else USD ÷ :meth:`cost_scale`."""
+        if self.spec.cost_unit == "ktokens":
+            return self.tokens / 1000.0
+        return self.cost / self.cost_scale()
+
     def demand_vector(self, demand: dict[str, float]) -> np.ndarray:
         """A {skill: weight} demand → a normalised vector over the effective (active) skills.
         Unknown skills fall back to their nearest known dotted prefix, then to the root."""

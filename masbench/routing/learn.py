@@ -178,8 +178,9 @@ def learn_handbook(matrix: pd.DataFrame | Arrays, *, name: str, base: HandbookSp
                    credit_mode: str = "responsibility", split_threshold: float = 0.15, do_refine: bool = True,
                    indicators: bool = True, taxonomy: dict[str, SkillSpec] | None = None,
                    cost_unit: CostUnit = "usd_per_1k_calls", provenance: dict[str, Any] | None = None,
-                   description: str | None = None, min_obs: float = 3.0) -> HandbookSpec:
-    """Build (or, with ``base``, update) a handbook from an outcome matrix."""
+                   description: str | None = None, min_obs: float = 3.0, target: str = "model") -> HandbookSpec:
+    """Build (or, with ``base``, update) a handbook from an outcome matrix. ``target``: the route-target
+    kind of new profiles (``model``; ``design`` when the matrix's "models" are sub-agent designs)."""
     A = matrix if isinstance(matrix, Arrays) else to_arrays(matrix)
     tax = dict(base.taxonomy) if base is not None else {}
     learned = taxonomy_from_tags(A.skills, A.questions, indicators=indicators)
@@ -194,7 +195,7 @@ def learn_handbook(matrix: pd.DataFrame | Arrays, *, name: str, base: HandbookSp
     for m in A.models:
         spec = (models or {}).get(m)
         if m not in profiles:
-            profiles[m] = ModelProfile(model=spec)
+            profiles[m] = ModelProfile(model=spec, target=target)
         elif spec is not None and profiles[m].model is None:
             profiles[m] = profiles[m].model_copy(update={"model": spec})
     prov_old = base.provenance if base is not None else Provenance()

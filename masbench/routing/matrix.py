@@ -237,6 +237,37 @@ def matrix_from_store(store: Store, run_ids: list[str] | None = None, design: st
                                 "latency_s", "simulated", "run_id", "seed"]])
 
 
+def matrix_from_designs(store: Store, candidates: list[str], run_id: str | None = None,
+                        tasks: list[TaskInstance] | None = None) -> pd.DataFrame:
+    """Outcome rows of *designs* (the candidates of a sub-agent route) from one finished run: the
+    store's ``design_task_outcomes`` view (mean over seeds per (design, task); skill = the task's
+    source and level). ``run_id`` defaults to the latest run holding every candidate. The ``model``
+    column names the design. Questions are regenerated from the run's suite (for indicators)."""
+    if len(set(candidates)) < 1:
+        raise ValueError("--candidates names at least one design")
+    cands = list(dict.fromkeys(candidates))
+    marks = ",".join("?" * len(cands))
+    if run_id is None:
+        rows = store.sql(f"""
+            SELECT o.run_id FROM design_task_outcomes o JOIN runs r USING (run_id)
+            WHERE o.design IN ({marks}) GROUP BY o.run_id, r.created_at
+            HAVING count(DISTINCT o.design) = ? ORDER BY r.created_at DESC LIMIT 1""", [*cands, len(cands)])
+        if not rows:
+            have = [r[0] for r in store.sql("SELECT DISTINCT design FROM design_task_outcomes ORDER BY 1")]
+            raise ValueError(f"no run holds results of every candidate {cands} (designs in the store: {have})")
+        run_id = str(rows[0][0])
+    df = store.df(f"""SELECT task_id, design AS model, correct, cost_usd, tokens, latency_s, skill, simulated, run_id
+                      FROM design_task_outcomes WHERE run_id = ? AND design IN ({marks})""", [run_id, *cands])
+    missing = [c for c in cands if c not in set(df["model"])]
+    if missing:
+        have = [r[0] for r in store.sql("SELECT DISTINCT design FROM design_task_outcomes WHERE run_id = ?", [run_id])]
+        raise ValueError(f"run {run_id} has no results of {missing} (its designs: {have})")
+    tmap = {t.id: t for t in tasks} if tasks else _tasks_of_runs(store, [run_id])
+    df["skills"] = pd.Series([[str(s)] for s in df["skill"]], index=df.index, dtype=object)
+    df["question"] = [tmap[t].question if t in tmap else "" for t in df["task_id"]]
+    return normalize_matrix(df.drop(columns=["skill"]))
+
+
 def matrix_cost(df: pd.DataFrame) -> dict[str, float]:
     """What a matrix cost to gather: USD, tokens, calls."""
     m = normalize_matrix(df)

@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ..store import fill_outcomes  # noqa: F401 - re-exported (masbench.routing.
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, message_text
 from .handbook import CompiledHandbook, compile_handbook, load_handbook
 from .metrics import routing_entropy
+from .targets import Via, prepare_candidates
 
 STRATEGIES = ("greedy", "thompson", "ucb", "floor")
 
@@ -72,6 +73,8 @@ class Scored:
     cost: np.ndarray
     """In cost units (see ``CompiledHandbook.cost_scale``)."""
     cost_usd: np.ndarray
+    tokens: np.ndarray
+    """Estimated tokens per call."""
     utility: np.ndarray
     choice: np.ndarray
     """(n,) chosen model index."""
@@ -88,7 +91,7 @@ def score_batch(ch: CompiledHandbook, W: np.ndarray, lam: float, strategy: str =
     P = W @ mean.T
     SD = np.sqrt((W * W) @ var.T)
     CU = W @ ch.cost.T
-    C = CU / ch.cost_scale()
+    C = W @ ch.unit_cost().T
     if strategy == "thompson":
         rng = rng or np.random.default_rng()
         n, S = W.shape
@@ -116,7 +119,7 @@ def score_batch(ch: CompiledHandbook, W: np.ndarray, lam: float, strategy: str =
     else:
         pick = np.argmax(np.take_along_axis(U, order, 1), axis=1)
     choice = np.take_along_axis(order, pick[:, None], 1)[:, 0]
-    return Scored(P, SD, C, CU, U, choice)
+    return Scored(P, SD, C, CU, W @ ch.tokens.T, U, choice)
 
 
 @dataclass
@@ -207,7 +210,7 @@ class SkillRouter:
         mi = int(sc.choice[0])
         cands = [{"model": m, "utility": round(float(sc.utility[0, j]), 6), "p_mean": round(float(sc.p_mean[0, j]), 6),
                   "p_lo": round(float(max(0.0, sc.p_mean[0, j] - self.z * sc.p_sd[0, j])), 6),
-                  "cost": float(f"{sc.cost_usd[0, j]:.6g}")}
+                  "cost": float(f"{sc.cost_usd[0, j]:.6g}"), "tokens": round(float(sc.tokens[0, j]), 1)}
                  for j, m in enumerate(self.ch.models)]
         dec = Decision(uuid.uuid4().hex[:16], self.ch.models[mi], dict(demand), source, cands, dict(context or {}), w, mi)
         with self._lock:
@@ -302,7 +305,9 @@ class RouteHook:
     ``hook(agent, messages, task=None, **tags) -> alias`` (sync) or ``await hook.achoose(...)``.
     Routers are built per (handbook, λ, strategy, τ, candidates) and cached. Models named in a
     handbook profile's ``model:`` block are registered with the gateway on first use, so a suite
-    does not have to list them."""
+    does not have to list them. A route node (``kind: route``) calls it the same way with a
+    :class:`~masbench.runtime.ops.route.SubagentRoute` (``via = "node"``), whose candidates are
+    designs."""
 
     def __init__(self, library=None, gateway=None, sink: Callable[[RoutingDecisionRow], None] | None = None, *,
                  classifier_model: str | None = None, seed: int = 0, tags: dict[str, Any] | None = None):
@@ -315,12 +320,13 @@ class RouteHook:
         self._routers: dict[tuple, SkillRouter] = {}
         self._lock = threading.Lock()
 
-    def router_for(self, route) -> SkillRouter:
-        key = (route.route, route.lambda_, route.strategy, route.tau, tuple(route.candidates or ()))
+    def router_for(self, route, via: Via = "call") -> SkillRouter:
+        """The (cached) router of a route; its candidates must be choosable ``via`` a routed agent's
+        call (model targets) or a route node (sub-agent designs), see :mod:`.targets`."""
+        key = (route.route, route.lambda_, route.strategy, route.tau, tuple(route.candidates or ()), via)
         with self._lock:
             r = self._routers.get(key)
             if r is None:
-
                 hb = load_handbook(route.route, self.library)
                 clf = None
                 if self.classifier_model and self.gateway is not None:
@@ -328,18 +334,9 @@ class RouteHook:
                 r = SkillRouter(hb, lambda_=route.lambda_, strategy=route.strategy, tau=route.tau,
                                 candidates=route.candidates, classifier=clf, sink=self.sink,
                                 seed=self.seed + len(self._routers))
-                self._register_models(hb, r.models)
+                prepare_candidates(hb, r.models, via, library=self.library, gateway=self.gateway)
                 self._routers[key] = r
             return r
-
-    def _register_models(self, hb: HandbookSpec, aliases: Iterable[str]) -> None:
-        gw = self.gateway
-        if gw is None or not hasattr(gw, "models"):
-            return
-        for a in aliases:
-            spec = hb.profiles[a].model
-            if a not in gw.models and spec is not None:
-                gw.add_model(a, spec)
 
     @staticmethod
     def _route_of(agent: Any):
@@ -350,12 +347,12 @@ class RouteHook:
 
     def choose(self, agent: Any, messages: Any = None, task: Any = None, **ctx: Any) -> str:
         """Sync choice (indicator demand, never calls a model)."""
-        r = self.router_for(self._route_of(agent))
+        r = self.router_for(self._route_of(agent), getattr(agent, "via", "call"))
         return r.choose(agent, messages, task, **{**self.tags, **ctx})
 
     async def achoose(self, agent: Any, messages: Any = None, task: Any = None, **ctx: Any) -> str:
         """Async choice (uses the LLM classifier if configured)."""
-        r = self.router_for(self._route_of(agent))
+        r = self.router_for(self._route_of(agent), getattr(agent, "via", "call"))
         return await r.achoose(agent, messages, task, **{**self.tags, **ctx})
 
     def __call__(self, agent: Any, messages: Any = None, task: Any = None, **ctx: Any):

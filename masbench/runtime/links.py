@@ -39,9 +39,9 @@ def unchecked_design(library: Library, name: str) -> DesignSpec:
     return library.typed("design", name, DesignSpec, check=False)
 
 
-def check_subdesign(an: Checking, info: NodeInfo, name: str) -> None:
+def check_subdesign(an: Checking, info: NodeInfo, name: str, params: dict | None = None) -> None:
     """A ``design:`` node's sub-design ``name`` exists, is valid, does not (eventually) call this
-    design, and has the params the node passes."""
+    design, and has the params the node passes (``params``, default the node's)."""
     me = an.design.name
     if name == me:
         an.ref_at(info, ("design",), "a design cannot call itself")
@@ -76,7 +76,7 @@ def check_subdesign(an: Checking, info: NodeInfo, name: str) -> None:
     except SpecError as exc:
         an.ref_at(info, ("design",), f"design {name!r} is invalid: {exc.problems[0]}")
         return
-    for p in info.spec.params:
+    for p in info.spec.params if params is None else params:
         if p not in sub_spec.params:
             an.at(info, ("params", p), f"design {name!r} has no param {p!r} (has: "
                                        f"{', '.join(sub_spec.params) or 'none'})")

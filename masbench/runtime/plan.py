@@ -73,6 +73,8 @@ class Plan:
         function's keyword arguments, a sub-design's params, a registered op's settings)."""
         self.run_sub: Callable[[Any], Awaitable[DesignResult]] | None = None
         """A ``design:`` node's sub-design runner (``CompiledDesign.run_scope`` of the sub-design)."""
+        self.subs: dict[str, Callable[[Any], Awaitable[DesignResult]]] = {}
+        """A ``route`` node's candidate sub-designs' runners, by design name (one runs per task)."""
         self.until: Until | None = None
         """The loop's stop condition, on the body node it reads (bound by the loop op)."""
         self.until_rx: re.Pattern[str] | None = None

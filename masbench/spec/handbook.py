@@ -83,8 +83,14 @@ class SkillStats(Spec):
 
 
 class ModelProfile(Spec):
-    """One model (candidate) of the handbook. The key in ``profiles`` is the alias the router returns."""
+    """One candidate of the handbook (a model, or a sub-agent design). The key in ``profiles`` is the
+    name the router returns."""
 
+    target: str = Field(default="model", min_length=1)
+    """What the candidate is, by its kind in the route-target registry
+    (:data:`masbench.routing.ROUTE_TARGETS`): ``model`` (a model alias, chosen per call by an agent
+    whose ``model`` is ``{route: …}``) or ``design`` (a design run as a sub-agent, chosen per task by
+    a ``kind: route`` node); code may register more."""
     model: ModelSpec | None = None
     """How to reach the model if the gateway does not know the alias (id, prices, sim profile)."""
     prior: BetaPrior = Field(default_factory=BetaPrior)
@@ -155,8 +161,9 @@ class Provenance(Spec):
     """Splits and merges, oldest first."""
 
 
-CostUnit = Literal["usd_per_1k_calls", "relative"]
-"""How a handbook states E[c]: USD per 1000 calls, or relative to the priciest model."""
+CostUnit = Literal["usd_per_1k_calls", "relative", "ktokens"]
+"""How a handbook states E[c]: USD per 1000 calls, relative to the priciest model, or thousands of
+tokens per call (for a pool whose USD cost is 0, e.g. sub-agents on the embedded model)."""
 
 
 class HandbookSpec(Spec):
@@ -167,9 +174,10 @@ class HandbookSpec(Spec):
     description: str | None = None
     """What pool and tasks this handbook is for."""
     cost_unit: CostUnit = "usd_per_1k_calls"
-    """Unit of E[c] in U = Σ w·E[p] − λ·E[c]: USD per 1000 calls, or relative to the priciest
+    """Unit of E[c] in U = Σ w·E[p] − λ·E[c]: USD per 1000 calls; relative to the priciest
     model's mean cost per call (so E[c] ∈ [0, 1] and λ = 0.1 means "10 points of accuracy are worth
-    the priciest model's cost")."""
+    the priciest model's cost"); or ``ktokens``, thousands of tokens per call (λ = 0.1: 10 points
+    of accuracy are worth 1000 tokens a task)."""
     shrinkage: float = Field(default=4.0, ge=0)
     """κ: pseudo-count strength with which a skill's rate is pulled toward its parent's."""
     split_threshold: float = Field(default=0.15, ge=0, le=1)

@@ -70,6 +70,8 @@ VIEWS: Registry[str] = Registry("view", {
     "tool_usage": "masbench.store.tool_views:TOOL_USAGE",
     "sequential_decisions": "masbench.store.sequential:SEQUENTIAL_DECISIONS",
     "sequential_run_saving": "masbench.store.sequential:SEQUENTIAL_RUN_SAVING",
+    "design_task_outcomes": "masbench.store.outcomes:DESIGN_TASK_OUTCOMES",
+    "routing_choices": "masbench.store.outcomes:ROUTING_CHOICES",
 })
 """View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
 

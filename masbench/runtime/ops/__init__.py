@@ -3,7 +3,8 @@ in :data:`OPS`: :mod:`.agent` (one model call, structured-output retries), :mod:
 selector picks a candidate), :mod:`.vote` (``majority``), :mod:`.loop` (a bounded sub-graph,
 with :mod:`.until` its stop condition), :mod:`.python` (a registered function) and
 :mod:`.design` (a sub-design) and :mod:`.react` (a bounded ReAct loop of a tool-using agent,
-``kind: react``; its loop body is :mod:`.react_loop`).
+``kind: react``; its loop body is :mod:`.react_loop`) and :mod:`.route` (one of several
+sub-designs, chosen per task from a skill handbook, ``kind: route``).
 
 Each op carries everything about itself: its spec fields' check, its template and reference
 rules, its input binding, its run body, its weight for the topology and its label and colour for
@@ -35,6 +36,7 @@ OPS: Registry[Op] = Registry("op", {
     "python": "masbench.runtime.ops.python:OP",
     "design": "masbench.runtime.ops.design:OP",
     "react": "masbench.runtime.ops.react:OP",
+    "route": "masbench.runtime.ops.route:OP",
 })
 """Node kind → :class:`~.base.Op` instance."""
 

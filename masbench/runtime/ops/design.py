@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from ...spec.design import NodeSpec
 from .. import links
 from ..info import Checking, NodeInfo
@@ -10,6 +12,7 @@ from ..plan import Plan
 from ..prompts import render_inputs
 from ..scope import EMPTY, Env, Scope, Stats
 from ..values import OK, Val, fmt_data, vtext
+from ..types import DesignResult
 from .base import Binding, Calls, Op, SubRunner, Weigher
 
 _STATUS = {"ok": OK, "degraded": "degraded", "budget_exhausted": "budget_exhausted"}
@@ -72,13 +75,19 @@ def sub_question(plan: Plan, sc: Scope, env: Env) -> str:
     return sc.question
 
 
-async def design_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats) -> Val:
-    """Run the sub-design; its usage counts towards this node, its outcome is recorded."""
-    assert plan.run_sub is not None
-    child = Scope(sc.sh, sub_question(plan, sc, env), sc.gold, sc.skills,
-                  sc.seed_base + (idx + 1) * 7919 + (plan.order + 1) * 104729,
+async def design_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats,
+                      run_sub: Callable[[Scope], Awaitable[DesignResult]] | None = None,
+                      seed_base: int | None = None) -> Val:
+    """Run the sub-design (``run_sub``, default the plan's); its usage counts towards this node, its
+    outcome is recorded. ``seed_base``: the sub-design's sample indices (default: distinct from this
+    design's and from every other node's and branch's)."""
+    run_sub = run_sub or plan.run_sub
+    assert run_sub is not None
+    if seed_base is None:
+        seed_base = sc.seed_base + (idx + 1) * 7919 + (plan.order + 1) * 104729
+    child = Scope(sc.sh, sub_question(plan, sc, env), sc.gold, sc.skills, seed_base,
                   prefix=f"{sc.prefix}{plan.key}/", parent=sc)
-    res = await plan.run_sub(child)
+    res = await run_sub(child)
     st.calls += res.calls
     st.tokens += res.tokens
     st.cost += res.cost_usd
