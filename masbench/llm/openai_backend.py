@@ -1,0 +1,112 @@
+"""The ``openai`` client: a model whose server speaks the OpenAI wire protocol (``openai/…`` ids,
+any OpenAI-compatible ``api_base``: vLLM, SGLang, llama.cpp server) called through the ``openai``
+SDK's ``AsyncOpenAI`` directly — about half litellm's client CPU per call (``benchmarks/
+gateway_overhead.py``). A model's ``client`` field picks it (``auto``: an ``openai/…`` or
+``hosted_vllm/…`` id with an ``api_base``).
+
+Everything but the request itself is the ``litellm`` backend's, so a call's row does not depend on
+the client that made it: the reply's token classes (:meth:`LitellmBackend.reply`), prices
+(litellm's map stays the price map), prompt bounds, function-calling capability, the cache key (the
+gateway's, over model id, ``api_base``, messages, parameters and sample index), and the error
+rules (:mod:`.errors` reads the SDK's exceptions — status, ``Retry-After`` header — as it reads
+litellm's, which are subclasses of them).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from ..spec.model import ModelSpec
+from .backends import Attempt, Reply
+from .litellm_backend import LitellmBackend, api_key_of, drain_stream, message_parts
+from .prices import Prices
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+AUTO_PREFIXES = ("openai", "hosted_vllm")
+"""Id prefixes (litellm's names for OpenAI-protocol providers) that ``client: auto`` sends through
+this client when the model has an ``api_base``. Hosted OpenAI (no ``api_base``) stays on litellm
+under ``auto``: litellm adapts parameters per model there (``max_completion_tokens``, dropped
+``temperature`` on reasoning models); ``client: openai`` sends it through the SDK as is."""
+
+_SDK_PARAMS: frozenset[str] | None = None
+
+
+def _sdk_params() -> frozenset[str]:
+    """The keyword arguments ``chat.completions.create`` takes (any other request parameter goes
+    in the JSON body as is, through ``extra_body``, as litellm does for a parameter it does not map)."""
+    global _SDK_PARAMS
+    if _SDK_PARAMS is None:
+        from openai.resources.chat.completions import AsyncCompletions
+
+        _SDK_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
+    return _SDK_PARAMS
+
+
+def wire_model(spec: ModelSpec) -> str:
+    """The model name sent on the wire: the id without its litellm provider prefix
+    (``hosted_vllm/Qwen/Qwen2.5-7B`` → ``Qwen/Qwen2.5-7B``), as litellm sends it."""
+    return spec.id.split("/", 1)[1] if "/" in spec.id else spec.id
+
+
+class OpenAIBackend(LitellmBackend):
+    """``openai.AsyncOpenAI`` directly (one client per server and key, kept for the gateway's life,
+    its own retries off: the gateway's attempt loop retries)."""
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str | None, str | None], AsyncOpenAI] = {}
+
+    @classmethod
+    def auto_for(cls, spec: ModelSpec) -> bool:
+        head = spec.id.split("/", 1)[0] if "/" in spec.id else ""
+        return bool(spec.api_base) and head in AUTO_PREFIXES
+
+    @classmethod
+    def register_prices(cls, spec: ModelSpec, prices: Prices) -> None:
+        """Nothing: litellm's cost map is read for prices but never asked to bill this client's calls
+        (and the ~2 s litellm import is spared where no model needs it)."""
+
+    def client(self, spec: ModelSpec) -> AsyncOpenAI:
+        """The SDK client of the model's server and key (made on first use)."""
+        key = api_key_of(spec)
+        c = self._clients.get((spec.api_base, key))
+        if c is None:
+            from openai import AsyncOpenAI  # deferred: only models on this client import the SDK
+
+            # api_key None: the SDK reads OPENAI_API_KEY (and says so, a systemic error, if unset)
+            c = self._clients[(spec.api_base, key)] = AsyncOpenAI(base_url=spec.api_base, api_key=key,
+                                                                  max_retries=0, timeout=spec.timeout_s)
+        return c
+
+    def request(self, spec: ModelSpec, a: Attempt) -> dict[str, Any]:
+        """The ``chat.completions.create`` keyword arguments of one attempt (besides model and
+        messages): the SDK's own parameters as they are, any other under ``extra_body``."""
+        known = _sdk_params()
+        kwargs: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for k, v in a.req.items():
+            (kwargs if k in known else extra)[k] = v
+        if extra:
+            kwargs["extra_body"] = {**extra, **(kwargs.get("extra_body") or {})}
+        kwargs.setdefault("timeout", spec.timeout_s)
+        return kwargs
+
+    async def __call__(self, a: Attempt) -> Reply:
+        spec = a.spec
+        kwargs = self.request(spec, a)
+        resp = await self.client(spec).chat.completions.create(model=wire_model(spec), messages=a.messages,
+                                                              **kwargs)  # pyright: ignore[reportArgumentType]
+        if kwargs.get("stream"):
+            return self.reply(a, *await drain_stream(resp), streamed=True)
+        return self.reply(a, *message_parts(resp))
+
+    async def aclose(self) -> None:
+        """Close every SDK client (their connection pools)."""
+        for c in self._clients.values():
+            await c.close()
+        self._clients.clear()
+
+
+__all__ = ["AUTO_PREFIXES", "OpenAIBackend", "wire_model"]
