@@ -99,6 +99,11 @@ class _Engine:
             finally:
                 self.session.writer.flush()
 
+    async def release(self) -> None:
+        """Close the in-process gateway's client connections (on this loop, which made them)."""
+        if self._runner is not None:
+            await self._runner.gateway.aclose()
+
     def close(self) -> dict[str, Any]:
         """Close the response cache; the gateway's counters (summed over the shards' when sharded)."""
         if self._cache:
@@ -154,6 +159,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             else:
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
+            await engine.release()
             stats = engine.close()
             if display:
                 display.stop()

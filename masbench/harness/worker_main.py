@@ -65,6 +65,7 @@ async def run_shard(o: dict) -> int:
         aborted = str(exc)
     finally:
         wd.cancel()
+        await runner.gateway.aclose()
         writer.flush()
         if cache:
             cache.close()

@@ -126,6 +126,9 @@ class ModelBackend:
     def prepare(self, spec: ModelSpec) -> None:
         """Called once per model alias a gateway registers (fail fast on a bad model here)."""
 
+    async def aclose(self) -> None:
+        """Release what the backend holds open (connection pools); default: nothing."""
+
     @classmethod
     def auto_for(cls, spec: ModelSpec) -> bool:
         """For a client backend (:data:`CLIENTS`): whether a model with ``client: auto`` goes
