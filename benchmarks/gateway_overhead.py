@@ -1,5 +1,6 @@
 """The anchors side by side, in one run: bare litellm, bare ``openai.AsyncOpenAI``, and the masbench
-gateway on each client (``client: litellm`` and ``client: openai``), against our local
+gateway on each client (``client: litellm`` and ``client: openai``; the latter on the SDK's aiohttp
+transport, so bare ``AsyncOpenAI`` on that transport is printed too), against our local
 OpenAI-compatible server; then ``masbench run`` end to end on each client.
 
 The server runs in a separate process (it does not steal the client's CPU). For each server latency
@@ -39,6 +40,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 Call = Callable[[int], Awaitable[Any]]
 GATEWAY_LITELLM, GATEWAY_OPENAI = "gateway, client: litellm", "gateway, client: openai"
 BARE_LITELLM, BARE_OPENAI = "bare litellm.acompletion", "bare openai.AsyncOpenAI"
+BARE_OPENAI_AIO = "bare AsyncOpenAI, aiohttp"  # the transport the gateway's openai client uses
 
 SUITE = """name: gateway-e2e
 description: CoT-only suite against the local server (benchmark)
@@ -81,6 +83,7 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
 
     from masbench.llm import Gateway, ResponseCache
     from masbench.llm._litellm import litellm
+    from masbench.llm.openai_backend import http_transport
     from masbench.spec import ModelSpec
     from masbench.store import Store, StoreWriter
 
@@ -99,6 +102,7 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
         litellm.register_model({"openai/bench-model": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
                                                        "litellm_provider": "openai", "mode": "chat"}})
         sdk = openai.AsyncOpenAI(base_url=base, api_key="sk-no-key", max_retries=0)
+        sdk_aio = openai.AsyncOpenAI(base_url=base, api_key="sk-no-key", max_retries=0, http_client=http_transport())
         tag = f"{latency:g}"  # prompts distinct across latencies and clients: no cache hits
 
         def via_gateway(client: str) -> Call:
@@ -114,11 +118,14 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
             await litellm.acompletion(model="openai/bench-model", api_base=base, api_key="sk-no-key",
                                       messages=[{"role": "user", "content": f"ll {tag} {i}"}], max_tokens=16)
 
-        async def via_openai(i: int) -> None:
-            await sdk.chat.completions.create(model="bench-model", max_tokens=16,
-                                              messages=[{"role": "user", "content": f"oa {tag} {i}"}])
+        def via_sdk(client: Any, name: str) -> Call:
+            async def call(i: int) -> None:
+                await client.chat.completions.create(model="bench-model", max_tokens=16,
+                                                     messages=[{"role": "user", "content": f"{name} {tag} {i}"}])
+            return call
 
-        clients: dict[str, Call] = {BARE_LITELLM: via_litellm, BARE_OPENAI: via_openai,
+        clients: dict[str, Call] = {BARE_LITELLM: via_litellm, BARE_OPENAI: via_sdk(sdk, "oa"),
+                                    BARE_OPENAI_AIO: via_sdk(sdk_aio, "oa-aio"),
                                     GATEWAY_LITELLM: via_gateway("litellm"), GATEWAY_OPENAI: via_gateway("openai")}
         for fn in clients.values():  # warm-up: connections, imports, first-call set-up
             await bench(fn, 10**7, 10**7 + min(64, n), conc)
@@ -132,8 +139,9 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
         logged = store.sql("SELECT run_id, count(*) FROM calls GROUP BY ALL ORDER BY 1")
         print(f"{'':>8} gateway call rows in DuckDB: {dict(logged)}")
         await sdk.close()
+        await sdk_aio.close()
         for gw in gateways.values():
-            gw.close()
+            await gw.aclose()
         store.close()
         return {k: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v))
                 for k, v in samples.items()}
@@ -200,6 +208,8 @@ def main() -> None:
         for what, ratio, goal in ((f"gateway (openai) vs bare litellm at {latency:g} ms", fast / ll, 2.0),
                                   (f"gateway (openai) vs bare AsyncOpenAI at {latency:g} ms", fast / oa, 0.9)):
             print(f"  {what}: {ratio:.2f}x (goal >= {goal}x: {'meets' if ratio >= goal else 'MISSES'})")
+        print(f"  (gateway (openai) vs bare AsyncOpenAI on the same aiohttp transport at {latency:g} ms: "
+              f"{fast / rows[BARE_OPENAI_AIO][0]:.2f}x)")
         if (latency, "openai") in e2e:
             ratio = e2e[(latency, "openai")] / ll
             print(f"  masbench run (openai) vs bare litellm at {latency:g} ms: {ratio:.2f}x "

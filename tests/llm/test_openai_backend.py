@@ -230,14 +230,31 @@ def test_a_client_on_a_provider_with_its_own_backend_is_refused_with_its_field()
     assert "models.s.client" in str(ei.value) and "client: litellm does not apply" in str(ei.value)
 
 
-async def test_unknown_request_parameters_reach_the_server_in_the_body(http_server, litellm_spy):
+async def test_every_request_parameter_reaches_the_server_in_the_body(http_server, litellm_spy, monkeypatch):
+    """A parameter the SDK has no argument for (``top_k``) is sent in the JSON body like the known
+    ones: as they are in a whole completion's body, under ``extra_body`` for a streamed one."""
+    from openai import AsyncOpenAI
+
+    bodies: list[dict[str, Any]] = []
+    post = AsyncOpenAI.post
+
+    async def spy_post(self, path, *, body=None, **kw):
+        bodies.append(dict(body or {}))
+        return await post(self, path, body=body, **kw)
+
+    monkeypatch.setattr(AsyncOpenAI, "post", spy_post)
     srv = http_server(usage=USAGE)
-    gw = Gateway({"m": _spec(srv.base_url, "openai", params={"top_k": 5, "temperature": 0.3})})
+    params = {"top_k": 5, "temperature": 0.3}
+    gw = Gateway({"m": _spec(srv.base_url, "openai", params=params)})
     res = await gw.complete("m", [{"role": "user", "content": "q"}], max_tokens=16)
-    assert res.ok and litellm_spy == []
-    be = gw.provider(gw.models["m"])
-    assert isinstance(be, OpenAIBackend)
+    assert res.ok and litellm_spy == [] and srv.stats.requests == 1
+    assert bodies == [{"model": "fake-model", "messages": [{"role": "user", "content": "q"}], "max_tokens": 16,
+                       **params}]
     from masbench.llm.backends import Attempt
 
-    kw = be.request(gw.models["m"], Attempt("m", gw.models["m"], [], {"top_k": 5, "temperature": 0.3}, 0, 1, {}, {}))
-    assert kw["extra_body"] == {"top_k": 5} and kw["temperature"] == 0.3 and "top_k" not in kw
+    spec = gw.models["m"]
+    streamed = {**params, "stream": True, "max_tokens": 16}
+    kw = gw.provider(spec).request(spec, Attempt("m", spec, [], streamed, 0, 1, {}, {}))
+    assert kw == {"temperature": 0.3, "stream": True, "max_tokens": 16, "extra_body": {"top_k": 5},
+                  "timeout": spec.timeout_s}
+    await gw.aclose()
