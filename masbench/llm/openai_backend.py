@@ -133,8 +133,9 @@ class OpenAIBackend(LitellmBackend):
         client = await self.client(spec)
         if a.req.get("stream"):
             kwargs = self.request(spec, a)
-            resp = await client.chat.completions.create(model=wire_model(spec), messages=a.messages,
-                                                        **kwargs)  # pyright: ignore[reportArgumentType]
+            # the SDK's TypedDict message types are not ours: messages are plain OpenAI-shape dicts
+            completions: Any = client.chat.completions
+            resp = await completions.create(model=wire_model(spec), messages=a.messages, **kwargs)
             return self.reply(a, *await drain_stream(resp), streamed=True)
         # A whole completion: the request body as JSON, the response as parsed JSON (the SDK's
         # documented raw ``post``; ``cast_to=object`` returns the JSON as is). It skips the SDK's
