@@ -141,8 +141,8 @@ class OpenAIBackend(LitellmBackend):
         # documented raw ``post``; ``cast_to=object`` returns the JSON as is). It skips the SDK's
         # typed-params transform and its pydantic response models: ~40% of its CPU per call.
         body = {"model": wire_model(spec), "messages": a.messages, **a.req}
-        data = await client.post("/chat/completions", body=body, cast_to=object,
-                                 options={"timeout": a.req.get("timeout", spec.timeout_s)})
+        timeout = body.pop("timeout", spec.timeout_s)  # a client setting, not a body field
+        data = await client.post("/chat/completions", body=body, cast_to=object, options={"timeout": timeout})
         return self.reply(a, *completion_parts(data))
 
     async def aclose(self) -> None:
