@@ -204,6 +204,10 @@ class LocalEngine:
             self.ctx.session.writer.flush()
 
     async def aclose(self) -> dict[str, Any]:
+        """Close the gateway's client connections (on this loop, which made them) and the response
+        cache; the gateway's counters."""
+        if self._runner is not None:
+            await self._runner.gateway.aclose()
         if self._cache:
             self._cache.close()
             self._cache = None

@@ -89,6 +89,7 @@ async def run_shard(o: dict, *, limiter: CallLimiter | None = None, report: Repo
     finally:
         if wd is not None:
             wd.cancel()
+        await runner.gateway.aclose()
         writer.flush()
         if cache:
             cache.close()

@@ -3,8 +3,11 @@ about a provider before it calls it.
 
 A model's *provider* is the part of its id before ``/`` (``sim/p60`` → ``sim``). The gateway asks
 :data:`BACKENDS` for the backend class of that provider — ``sim`` (the seeded simulator),
-``embedded`` (in-process llama.cpp behind litellm) — and any provider not registered goes to
-``litellm`` (every hosted or OpenAI-compatible provider). A :class:`ModelBackend` owns:
+``embedded`` (in-process llama.cpp behind litellm) — and every other model goes over HTTP through
+one of the *clients* (:data:`CLIENTS`), chosen by the model's ``client`` field: ``litellm`` (every
+hosted or OpenAI-compatible provider) or ``openai`` (the ``openai`` SDK directly, for servers that
+speak the OpenAI wire protocol); ``client: auto`` takes the first client whose
+:meth:`~ModelBackend.auto_for` claims the model, else ``litellm``. A :class:`ModelBackend` owns:
 
 - the attempt itself (``await backend(attempt) -> Reply``);
 - :attr:`~ModelBackend.simulated`: whether its replies are simulated (labelled so everywhere);
@@ -14,7 +17,8 @@ A model's *provider* is the part of its id before ``/`` (``sim/p60`` → ``sim``
 - :meth:`~ModelBackend.supports_tools`: whether a model does function calling;
 - :meth:`~ModelBackend.default_prices`: its prices when the model's YAML gives none (``None``:
   the YAML must price the model — ``*_usd_per_mtok`` or ``price: 0`` — or a run refuses it);
-- :meth:`~ModelBackend.prepare`: per-model set-up when a gateway first sees the model.
+- :meth:`~ModelBackend.prepare`: per-model set-up when a gateway first sees the model;
+- :meth:`~ModelBackend.auto_for` (clients only): whether ``client: auto`` picks it for a model.
 
 Adding a provider is one class registered from anywhere (no file of masbench edited)::
 
@@ -122,6 +126,15 @@ class ModelBackend:
     def prepare(self, spec: ModelSpec) -> None:
         """Called once per model alias a gateway registers (fail fast on a bad model here)."""
 
+    async def aclose(self) -> None:
+        """Release what the backend holds open (connection pools); default: nothing."""
+
+    @classmethod
+    def auto_for(cls, spec: ModelSpec) -> bool:
+        """For a client backend (:data:`CLIENTS`): whether a model with ``client: auto`` goes
+        through it. Default: no."""
+        return False
+
     @classmethod
     def default_prices(cls, spec: ModelSpec) -> Prices | None:
         """Prices when the model's YAML sets none; None (the default): the YAML must price it
@@ -154,19 +167,34 @@ FREE = Prices(0.0, 0.0, 0.0, 0.0, 0.0, "zero-declared")
 DEFAULT_PROVIDER = "litellm"
 """The :data:`BACKENDS` entry for every provider not registered by name."""
 
+CLIENTS = ("openai", DEFAULT_PROVIDER)
+"""The :data:`BACKENDS` entries that are clients of providers reached over HTTP (a model's
+``client`` names one), in the order ``client: auto`` asks them; ``litellm`` serves any model."""
+
 BACKENDS: Registry[type[ModelBackend]] = Registry("model backend", {
     "sim": "masbench.llm.sim_backend:SimBackend",
     "embedded": "masbench.llm.litellm_backend:EmbeddedBackend",
+    "openai": "masbench.llm.openai_backend:OpenAIBackend",
     DEFAULT_PROVIDER: "masbench.llm.litellm_backend:LitellmBackend",
 })
-"""Provider (the model id's part before ``/``) → its :class:`ModelBackend` class; a provider not
-listed goes to ``litellm``."""
+"""Provider (the model id's part before ``/``) → its :class:`ModelBackend` class, plus the
+:data:`CLIENTS`; a provider not listed goes to a client (see :func:`provider_of`)."""
 
 
 def provider_of(spec: ModelSpec) -> str:
-    """The :data:`BACKENDS` key that answers a model: its id's provider if registered, else ``litellm``."""
+    """The :data:`BACKENDS` key that answers a model: its id's provider if it has a backend of its
+    own (``sim``, ``embedded``, a registered one), else the client its ``client`` field names —
+    for ``auto`` the first of :data:`CLIENTS` whose ``auto_for`` claims it, else ``litellm``. A
+    ``client`` other than ``auto`` on a provider with its own backend is a ``ValueError``."""
     head = spec.id.split("/", 1)[0] if "/" in spec.id else ""
-    return head if head and head in BACKENDS else DEFAULT_PROVIDER
+    if head and head in BACKENDS and head not in CLIENTS:
+        if spec.client != "auto":
+            raise ValueError(f"client: {spec.client} does not apply to {spec.id!r}: its provider {head!r} has a "
+                             "backend of its own (leave client at auto)")
+        return head
+    if spec.client != "auto":
+        return spec.client
+    return next((c for c in CLIENTS if BACKENDS[c].auto_for(spec)), DEFAULT_PROVIDER)
 
 
 def backend_class(spec: ModelSpec) -> type[ModelBackend]:
@@ -179,5 +207,5 @@ def is_simulated(spec: ModelSpec) -> bool:
     return backend_class(spec).simulated
 
 
-__all__ = ["Attempt", "BACKENDS", "Backend", "DEFAULT_PROVIDER", "FREE", "ModelBackend", "Reply", "backend_class",
+__all__ = ["Attempt", "BACKENDS", "Backend", "CLIENTS", "DEFAULT_PROVIDER", "FREE", "ModelBackend", "Reply", "backend_class",
            "is_simulated", "provider_of"]

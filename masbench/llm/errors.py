@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import sys
 import time
 
@@ -12,23 +13,30 @@ _BASE_RETRYABLE: tuple[type[BaseException], ...] = (asyncio.TimeoutError, Timeou
 _types: tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]] | None = None
 
 
-def _litellm_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """(retryable, fatal) exception types. litellm is imported lazily by the gateway (its import
-    costs ~2 s); if it was never imported, no litellm exception can exist yet."""
+def _client_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(retryable, fatal) exception types of the clients loaded so far: litellm's and the
+    ``openai`` SDK's (litellm's are subclasses of the SDK's). Both are imported lazily (litellm's
+    import costs ~2 s); a client never imported has raised nothing yet. Cached once litellm is in
+    (it imports the SDK); before that they are looked up on each call (only failed attempts ask)."""
     global _types
     if _types is not None:
         return _types
-    litellm = sys.modules.get("litellm")
-    if litellm is None:
-        return _BASE_RETRYABLE, ()
-    retry = tuple(t for t in (getattr(litellm, n, None) for n in (
-        "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "Timeout"))
-        if isinstance(t, type)) + _BASE_RETRYABLE
-    fatal = tuple(t for t in (getattr(litellm, n, None) for n in (
-        "AuthenticationError", "PermissionDeniedError", "BadRequestError", "NotFoundError",
-        "ContextWindowExceededError", "ContentPolicyViolationError")) if isinstance(t, type))
-    _types = (retry, fatal)
-    return _types
+    retry: list[type[BaseException]] = []
+    fatal: list[type[BaseException]] = []
+    mods = [sys.modules.get("litellm"), sys.modules.get("openai")]
+    for mod in mods:
+        if mod is None:
+            continue
+        retry += [t for t in (getattr(mod, n, None) for n in (
+            "RateLimitError", "InternalServerError", "ServiceUnavailableError", "APIConnectionError", "Timeout",
+            "APITimeoutError")) if isinstance(t, type)]
+        fatal += [t for t in (getattr(mod, n, None) for n in (
+            "AuthenticationError", "PermissionDeniedError", "BadRequestError", "NotFoundError",
+            "ContextWindowExceededError", "ContentPolicyViolationError")) if isinstance(t, type)]
+    found = (tuple(retry) + _BASE_RETRYABLE, tuple(fatal))
+    if mods[0] is not None:
+        _types = found
+    return found
 
 
 _FATAL_MESSAGES = ("Missing credentials", "Incorrect API key", "invalid_api_key", "api_key client option must be set")
@@ -44,7 +52,7 @@ class SimFault(Exception):
 
 def is_retryable(exc: BaseException) -> bool:
     """429, 5xx, timeouts and connection errors are retried; auth and bad requests are not."""
-    retryable_types, fatal_types = _litellm_types()
+    retryable_types, fatal_types = _client_types()
     if fatal_types and isinstance(exc, fatal_types):
         return False
     text = str(exc)
@@ -56,12 +64,39 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, retryable_types)
 
 
+_SDK_STATUS_NAMES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                     404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError", 429: "RateLimitError"}
+"""The ``openai`` SDK's exception per HTTP status (5xx: ``InternalServerError``; others: ``APIStatusError``)."""
+_SDK_DEFAULT_MESSAGES = {"APITimeoutError": "Request timed out.", "APIConnectionError": "Connection error."}
+_CLIENT_PREFIX = re.compile(r"^(?:litellm\.\w+: (?:\w+: )?(?:\w+ - )?|Error code: \d+ - )")
+"""What a client puts before the provider's message: litellm's ``litellm.RateLimitError: RateLimitError:
+OpenAIException - ``, the SDK's ``Error code: 429 - ``."""
+
+
+def _sdk_class(exc: BaseException) -> str | None:
+    """The ``openai`` SDK exception class an error is (litellm's are subclasses of the SDK's), or None."""
+    return next((t.__name__ for t in type(exc).__mro__ if t.__module__.split(".", 1)[0] == "openai"), None)
+
+
 def describe(exc: BaseException) -> str:
-    """A short, secret-free description of an error for the call log."""
+    """A short, secret-free description of an error for the call log: ``Name[status]: message``.
+    An error of either HTTP client (litellm's or the ``openai`` SDK's) is described the same way
+    whichever client raised it, so a call's row does not depend on its client: the SDK's class for
+    the HTTP status, and the provider's own message (the error body's ``message``, else the text
+    without the client's prefix); a timeout or connection error (no HTTP answer) has no status."""
     status = getattr(exc, "status_code", None)
-    msg = str(exc).splitlines()[0] if str(exc) else ""
-    msg = msg[:300]
-    return f"{type(exc).__name__}" + (f"[{status}]" if status else "") + (f": {msg}" if msg else "")
+    name = type(exc).__name__
+    msg = str(exc)
+    sdk = _sdk_class(exc)
+    if sdk in _SDK_DEFAULT_MESSAGES:  # no answer came back (litellm says 408 for its timeout)
+        name, status, msg = sdk, None, _SDK_DEFAULT_MESSAGES[sdk]
+    elif sdk is not None and isinstance(status, int):
+        name = _SDK_STATUS_NAMES.get(status) or ("InternalServerError" if status >= 500 else "APIStatusError")
+        body = getattr(exc, "body", None)
+        told = body.get("message") if isinstance(body, dict) else None
+        msg = told if isinstance(told, str) and told else _CLIENT_PREFIX.sub("", msg)
+    msg = msg.splitlines()[0][:300] if msg else ""
+    return name + (f"[{status}]" if status else "") + (f": {msg}" if msg else "")
 
 
 #: Messages that mean the model is misconfigured (credentials, model name, provider), whatever

@@ -287,6 +287,12 @@ class Gateway:
         if self.cache is not None:
             self.cache.flush()
 
+    async def aclose(self) -> None:
+        """:meth:`close`, and release the backends' connections (on the loop that made them)."""
+        self.close()
+        for b in self._backends.values():
+            await b.aclose()
+
 
 def _cache_entry(res: CallResult, u: Usage) -> dict[str, Any]:
     """A successful call as the response cache keeps it (flat counts: older caches stay readable)."""

@@ -17,6 +17,21 @@ from .usage import as_dict, estimated, family_of
 from .usage import normalize as normalize_usage
 
 
+def api_key_of(spec: ModelSpec) -> str | None:
+    """The key a call sends: the variable named by ``api_key_env`` (unset: ``PermissionError``, a
+    systemic error), a placeholder for an ``openai/`` model behind its own ``api_base`` when
+    ``OPENAI_API_KEY`` is unset (local servers — vLLM, llama.cpp, Ollama — need none), else None
+    (the client reads its provider's usual variable)."""
+    if spec.api_key_env:
+        key = os.environ.get(spec.api_key_env)
+        if key is None:
+            raise PermissionError(f"environment variable {spec.api_key_env} is not set")
+        return key
+    if spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        return "sk-no-key"
+    return None
+
+
 class LitellmBackend(ModelBackend):
     """Every other provider, through ``litellm.acompletion``; priced by litellm's bundled map when
     the YAML gives no price."""
@@ -31,13 +46,9 @@ class LitellmBackend(ModelBackend):
         kwargs.setdefault("timeout", spec.timeout_s)
         if spec.api_base:
             kwargs["api_base"] = spec.api_base
-        if spec.api_key_env:
-            key = os.environ.get(spec.api_key_env)
-            if key is None:
-                raise PermissionError(f"environment variable {spec.api_key_env} is not set")
+        key = api_key_of(spec)
+        if key is not None:
             kwargs["api_key"] = key
-        elif spec.api_base and spec.id.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "sk-no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) need none
         return kwargs
 
     async def __call__(self, a: Attempt) -> Reply:
@@ -47,25 +58,31 @@ class LitellmBackend(ModelBackend):
         kwargs = self.request(spec, a)
         resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
         if kwargs.get("stream"):
-            text, finish, usage, calls = await _drain(resp)
+            return self.reply(a, *await drain_stream(resp), streamed=True)
+        assert not isinstance(resp, litellm.CustomStreamWrapper), "litellm streams only when asked to"
+        return self.reply(a, *message_parts(resp))
+
+    def reply(self, a: Attempt, text: str, finish: str | None, usage: Any, calls: list[dict[str, Any]] | None,
+              streamed: bool = False) -> Reply:
+        """The :class:`Reply` of one answered attempt, whichever client brought it: its usage split
+        into token classes (:mod:`.usage`), or a tokenizer's count when the provider sent none and
+        the model opts in (``estimate_usage``), else ``missing``."""
+        if streamed:
             # litellm stamps its own bill onto a streamed usage as `cost`, priced from the first
             # registration of the model id in the process (another alias's prices, say): that is
-            # not the provider's figure, so the call is priced by our own table instead.
+            # not the provider's figure, so a streamed call is priced by our own table instead
+            # (on every client, so that a call's row does not depend on the client that made it).
             usage = {k: v for k, v in (as_dict(usage) or {}).items() if k != "cost"} or None
-        else:
-            assert not isinstance(resp, litellm.CustomStreamWrapper), "litellm streams only when asked to"
-            usage = getattr(resp, "usage", None)
-            choice = resp.choices[0]
-            text = getattr(choice.message, "content", None) or ""
-            finish = getattr(choice, "finish_reason", None)
-            calls = normalize(getattr(choice.message, "tool_calls", None))
+        spec = a.spec
         family = family_of(spec.id, spec.api_base)
         u = normalize_usage(usage, family)
         if u is not None:
             reply = Reply.of(text, u, finish)
         elif spec.estimate_usage:  # opt-in: a tokenizer's count, flagged as estimated
+            from ._litellm import litellm  # deferred: heavy import, only for real providers
+
             model = self.tokenizer_model(spec)
-            pt = litellm.token_counter(model=model, messages=a.messages, tools=kwargs.get("tools"))
+            pt = litellm.token_counter(model=model, messages=a.messages, tools=a.req.get("tools"))
             ct = litellm.token_counter(model=model, text=text) if text else 0
             reply = Reply.of(text, estimated(pt, ct, family), finish)
         else:
@@ -151,9 +168,18 @@ class EmbeddedBackend(LitellmBackend):
         return FREE
 
 
-async def _drain(stream: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
+def message_parts(resp: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
+    """Text, finish reason, usage and tool calls of a whole (not streamed) chat completion
+    (litellm's ``ModelResponse`` or the ``openai`` SDK's ``ChatCompletion`` alike)."""
+    choice = resp.choices[0]
+    message = choice.message
+    return ((getattr(message, "content", None) or ""), getattr(choice, "finish_reason", None),
+            getattr(resp, "usage", None), normalize(getattr(message, "tool_calls", None)))
+
+
+async def drain_stream(stream: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
     """Text, finish reason, usage (only if a chunk carried it) and tool calls (assembled from
-    their deltas) of a streamed response."""
+    their deltas) of a streamed response (litellm's chunks or the ``openai`` SDK's alike)."""
     parts: list[str] = []
     finish = usage = None
     calls = DeltaAssembler()
@@ -171,4 +197,4 @@ async def _drain(stream: Any) -> tuple[str, str | None, Any, list[dict[str, Any]
     return "".join(parts), finish, usage, calls.result()
 
 
-__all__ = ["EmbeddedBackend", "LitellmBackend"]
+__all__ = ["EmbeddedBackend", "LitellmBackend", "api_key_of", "drain_stream", "message_parts"]

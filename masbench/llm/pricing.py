@@ -122,8 +122,17 @@ def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite",
     the flags that price a model, not a line of the suite."""
     out: dict[str, Prices] = {}
     problems = []
+
+    def problem(path: tuple[str, ...], msg: str) -> None:
+        problems.append(problem_at(where, ("models", *path), msg) if isinstance(where, Located)
+                        else Problem(where, 1, 1, ".".join(("models", *path)), msg))
+
     for alias, spec in models.items():
-        p = _from_yaml(spec) or backend_class(spec).default_prices(spec)
+        try:
+            p = _from_yaml(spec) or backend_class(spec).default_prices(spec)
+        except ValueError as exc:  # a client that does not apply to the model (see backends.provider_of)
+            problem((alias, "client"), str(exc))
+            continue
         if p is None:
             head = f"no price known for model {alias!r} ({spec.id})"
             if flags and alias in flags:
@@ -132,10 +141,8 @@ def require_prices(models: dict[str, ModelSpec], where: str | Located = "suite",
                                              f"that prices it: --model {alias}=NAME (models/NAME.yaml) or "
                                              f"--model {alias}=PATH.yaml"))
                 continue
-            msg = (f"{head}: set input_usd_per_mtok and output_usd_per_mtok in its YAML, or price: 0 if it is free "
-                   f"(on the command line: --free {alias})")
-            problems.append(problem_at(where, ("models", alias), msg) if isinstance(where, Located)
-                            else Problem(where, 1, 1, f"models.{alias}", msg))
+            problem((alias,), f"{head}: set input_usd_per_mtok and output_usd_per_mtok in its YAML, or price: 0 if it "
+                    f"is free (on the command line: --free {alias})")
             continue
         out[alias] = p
     if problems:

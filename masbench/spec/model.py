@@ -90,6 +90,15 @@ class ModelSpec(Spec):
     """litellm model id (e.g. ``openai/gpt-4o-mini``), ``embedded/smollm2`` or ``sim/<name>``."""
     api_base: str | None = None
     """Base URL of an OpenAI-compatible server (e.g. ``http://127.0.0.1:8000/v1``)."""
+    client: Literal["auto", "openai", "litellm"] = "auto"
+    """Which client library speaks to the model's server. ``openai``: the ``openai`` SDK's
+    ``AsyncOpenAI`` directly (the fast path: about half litellm's CPU per call) — for a server that
+    speaks the OpenAI wire protocol (``openai/…`` ids, any OpenAI-compatible ``api_base``: vLLM,
+    SGLang, llama.cpp server). ``litellm``: ``litellm.acompletion`` (every provider). ``auto`` (the
+    default): ``openai`` for an ``openai/…`` or ``hosted_vllm/…`` id with an ``api_base``,
+    ``litellm`` for everything else (hosted OpenAI too, where litellm adapts parameters per model).
+    Both record the same call rows, cache keys and errors (docs/backends.md); ``sim/…`` and
+    ``embedded/…`` have their own backends and take only ``auto``."""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key. Keys never go in YAML."""
     input_usd_per_mtok: float | None = Field(default=None, ge=0)

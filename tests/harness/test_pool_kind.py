@@ -95,9 +95,34 @@ def test_models_with_specs_hash_as_before_the_tool_fields(tmp_path):
     _stats_as_before(data)
     model = data["models"]["default"]
     assert model.pop("function_calling") is None and model["sim"].pop("tools") is None
+    assert model.pop("client") == "auto"  # issue 25's field: never part of the identity
     blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
     assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
     spec = suite.models["default"]
     assert not isinstance(spec, str)
     fc = suite.model_copy(update={"models": {"default": spec.model_copy(update={"function_calling": True})}})
     assert config_hash(fc, {}, None, None) != config_hash(suite, {}, None, None)
+
+
+def test_a_models_client_is_not_part_of_the_runs_identity(tmp_path):
+    """``client:`` changes how calls are sent, not what is recorded (docs/backends.md): a run
+    started on one client resumes on the other, and a suite from before the field hashes as before."""
+    from masbench.spec import ModelSpec
+
+    suite = prepare(RunOptions(suite=str(write_suite(tmp_path, name="cl")))).suite
+    spec = ModelSpec(id="openai/m", api_base="http://127.0.0.1:9/v1", price=0)
+    hashes = {c: config_hash(suite.model_copy(update={"models": {"default": spec.model_copy(update={"client": c})}}),
+                             {}, None, None) for c in ("auto", "openai", "litellm")}
+    assert len(set(hashes.values())) == 1
+    # the hash as computed before the field existed: the model's dump without `client`
+    with_model = suite.model_copy(update={"models": {"default": spec}})
+    data = with_model.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
+    assert data["models"]["default"].pop("client") == "auto"
+    for key in ("kind", "params"):
+        data["cot_sc"].pop(key)
+    data["models"]["default"].pop("function_calling")
+    _stats_as_before(data)
+    blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
+    assert hashes["auto"] == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    other = suite.model_copy(update={"models": {"default": spec.model_copy(update={"id": "openai/n"})}})
+    assert config_hash(other, {}, None, None) != hashes["auto"]

@@ -30,9 +30,11 @@ class E(Exception):
 
 @pytest.fixture
 def no_litellm(monkeypatch):
-    """The state before the gateway ever imported litellm (``_types`` is a per-process cache)."""
+    """The state before the gateway ever imported litellm or the ``openai`` SDK (``_types`` is a
+    per-process cache)."""
     monkeypatch.setattr(errors, "_types", None)
     monkeypatch.delitem(sys.modules, "litellm", raising=False)
+    monkeypatch.delitem(sys.modules, "openai", raising=False)
 
 
 def _fake_litellm(**classes) -> types.ModuleType:
