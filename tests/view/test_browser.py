@@ -20,6 +20,8 @@ from masbench.cli import app as cli_app
 from masbench.view import create_app
 from viewrun import ARTIFACTS, debater_call, view_run  # noqa: F401 - fixture
 
+pytestmark = pytest.mark.slow  # headless chromium
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
