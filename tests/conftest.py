@@ -8,7 +8,7 @@ import os
 # make litellm fetch its price map from GitHub at import (tests never reach the network).
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-# Under pytest-xdist (`make test`: -n 4 on 2 cores), several workers may decode with the embedded
+# Under pytest-xdist (`make test`: a worker per core), several workers may decode with the embedded
 # model at once. llama.cpp's threads spin while they wait for each other, so a worker's model gets
 # the cores divided among the workers (at least 1), not all of them. A value set by the caller wins.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
