@@ -1,12 +1,18 @@
 # The two commands of the README. Both set everything up first (idempotent).
-.PHONY: setup demo test typecheck bench clean readme-plot
+.PHONY: setup setup-demo demo test test-fast typecheck bench clean readme-plot
 
+# Everything: masbench, the embedded model, the test tools and extras (`make test` needs them).
 setup:
 	@bash scripts/setup.sh
 
+# What `make demo` needs and no more: masbench, llama-cpp-python and the SmolLM2 GGUF. A later
+# `make setup`/`make test` adds the rest; after a full setup this does nothing.
+setup-demo:
+	@bash scripts/setup.sh demo
+
 # The main job: the quickstart suite on the embedded local model -> DuckDB store + report with plots.
 # It ends with the verdict tables per level (`masbench compare`) and the path of the report to open.
-demo: setup
+demo: setup-demo
 	@.venv/bin/masbench run quickstart
 	@.venv/bin/masbench report --store runs/quickstart.duckdb --out reports/quickstart > /dev/null
 	@COLUMNS=$${COLUMNS:-140} .venv/bin/masbench compare --store runs/quickstart.duckdb --axis arithmetic --axis depth
@@ -17,12 +23,25 @@ demo: setup
 readme-plot:
 	@bash scripts/readme_plot.sh
 
+# The suite on pytest-xdist workers, one per core by default (TEST_WORKERS=auto; e.g. 4 to overlap
+# more of the tests that wait on servers, subprocesses and sleeps). Each worker imports and collects
+# the whole suite (~20 s of CPU), so more workers than cores only pays where waiting dominates: on
+# tests/llm, 4 workers on 2 shared cores took 330 s against 225 s for one process.
+# pytest exits non-zero on any failure and on no test run.
+TEST_WORKERS ?= auto
+PYTEST = .venv/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
+
 test: setup
 	@bash scripts/setup_browser.sh
 	@.venv/bin/python scripts/review_signals.py
 	.venv/bin/lint-imports --no-cache
 	.venv/bin/basedpyright
-	.venv/bin/python -m pytest -q -p no:cacheprovider
+	$(PYTEST)
+
+# The edit loop: every test not marked slow (no embedded model, subprocess, browser or whole-suite
+# run), on the same workers; no lint, no type check.
+test-fast: setup
+	$(PYTEST) -m "not slow"
 
 # The type checker alone over masbench/ ([tool.basedpyright] in pyproject.toml: standard mode, 0 errors;
 # `make test` runs it too).

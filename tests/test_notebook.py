@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "marginal_utility.ipynb"
@@ -27,6 +28,7 @@ def test_notebook_is_committed_without_outputs():
             assert cell.outputs == [] and cell.execution_count is None
 
 
+@pytest.mark.slow
 def test_notebook_executes_against_a_store(tmp_path, monkeypatch):
     fx = _builder()
     store = fx.build_synthetic_store(tmp_path / "nb.duckdb")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from offline_support import litellm_price_map_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,6 +22,7 @@ def test_litellm_price_map_is_the_bundled_copy_in_this_session() -> None:
     assert info is not None and info["source"] == "local" and info["url"] is None and info["is_env_forced"]
 
 
+@pytest.mark.slow
 def test_conftest_overrides_an_environment_that_asks_for_the_remote_map() -> None:
     # conftest is imported first (as pytest does), then litellm; the environment says "fetch".
     code = ("import sys; sys.path.insert(0, 'tests'); import conftest; import litellm; "

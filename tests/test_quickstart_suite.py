@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -61,6 +62,7 @@ def test_quickstart_validates_and_has_two_levels_of_at_least_40():
     assert suite.cot_sc.enabled and suite.cot_sc.agent == "tiny-cot-solver"
 
 
+@pytest.mark.slow
 async def test_quickstart_fits_its_budget_when_every_call_hits_its_cap(tmp_path):
     data = _suite()
     # A simulator that always wants 5,000 tokens: every call is cut at its agent's max_tokens, the
@@ -142,6 +144,7 @@ def _curve(store: Path, run_id: str) -> dict[int, dict]:
     return {int(r["k"]): r for r in rows}
 
 
+@pytest.mark.slow
 async def test_quickstart_designs_separate_on_a_simulated_model_of_the_same_shape(tmp_path):
     """SIMULATED. The suite comment's claims: on bare arithmetic the expression design is above the
     whole CoT-SC curve (intervals apart) for fewer tokens than CoT-SC@2, and debate costs

@@ -108,6 +108,7 @@ def test_same_seed_same_bytes_and_prefix_stable():
         assert other != a
 
 
+@pytest.mark.slow
 def test_byte_identical_across_processes(tmp_path: Path):
     code = ("import sys; from masbench.bench import GENERATORS as G\n"
             "for name in sorted(G):\n"

@@ -111,6 +111,7 @@ def _run_cmd(suite: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "masbench.cli", "run", str(suite), *extra]
 
 
+@pytest.mark.slow
 def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     # A reference run to completion in its own store.
     (tmp_path / "ref").mkdir()
@@ -191,6 +192,7 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     assert bare == 0 and n_msgs == ref_msgs > 0, (bare, n_msgs, ref_msgs)
 
 
+@pytest.mark.slow
 async def test_workers_shard_and_merge_to_the_same_counts(tmp_path):
     suite = write_suite(tmp_path, name="sharded", n=6, k_max=3)
     one = await run_suite(RunOptions(suite=str(suite), store=tmp_path / "one.duckdb"))

@@ -64,6 +64,7 @@ def counts(store: Path) -> dict[str, int]:
         con.close()
 
 
+@pytest.mark.slow
 def test_no_key_fails_fast_then_the_fixed_rerun_reruns_exactly_the_failed_cells(tmp_path, http_server):
     srv = http_server(prompt_tokens=20, completion_tokens=5)
     ref = cli(suite(tmp_path / "ref", srv))
@@ -117,6 +118,7 @@ async def test_the_same_bad_request_on_many_cells_is_systemic(tmp_path, http_ser
         await run_suite(RunOptions(suite=str(suite(tmp_path, srv, n=5)), cache=False))
 
 
+@pytest.mark.slow
 def test_a_bad_request_of_one_input_stays_a_cell_failure_and_exit_code_says_so(tmp_path, http_server):
     srv = http_server(fail_rate=0.08, fail_kinds=("400",), seed=11)
     path = suite(tmp_path, srv, n=3)
@@ -142,6 +144,7 @@ async def test_with_workers_a_misconfigured_model_aborts_every_worker(tmp_path, 
     assert not list((tmp_path / "parts").glob("*.duckdb"))  # parts merged, nothing left behind
 
 
+@pytest.mark.slow
 def test_doctor_makes_one_call_per_model_and_names_what_to_set(tmp_path, http_server):
     srv = http_server()
     path = suite(tmp_path, srv)

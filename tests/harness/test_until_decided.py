@@ -201,6 +201,7 @@ def test_the_cli_refuses_the_sequential_options_without_until_decided(tmp_path):
     assert r.exit_code == 2 and "the suite has 8 tasks" in r.output
 
 
+@pytest.mark.slow
 async def test_worker_processes_run_each_batch_to_the_same_looks(tmp_path):
     suite = write_sequential_suite(tmp_path, n=10)  # 20 tasks: 2 batches of 10
     one = await run_suite(_opts(suite, tmp_path, store=tmp_path / "one.duckdb"))

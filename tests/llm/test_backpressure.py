@@ -92,7 +92,7 @@ async def test_a_cancelled_probe_hands_the_probe_on_without_counting_a_failure()
     await asyncio.sleep(0.02)
     assert not waiter.done()
     h.release_probe()
-    dead, probe2 = await asyncio.wait_for(waiter, 1)
+    dead, probe2 = await asyncio.wait_for(waiter, 10)
     assert probe2 and h.failures == 0 and not h.breaker_open
 
 

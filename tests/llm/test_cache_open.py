@@ -60,6 +60,7 @@ def _open(path: str, q) -> None:
         q.put(repr(exc))
 
 
+@pytest.mark.slow
 def test_eight_processes_open_one_new_cache_at_once(tmp_path: Path) -> None:
     ctx = mp.get_context("fork")  # no re-import: the processes start together, as workers do
     for trial in range(3):

@@ -7,6 +7,7 @@ import dataclasses
 import asyncio
 import importlib.resources
 import json
+import socket
 
 import pytest
 
@@ -53,8 +54,10 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
                       prompt_tokens=10, completion_tokens=5)
     writer = StoreWriter(store)
     # The breaker (5 consecutive failures open it for 5 s, doubling) is tested on its own; here its
-    # pauses are shortened so the test measures retries, not 2 minutes of cool-downs.
-    gw = Gateway({"m": _model(srv, timeout_s=0.5, max_attempts=10, concurrency=32)},
+    # pauses are shortened so the test measures retries, not 2 minutes of cool-downs. The client
+    # timeout (1 s) is a third of the injected hang (3 s), with room for a loaded machine: at 0.5 s
+    # and 4 GIL hogs beside it, 5 calls of 300 ran out of their 10 attempts on timeouts alone.
+    gw = Gateway({"m": _model(srv, timeout_s=1.0, max_attempts=10, concurrency=32)},
                  sink=lambda r: writer.put(dataclasses.replace(r, run_id="r2")), retry_base_s=0.01, retry_max_s=0.05,
                  breaker=BreakerConfig(cooldown_s=0.05, max_cooldown_s=0.2))
     n = 60
@@ -76,7 +79,7 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
     faults = srv.stats.faults
     # every attempt is one answer the client got (ok, 429, 500) or a client timeout, and every request
     # the server read is one attempt. On an idle machine all of them meet one to one (total ==
-    # requests, 429s == faults). On a loaded one the client's 0.5 s timeout can fire before the server
+    # requests, 429s == faults). On a loaded one the client's timeout can fire before the server
     # reads a request, or before its answer (even a 429) arrives: that attempt is a recorded timeout
     # beyond the injected ones — and nothing else is allowed to differ.
     assert 0 < rate_limited <= faults.get("429", 0)
@@ -84,6 +87,43 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
     assert total_attempts >= srv.stats.requests
     assert timeouts >= faults.get("timeout", 0) > 0
     assert total_attempts - srv.stats.requests <= timeouts - faults.get("timeout", 0)
+
+
+async def test_an_attempt_the_server_never_read_is_counted_as_sent_and_recorded_as_a_timeout(store):
+    # What a loaded machine does to the test above, made certain: a server whose kernel accepts the
+    # connection and takes the request bytes, but whose application never reads them (a listening
+    # socket nobody accepts on). Each attempt is sent — a real provider might have received and
+    # billed it — so the gateway counts it, records its client timeout, and retries; the call is
+    # recorded as failed, not dropped. The listener's queue shows one connection carrying one
+    # request per counted attempt, none of them ever read while the call ran.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    try:
+        base = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        writer = StoreWriter(store)
+        spec = ModelSpec(id="openai/fake-model", api_base=base, api_key_env="MASBENCH_TEST_KEY", price=0,
+                         timeout_s=0.3, max_attempts=3)
+        gw = Gateway({"m": spec}, sink=lambda r: writer.put(dataclasses.replace(r, run_id="r9")),
+                     retry_base_s=0.01, retry_max_s=0.02)
+        r = await gw.complete("m", [{"role": "user", "content": "never read"}], max_tokens=4)
+        writer.flush()
+        assert not r.ok and r.attempts == 3 and "Timeout" in (r.error or "")
+        attempts, errs = store.sql("SELECT attempts, attempt_errors FROM calls WHERE run_id = 'r9'")[0]
+        assert attempts == 3 and [e.split(":")[0] for e in json.loads(errs)] == ["Timeout[408]"] * 3
+        listener.setblocking(False)
+        requests = []
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except BlockingIOError:
+                break
+            with conn:
+                conn.settimeout(2)
+                requests.append(conn.recv(65536))
+    finally:
+        listener.close()
+    assert len(requests) == 3 and all(b.startswith(b"POST /v1/chat/completions") for b in requests)
 
 
 async def test_auth_and_bad_request_errors_are_not_retried_but_recorded(http_server, store, monkeypatch):

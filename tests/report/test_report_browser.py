@@ -26,6 +26,8 @@ DESIGNS = {"cot", "expression-calculator", "debate-tiny"}
 GROUPS = {"arithmetic": "arithmetic", "depth-1": "depth = 1"}  # section id → title, as `compare` titles its tables
 
 
+pytestmark = pytest.mark.slow  # headless chromium and a simulated suite run
+
 def _cli(args: list[str]) -> str:
     res = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from typing import Any
 
@@ -333,18 +334,33 @@ async def test_more_calls_than_parallel_tools_are_refused_and_recorded() -> None
 
 # ----- parallel tool calls -------------------------------------------------------------------------
 
+# The two calls of a step meet: each waits (up to 10 s) until the other has started. Run one after
+# the other, the first would wait alone and fail; no wall-clock bound is needed to tell.
+_MET_WAIT_S = 10.0
+_arrived: list[str] = []
+
+
 @tool("rx_sleep")
 async def _sleep(label: str) -> str:
-    """Sleeps 0.2 s."""
-    await asyncio.sleep(0.2)
-    return label
+    """Waits on the event loop until the step's other call has started."""
+    _arrived.append(label)
+    for _ in range(int(_MET_WAIT_S / 0.01)):
+        if len(_arrived) >= 2:
+            await asyncio.sleep(0.2)
+            return label
+        await asyncio.sleep(0.01)
+    raise RuntimeError(f"{label}: ran alone")
 
 
 @tool("rx_sleep_sync")
 def _sleep_sync(label: str) -> str:
-    """Sleeps 0.2 s in a thread (a blocking tool)."""
+    """Waits in its thread (a blocking tool) until the step's other call has started."""
+    _barrier.wait(timeout=_MET_WAIT_S)  # BrokenBarrierError (a failed tool) if it ran alone
     time.sleep(0.2)
     return label
+
+
+_barrier = threading.Barrier(2)
 
 
 @pytest.mark.parametrize("name", ["rx_sleep", "rx_sleep_sync"])
@@ -354,14 +370,14 @@ async def test_the_calls_of_one_step_run_concurrently(name: str) -> None:
             return f"Action: {name}[one]\nAction: {name}[two]"
         return "Final Answer: done"
 
+    _arrived.clear()
+    _barrier.reset()
     run = Run()
-    t0 = time.perf_counter()
     await go(design(tools=[name]), ScriptedGateway(script), run)
-    wall = time.perf_counter() - t0
     a, b = run.tools
-    assert a.status == b.status == "ok" and a.latency_s >= 0.19 and b.latency_s >= 0.19
+    assert a.status == b.status == "ok", (a.error, b.error)  # each met the other while it ran
+    assert a.latency_s >= 0.19 and b.latency_s >= 0.19
     assert max(a.t_start, b.t_start) < min(a.t_start + a.latency_s, b.t_start + b.latency_s)  # they overlapped
-    assert wall < 0.35, wall  # two 0.2 s tools in one step, not 0.4 s
 
 
 # ----- native function calling ---------------------------------------------------------------------

@@ -47,6 +47,7 @@ def test_malformed_design_is_rejected_with_a_named_error(path: Path) -> None:
     assert 1 <= hit.line <= len(lines)
 
 
+@pytest.mark.slow
 def test_masbench_validate_reports_file_line_node_message() -> None:
     proc = subprocess.run([sys.executable, "-m", "masbench.cli", "validate", str(BAD / "cycle.yaml"),
                            str(BAD / "python_unregistered.yaml"), str(BAD / "parallel_writes.yaml")],
@@ -59,6 +60,7 @@ def test_masbench_validate_reports_file_line_node_message() -> None:
     assert any(re.fullmatch(r".*parallel_writes\.yaml:\d+:\d+: nodes\.[ab]: parallel writes: .*", ln) for ln in lines)
 
 
+@pytest.mark.slow
 def test_library_validates_clean() -> None:
     proc = subprocess.run([sys.executable, "-m", "masbench.cli", "validate", "agents", "baselines", "orchestrators"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)

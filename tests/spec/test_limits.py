@@ -62,6 +62,7 @@ def test_generated_designs_use_the_same_checks_with_tighter_limits():
         load_data("nodes: " + "[" * 20 + "]" * 20, DesignLimits())
 
 
+@pytest.mark.slow
 def test_masbench_validate_rejects_the_bomb_with_file_line_and_exit_2(tmp_path):
     p = tmp_path / "suite.yaml"
     p.write_text(alias_bomb())

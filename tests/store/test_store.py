@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import duckdb
+import pytest
 from typer.testing import CliRunner
 
 from masbench.cli import app
@@ -62,6 +63,7 @@ def test_writer_batches_and_rejects_unknown_columns(store):
     assert store.sql("SELECT count(*) FROM calls")[0][0] == 2500
 
 
+@pytest.mark.slow
 def test_acknowledged_rows_survive_sigkill(tmp_path):
     p = tmp_path / "crash.duckdb"
     script = textwrap.dedent(f"""

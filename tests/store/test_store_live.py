@@ -13,7 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from simsuite import counts, write_suite
+
+pytestmark = pytest.mark.slow  # a `masbench run` in a subprocess, watched and killed
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "250"}
 SLOW = "default: {{id: sim/p60-slow, sim: {{accuracy: {{default: 0.6}}, latency_ms: {ms}}}}}"

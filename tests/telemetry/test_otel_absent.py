@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from otelfix import otlp_receiver  # noqa: F401 - fixtures
 from simsuite import write_suite
@@ -24,6 +25,8 @@ class NoOtelExtra(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, NoOtelExtra())
 """
+
+pytestmark = pytest.mark.slow  # runs in subprocesses without the extra
 
 MAIN = """
 import sys

@@ -10,8 +10,12 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
+
 from otelfix import otlp_receiver  # noqa: F401 - fixtures
 from simsuite import counts, write_suite
+
+pytestmark = pytest.mark.slow  # worker processes and a subprocess receiver
 
 
 def _run(args: list[str], env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess:

@@ -188,6 +188,7 @@ def test_thread_mode() -> None:
     assert server._thread is None
 
 
+@pytest.mark.slow
 def test_cli_subprocess() -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")

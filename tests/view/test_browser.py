@@ -21,6 +21,8 @@ from masbench.view import create_app
 from chromium import browser  # noqa: F401 - fixture
 from viewrun import ARTIFACTS, debater_call, view_run  # noqa: F401 - fixture
 
+pytestmark = pytest.mark.slow  # headless chromium
+
 TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "prompt_fresh_tokens", "cached_tokens", "cache_write_tokens",
               "completion_visible_tokens", "reasoning_tokens")
 

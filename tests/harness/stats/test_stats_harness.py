@@ -134,6 +134,7 @@ async def test_plan_and_stats_commands(tmp_path):
     assert runner.invoke(app, ["plan"]).exit_code == 2  # --delta required without a pilot
 
 
+@pytest.mark.slow
 def test_calibration_script_runs_end_to_end():
     import subprocess
     import sys
