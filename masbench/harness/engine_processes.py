@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import telemetry
 from ..llm.limits_remote import LimiterServer
 from .cells import Cell
 from .engine_inprocess import LocalEngine
@@ -54,7 +55,7 @@ class ProcessEngine:
         if len(cells) <= 1 or self.ctx.opts.workers <= 1:
             await self.local.run(cells)
             return
-        agg = await self._sharded(cells)
+        agg = await telemetry.within(self.ctx.span, self._sharded(cells))  # the workers join the run span
         for k, v in agg.items():
             self.totals[k] = self.totals.get(k, 0) + v
 

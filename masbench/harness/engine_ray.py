@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import telemetry
 from ..llm.limits import Lease, Limits, RateLimiter
 from .cells import Cell
 from .engine import EngineUnavailable
@@ -166,7 +167,7 @@ class RayEngine:
         if not cells:
             return
         self._start()
-        agg = await self._sharded(cells)
+        agg = await telemetry.within(self.ctx.span, self._sharded(cells))  # the workers join the run span
         for k, v in agg.items():
             self.totals[k] = self.totals.get(k, 0) + v
 

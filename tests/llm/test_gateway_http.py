@@ -110,7 +110,7 @@ async def test_an_attempt_the_server_never_read_is_counted_as_sent_and_recorded_
         writer.flush()
         assert not r.ok and r.attempts == 3 and "Timeout" in (r.error or "")
         attempts, errs = store.sql("SELECT attempts, attempt_errors FROM calls WHERE run_id = 'r9'")[0]
-        assert attempts == 3 and [e.split(":")[0] for e in json.loads(errs)] == ["Timeout[408]"] * 3
+        assert attempts == 3 and [e.split(":")[0] for e in json.loads(errs)] == ["APITimeoutError"] * 3
         listener.setblocking(False)
         requests = []
         while True:

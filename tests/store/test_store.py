@@ -101,7 +101,11 @@ def test_parquet_export_round_trips(store, tmp_path):
     assert got == (10, 5.0)
 
 
-def test_runs_command_lists_runs(tmp_path):
+def test_runs_command_lists_runs(tmp_path, monkeypatch):
+    # the CLI's console takes its width from COLUMNS when masbench.cli.common is first imported,
+    # which under xdist is often an earlier test's doing: set it here, as COLUMNS=250 would
+    from masbench.cli import common
+    monkeypatch.setattr(common.console, "width", 250)
     p = tmp_path / "s.duckdb"
     with Store(p) as st:
         start_run(st, "run-abc", "quick", {}, {"default": "sim/weak"}, simulated=True)
