@@ -141,6 +141,7 @@ def smfr_answer(text: str) -> list[str]:
     return sorted(n for n, t in first.items() if t == best)
 
 
+@pytest.mark.slow
 def test_smfr_paper_golds_recompute_from_the_rendered_text():
     tasks = GENERATORS["smfr.paper"]([2, 3, 4, 5, 6], 40, 0, "test")
     assert len(tasks) == 200

@@ -76,6 +76,7 @@ def test_math_equal_guards() -> None:
     assert math_equal("", "") is False and math_equal("  ", "1") is False and math_equal("1", " ") is False
 
 
+@pytest.mark.slow
 def test_math_equal_without_sympy_for_equal_normal_forms() -> None:
     assert math_equal("Bob and Alice", "Alice and Bob")  # equal normal forms, different text
     assert math_equal(r"\text{Paris}", "Paris")  # equal after cleaning

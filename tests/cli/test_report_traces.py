@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: simsuite
 
+import pytest
+
 from masbench.cli import app  # noqa: E402
 from masbench.harness import RunOptions, run_suite  # noqa: E402
 from simsuite import write_suite  # noqa: E402
@@ -28,6 +30,7 @@ def _hrefs(page: str) -> list[str]:
     return [h.replace("&amp;", "&") for h in re.findall(r"href='([^']+)'", page) + re.findall(r'href="([^"]+)"', page)]
 
 
+@pytest.mark.slow
 def test_report_links_to_the_live_viewer_and_to_exported_pages(tmp_path: Path) -> None:
     store, run = _run(tmp_path)
     runner = CliRunner()

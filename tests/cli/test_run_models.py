@@ -10,6 +10,8 @@ import duckdb
 import yaml
 from typer.testing import CliRunner
 
+import pytest
+
 from masbench.cli import app
 
 
@@ -42,6 +44,7 @@ def one_line_error(output: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_the_free_local_server_flags_run_a_suite_at_price_zero(tmp_path, http_server):
     srv = http_server(prompt_tokens=11, completion_tokens=3, reply="Answer: 4")
     suite = suite_file(tmp_path, "free")
@@ -55,6 +58,7 @@ def test_the_free_local_server_flags_run_a_suite_at_price_zero(tmp_path, http_se
     assert "SIMULATED" not in res.output
 
 
+@pytest.mark.slow
 def test_a_model_yaml_by_name_and_by_path(tmp_path, http_server, monkeypatch):
     srv = http_server(prompt_tokens=7, completion_tokens=2, reply="Answer: 4")
     spec = {"id": "openai/served-name", "api_base": srv.base_url, "price": 0}

@@ -8,10 +8,13 @@ import pyarrow.parquet as pq
 import yaml
 from typer.testing import CliRunner
 
+import pytest
+
 from masbench.cli import app
 from masbench.testing.published import write_masbench_dir
 
 
+@pytest.mark.slow
 def test_run_prints_rows_read_per_source_and_the_cut_warning_before_its_header(tmp_path):
     root = write_masbench_dir(tmp_path / "MASBench", rows=12, configs=("depth", "parallel"))
     rows = {c: pq.ParquetFile(next((root / c).glob("test-*.parquet"))).metadata.num_rows for c in ("depth", "parallel")}

@@ -73,6 +73,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 def test_masbench_run_refuses_a_second_writer(world) -> None:
     with WriterLock(world["store"], what="the other writer") as lock:
         holder = lock.holder()

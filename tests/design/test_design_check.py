@@ -110,6 +110,7 @@ def test_hostile_and_invalid_replies_are_rejected_with_a_reason(case: str, lib: 
     assert reason in c.rejection, c.rejection
 
 
+@pytest.mark.slow
 def test_a_1000_node_design_is_rejected_cheaply(lib: Library, monkeypatch) -> None:
     # "Cheaply" = before any schema or graph validation: neither may run on a 1,000-node design.
     import masbench.design.check
@@ -201,6 +202,7 @@ def test_exported_yaml_validates(lib: Library, tmp_path) -> None:
     assert spec_data(loaded.spec) == spec_data(c.spec)
 
 
+@pytest.mark.slow
 async def test_holistic_designer_over_valid_invalid_and_hostile_replies(lib: Library) -> None:
     replies = [VALID_YAML, VALID_JSON, INJECTION] + [HOSTILE[k][0] for k in
                                                      ("python code block", "shell commands", "unknown op", "cycle")]

@@ -76,6 +76,7 @@ def world(tmp_path_factory):
     st.close()
 
 
+@pytest.mark.slow
 def test_search_session_rows_and_export(world) -> None:
     st, sess, root = world["store"], world["session"], world["root"]
     rows = st.df("SELECT * FROM designs WHERE run_id = ? ORDER BY ts", [sess.run_id])
@@ -168,6 +169,7 @@ def test_diagnostics(world) -> None:
                                                                           if gen.startswith("gen-")) | {"meta-designer"}
 
 
+@pytest.mark.slow
 def test_cli(world) -> None:
     st, run_id, root = world["store"], world["run_id"], world["root"]
     path = st.path

@@ -52,6 +52,7 @@ def test_unpriced_model_stops_the_run_before_any_call(http_server, tmp_path):
     assert res.exit_code == 2 and "no-such-model-xyz" in res.output
 
 
+@pytest.mark.slow
 async def test_usage_less_responses_are_recorded_as_usage_missing(http_server, tmp_path):
     srv = http_server(omit_usage=True, reply="Answer: 7")
     suite = suite_file(tmp_path, "nousage",
@@ -83,6 +84,7 @@ async def _basis_run(tmp_path: Path, basis: str):
     return s, duckdb.connect(str(s.store), read_only=True)
 
 
+@pytest.mark.slow
 async def test_budget_basis_completion_enforces_and_matches_on_completion_tokens(tmp_path):
     s, con = await _basis_run(tmp_path, "completion")
     rid = [s.run_id]
@@ -128,6 +130,7 @@ async def test_budget_basis_completion_enforces_and_matches_on_completion_tokens
     con2.close()
 
 
+@pytest.mark.slow
 async def test_counterfactual_pricing_reproduces_the_runs_own_cost(http_server, tmp_path):
     usage = {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340,
              "prompt_tokens_details": {"cached_tokens": 256}, "completion_tokens_details": {"reasoning_tokens": 0}}

@@ -134,6 +134,7 @@ def test_build_curve_means_and_costs_by_hand() -> None:
     assert build_curve(np.zeros((0, 0)), np.zeros(0), np.zeros(0)) == []
 
 
+@pytest.mark.slow
 def test_build_curve_band_is_the_95_percent_bootstrap_of_the_cell_mean() -> None:
     # 400 cells, k=1 values 0/1 with mean 0.45: the percentile band of the mean of cells resampled
     # must match the normal interval mean ± 1.96·sd/√n (the bootstrap distribution of a mean of

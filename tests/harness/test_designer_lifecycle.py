@@ -56,6 +56,7 @@ class CrashingBackend(ScriptedDesignerGateway):
         return await self.gateway.complete(*a, **kw)
 
 
+@pytest.mark.slow
 async def test_a_crashed_holistic_search_is_marked_failed_with_its_reason(tmp_path) -> None:
     prep = _prep(tmp_path)
     gw = CrashingBackend({"holistic": PLAN}, models=prep.models, at=2)
@@ -66,6 +67,7 @@ async def test_a_crashed_holistic_search_is_marked_failed_with_its_reason(tmp_pa
         assert st.sql("SELECT count(*) FROM designs")[0][0] == 1  # the one design before the crash was kept
 
 
+@pytest.mark.slow
 async def test_a_meta_designer_run_stopped_by_a_misconfigured_model_is_marked_failed(tmp_path) -> None:
     prep = _prep(tmp_path)
     gw = ScriptedDesignerGateway({"decompose": DECOMPOSE}, models=prep.models)
@@ -82,6 +84,7 @@ async def test_a_meta_designer_run_stopped_by_a_misconfigured_model_is_marked_fa
     assert "misconfigured" in str(exc.value)
 
 
+@pytest.mark.slow
 async def test_a_designer_run_that_ends_normally_is_finished(tmp_path) -> None:
     prep = _prep(tmp_path)
     gw = ScriptedDesignerGateway({"holistic": PLAN}, models=prep.models)

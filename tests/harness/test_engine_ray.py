@@ -64,6 +64,7 @@ async def _live_shards(store: Path, ready, timeout: float = 120.0) -> dict:
     raise AssertionError("the run never reported the progress waited for")
 
 
+@pytest.mark.slow
 async def test_the_same_suite_gives_the_same_rows_on_every_engine(tmp_path, ray_cluster):
     suite = write_suite(tmp_path, name="same", n=6, k_max=5)
     runs = {}
@@ -87,6 +88,7 @@ def uninterrupted(tmp_path_factory):
     return counts(s.store, s.run_id)
 
 
+@pytest.mark.slow
 async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray_cluster, uninterrupted):
     suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOW,
                         designs="[cot, {design: cot-sc, params: {k: 3}}]")
@@ -103,6 +105,7 @@ async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray
     assert again.run_id == s.run_id and again.ran == 0  # nothing was left to do
 
 
+@pytest.mark.slow
 async def test_a_killed_driver_leaves_parts_the_rerun_merges_once(tmp_path, ray_cluster, uninterrupted):
     suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOW,
                         designs="[cot, {design: cot-sc, params: {k: 3}}]")
@@ -126,6 +129,7 @@ async def test_a_killed_driver_leaves_parts_the_rerun_merges_once(tmp_path, ray_
     assert counts(s.store, s.run_id) == uninterrupted
 
 
+@pytest.mark.slow
 async def test_rate_limits_hold_across_ray_workers(tmp_path, ray_cluster, http_server, monkeypatch):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
     srv = http_server(latency_ms=20, prompt_tokens=20, completion_tokens=5, reply="Answer: 3")

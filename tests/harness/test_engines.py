@@ -30,6 +30,7 @@ def test_ray_engine_without_ray_says_how_to_install_it(monkeypatch):
         engine_class(RunOptions(suite="x", engine="ray"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
     # rpm 6000 over a 6-s window: rpm 600 over a minute, 10x faster (enginesuite.WINDOW_S)
@@ -45,6 +46,7 @@ async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, worker
     assert span >= (1600 - 100) / 100 - 0.01  # at most 100 a second: it could not have been faster
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_tpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
     model = f"{{id: sim/p60, tpm: 600000, rate_window_s: {WINDOW_S:g}}}"  # 60,000 per 6 s, 10,000 per 1 s
@@ -60,6 +62,7 @@ async def test_tpm_holds_in_every_window_across_workers(tmp_path, engine, worker
     assert span >= (total - 10_000) / 10_000 - 0.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_max_in_flight_seen_by_the_server(tmp_path, http_server, monkeypatch, engine, workers):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")

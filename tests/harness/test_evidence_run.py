@@ -8,6 +8,8 @@ import json
 import duckdb
 import yaml
 
+import pytest
+
 from masbench.bench import load_suite_tasks
 from masbench.harness import RunOptions, run_suite
 from masbench.spec.suite import SuiteSpec
@@ -24,6 +26,7 @@ store: {store}
 """
 
 
+@pytest.mark.slow
 async def test_results_keep_the_tasks_gold_evidence(tmp_path) -> None:
     suite = tmp_path / "evidence.yaml"
     suite.write_text(SUITE.format(store=tmp_path / "e.duckdb"))

@@ -25,6 +25,7 @@ from simsuite import SUITE, assert_transcripts_consistent, counts, write_suite  
 
 
 
+@pytest.mark.slow
 async def test_suite_runs_end_to_end_and_resumes_without_rerunning(tmp_path):
     suite = write_suite(tmp_path)
     s1 = await run_suite(RunOptions(suite=str(suite)))
@@ -52,6 +53,7 @@ async def test_suite_runs_end_to_end_and_resumes_without_rerunning(tmp_path):
     assert {r[0] for r in rows} == {"cot", "cot-sc[k=3]", "debate"} and all(r[1] == n_tasks for r in rows)
 
 
+@pytest.mark.slow
 async def test_budget_is_never_exceeded_in_a_suite(tmp_path):
     suite = write_suite(tmp_path, name="tight", budget=700, designs="[debate, {design: cot-sc, params: {k: 9}}]", k_max=2)
     s = await run_suite(RunOptions(suite=str(suite)))
@@ -82,6 +84,7 @@ def exact_maj(p: float, weights: list[float], k: int) -> float:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", [0.35, 0.6])
 async def test_maj_at_k_from_pool_matches_multinomial_expectation(tmp_path, p):
     pct = int(p * 100)
@@ -98,6 +101,7 @@ async def test_maj_at_k_from_pool_matches_multinomial_expectation(tmp_path, p):
         assert lo - slack <= want <= hi + slack, (k, acc, lo, hi, want)
 
 
+@pytest.mark.slow
 def test_cli_run_prints_run_id_and_report_command(tmp_path):
     suite = write_suite(tmp_path, name="clirun", n=2, designs="[cot]", k_max=2)
     res = CliRunner().invoke(app, ["run", str(suite)])
@@ -202,6 +206,7 @@ async def test_workers_shard_and_merge_to_the_same_counts(tmp_path):
     assert not list((tmp_path / "parts").glob("*.duckdb"))  # parts merged and removed
 
 
+@pytest.mark.slow
 async def test_routed_agent_in_a_suite_logs_decisions_with_outcomes(tmp_path):
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "routed-solver.yaml").write_text(
@@ -224,6 +229,7 @@ async def test_routed_agent_in_a_suite_logs_decisions_with_outcomes(tmp_path):
     assert routed_models <= {"sim/tiny", "sim/mathy", "sim/frontier"}
 
 
+@pytest.mark.slow
 async def test_suite_can_list_the_meta_designer_and_its_search_is_logged(tmp_path):
     suite = write_suite(tmp_path, name="metasuite", n=2, k_max=2, budget=6000,
                         designs="[cot, {design: meta-designer, params: {max_rounds: 1}}]")

@@ -48,6 +48,7 @@ def test_a_model_yaml_by_name_from_the_working_directory_replaces_the_alias_whol
     assert not prep.simulated
 
 
+@pytest.mark.slow
 def test_the_bundled_model_library_is_found_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no models/ here: the bundled folder answers
     for name in ("local-server", "smollm2"):
@@ -67,6 +68,7 @@ def test_a_working_directory_model_shadows_the_bundled_one_of_the_same_name(tmp_
     assert prep.models["default"].id == LOCAL["id"]
 
 
+@pytest.mark.slow
 def test_a_model_yaml_by_path_absolute_or_relative(tmp_path, monkeypatch):
     file = model_yaml(tmp_path / "elsewhere" / "gpu-box.yml", {**LOCAL, "id": "openai/other"})
     monkeypatch.chdir(tmp_path)

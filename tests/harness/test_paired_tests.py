@@ -127,6 +127,7 @@ def test_needs_n_from_the_50_percent_interval(tmp_path):
     st2.close()
 
 
+@pytest.mark.slow
 def test_mcnemar_is_clustered_by_task(tmp_path):
     """Two seeds that are exact copies: the clustered McNemar counts each task once."""
     n = 30

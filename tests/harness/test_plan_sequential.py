@@ -78,6 +78,7 @@ def test_stops_fall_on_the_look_grid():
     assert set(np.unique(tasks)) <= {*range(20, 201, 20), 205} and (side >= 0).all()
 
 
+@pytest.mark.slow
 async def test_plan_sequential_from_a_pilot_and_the_cli(tmp_path: Path):
     runner = CliRunner()
     res = runner.invoke(app, ["plan", "--sequential", "--accuracy", "0.6", "--rho", "0.4", "--calls-per-task", "12"],

@@ -60,6 +60,7 @@ def test_pool_design_carries_the_kind_and_params():
     assert pool_design("cot-solver").nodes["sample"].kind == "agent"
 
 
+@pytest.mark.slow
 async def test_a_pool_of_an_explicit_kind_runs_k_max_samples_per_task(tmp_path):
     p = write_suite(tmp_path, name="pk", n=2, designs="[cot]", k_max=3)
     p.write_text(p.read_text().replace("cot_sc: {k_max: 3, bootstrap: 200}",

@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
+import pytest
+
 from masbench.harness.progress import RunDisplay
 from simsuite import write_suite
 
@@ -76,6 +78,7 @@ def test_plain_progress_is_one_line_per_update_at_most_every_10_s() -> None:
     assert out.getvalue().splitlines() == lines
 
 
+@pytest.mark.slow
 def test_run_piped_to_a_log_has_no_wrapped_progress_line(tmp_path) -> None:
     """`masbench run` with stdout and stderr piped (a log file): every progress line is whole on one
     line, though the console width defaults to 80 and the lines are longer."""

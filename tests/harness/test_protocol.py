@@ -57,6 +57,7 @@ store: {store}
 """
 
 
+@pytest.mark.slow
 async def test_pool_temperature_and_cost_matched_k_in_a_run(tmp_path, monkeypatch):
     seen: list[tuple[str, float | None]] = []
     real = Gateway.complete
@@ -148,6 +149,7 @@ def test_raw_vote_curve_credits_every_correct_string():
 
 @pytest.mark.parametrize("suite,designs,how", [("illusion-smfr", {"smfr-expert", "cot"}, "cost-matched to smfr-expert"),
                                                ("masbench-depth", {"masbench-cot", "debate", "reflexion"}, "fixed")])
+@pytest.mark.slow
 async def test_bundled_paper_suites_run_end_to_end_on_sim(tmp_path, suite, designs, how):
     store = tmp_path / "s.duckdb"
     summary = await run_suite(RunOptions(suite=suite, store=store, overrides={"default": "sim/medium"}, limit=1,

@@ -98,6 +98,7 @@ def test_no_key_fails_fast_then_the_fixed_rerun_reruns_exactly_the_failed_cells(
     assert superseded >= 1 and spend == (got["calls"], superseded, got["calls"] + superseded)
 
 
+@pytest.mark.slow
 async def test_a_401_aborts_after_one_request_and_marks_the_run_failed(tmp_path, http_server, monkeypatch):
     monkeypatch.setenv(KEY, "sk-test-not-a-secret")
     srv = http_server(fail_rate=1.0, fail_kinds=("401",))
@@ -132,6 +133,7 @@ def test_a_bad_request_of_one_input_stays_a_cell_failure_and_exit_code_says_so(t
     assert counts(tmp_path / "s.duckdb") == got
 
 
+@pytest.mark.slow
 async def test_with_workers_a_misconfigured_model_aborts_every_worker(tmp_path, http_server, monkeypatch):
     monkeypatch.delenv(KEY, raising=False)
     srv = http_server()

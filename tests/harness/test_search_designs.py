@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from masbench.harness import RunOptions, run_suite
 
 from simsuite import q
@@ -34,6 +36,7 @@ def _suite(tmp_path: Path, name: str, designs: str, hops: str = "[2]", n: int = 
     return p
 
 
+@pytest.mark.slow
 async def test_every_search_design_runs_and_its_tool_calls_and_recall_are_stored(tmp_path):
     designs = "[react, {design: react-sc, params: {k: 2}}, planner-searchers, hop-chain]"
     s = await run_suite(RunOptions(suite=str(_suite(tmp_path, "all4", designs))))
@@ -52,6 +55,7 @@ async def test_every_search_design_runs_and_its_tool_calls_and_recall_are_stored
     assert acc["react"] >= 0.8 and acc["hop-chain"] >= 0.8
 
 
+@pytest.mark.slow
 async def test_the_single_agents_context_binds_as_hops_grow_and_the_chain_does_not_forget(tmp_path):
     # 400 prompt tokens hold about one observation: at 5 hops the single agent keeps forgetting
     designs = "[{design: react, params: {context: 400}, label: small}, {design: react, label: big}, " \

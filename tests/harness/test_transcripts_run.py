@@ -9,6 +9,8 @@ from pathlib import Path
 import duckdb
 from typer.testing import CliRunner
 
+import pytest
+
 from masbench.cli import app
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.cells import config_hash
@@ -24,6 +26,7 @@ def one(store: Path, sql: str, params: list | None = None):
     return q(store, sql, params)[0][0]
 
 
+@pytest.mark.slow
 async def test_a_full_run_keeps_every_calls_transcript_with_times(tmp_path):
     suite = write_suite(tmp_path, name="tr", n=3, designs="[cot, debate]", k_max=4)
     s = await run_suite(RunOptions(suite=str(suite)))
@@ -56,6 +59,7 @@ async def test_a_full_run_keeps_every_calls_transcript_with_times(tmp_path):
                       "AND c.t_start >= n.t_start - 0.001 AND c.ts <= n.t_end + 0.001)") == 0
 
 
+@pytest.mark.slow
 async def test_transcripts_none_and_errors_from_the_suite_and_the_flag(tmp_path):
     suite = write_suite(tmp_path, name="modes", model=FAULTY, n=4, designs="[cot]", k_max=3)
     text = suite.read_text()
@@ -82,6 +86,7 @@ async def test_transcripts_none_and_errors_from_the_suite_and_the_flag(tmp_path)
     assert (p1.transcripts, p2.transcripts) == ("errors", "errors")
 
 
+@pytest.mark.slow
 def test_cli_transcripts_flag_overrides_the_suite_and_rejects_an_unknown_mode(tmp_path):
     suite = write_suite(tmp_path, name="flag", n=2, designs="[cot]", k_max=2)
     store = tmp_path / "flag.duckdb"
@@ -92,6 +97,7 @@ def test_cli_transcripts_flag_overrides_the_suite_and_rejects_an_unknown_mode(tm
     assert res.exit_code == 2 and "not one of full, errors, none" in res.output
 
 
+@pytest.mark.slow
 async def test_a_resumed_run_has_no_orphan_or_duplicate_transcript_rows(tmp_path):
     ref_dir, dir_ = tmp_path / "ref", tmp_path / "run"
     for d in (ref_dir, dir_):
@@ -125,6 +131,7 @@ async def test_a_resumed_run_has_no_orphan_or_duplicate_transcript_rows(tmp_path
     assert {t for t, in q(store, "SELECT text FROM texts")} == {t for t, in q(ref.store, "SELECT text FROM texts")}
 
 
+@pytest.mark.slow
 async def test_supersede_moves_a_failed_cells_messages_and_keeps_their_texts(tmp_path):
     suite = write_suite(tmp_path, name="sup", model=FAULTY, n=4, designs="[cot]", k_max=2)
     s1 = await run_suite(RunOptions(suite=str(suite), cache=False))
@@ -147,6 +154,7 @@ async def test_supersede_moves_a_failed_cells_messages_and_keeps_their_texts(tmp
     assert_consistent(store)
 
 
+@pytest.mark.slow
 async def test_worker_shards_merge_texts_without_duplicates(tmp_path):
     suite = write_suite(tmp_path, name="shard", n=4, k_max=3)
     a = await run_suite(RunOptions(suite=str(suite), store=tmp_path / "one.duckdb"))
@@ -174,6 +182,7 @@ store: {store}
 CANARY = "sk-canary-2b7e4c9d1f3a58e6"
 
 
+@pytest.mark.slow
 async def test_a_run_over_http_stores_transcripts_but_never_the_key(tmp_path, http_server, monkeypatch):
     monkeypatch.setenv("MASBENCH_CANARY_KEY", CANARY)
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)

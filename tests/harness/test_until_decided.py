@@ -44,6 +44,7 @@ def full_run(tmp_path_factory):
     return tmp, suite, s
 
 
+@pytest.mark.slow
 def test_a_decided_design_stops_receiving_tasks_and_its_calls_stop_growing(full_run):
     _tmp, _suite, s = full_run
     per_design = dict(q(s.store, "SELECT design, count(*) FROM results WHERE run_id = ? GROUP BY 1", [s.run_id]))
@@ -104,6 +105,7 @@ def test_the_differences_are_the_hand_computed_ones(full_run):
     assert p_any == pytest.approx(seq.p_value(), rel=1e-9)
 
 
+@pytest.mark.slow
 async def test_an_interrupted_run_resumes_to_the_same_decisions_at_the_same_n(full_run, tmp_path):
     _tmp, _suite, ref = full_run
     suite = write_sequential_suite(tmp_path)

@@ -92,6 +92,7 @@ store: {store}
 """
 
 
+@pytest.mark.slow
 async def test_a_suite_mixes_the_toy_provider_with_a_sim_model(tmp_path: Path, toy):
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "toy-solver.yaml").write_text(

@@ -123,6 +123,7 @@ async def test_normal_call_tokens_by_class_and_cost(tmp_path, http_server, litel
         assert [m[0]["content"] for m in srv.stats.messages] == ["question 0", "question 1"]
 
 
+@pytest.mark.slow
 async def test_a_call_cached_through_one_client_is_a_hit_through_the_other(tmp_path, http_server, litellm_spy):
     hits = {}
     for first, second in (("litellm", "openai"), ("openai", "litellm")):
@@ -139,6 +140,7 @@ async def test_a_call_cached_through_one_client_is_a_hit_through_the_other(tmp_p
     assert hits["openai"] == hits["litellm"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("include_usage", [True, False])
 async def test_streamed(tmp_path, http_server, litellm_spy, include_usage):
     params = {"stream": True, **({"stream_options": {"include_usage": True}} if include_usage else {})}
@@ -162,6 +164,7 @@ async def test_truncated(tmp_path, http_server, litellm_spy, stream):
     assert _classes(r) == USAGE_CLASSES and r["cost_usd"] == pytest.approx(USAGE_COST)
 
 
+@pytest.mark.slow
 async def test_429_with_retry_after_is_waited_for_then_retried(tmp_path, http_server, litellm_spy):
     rows, ctx = await _both(tmp_path, http_server, litellm_spy,
                             {"usage": USAGE, "fail_first": 1, "fail_kinds": ("429",), "retry_after": "1"}, [{}],

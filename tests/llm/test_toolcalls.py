@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace as NS
 
+import pytest
+
 from masbench.budget import BudgetMeter
 from masbench.llm import cache_key, metered_call
 from masbench.llm.record import request_json
@@ -62,6 +64,7 @@ def test_the_cache_key_covers_the_tools():
     assert k[1] == cache_key("openai/m", None, msgs, {"tools": json.loads(json.dumps(TOOLS))}, 0)
 
 
+@pytest.mark.slow
 async def test_the_worst_case_reserved_counts_the_schemas():
     spec = ModelSpec(id="sim/perfect", price=0)
     gw = ScriptedGateway(lambda info: "Answer: 4", {"m": spec})

@@ -55,6 +55,7 @@ def nousage():
     BACKENDS.remove("nousage")
 
 
+@pytest.mark.slow
 async def test_a_usage_missing_call_counts_the_same_in_results_the_meter_and_design_metrics(tmp_path: Path,
                                                                                             nousage):
     (tmp_path / "tasks").mkdir()

@@ -126,6 +126,7 @@ def _close(a, b) -> bool:
     return a == pytest.approx(b, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_report_writes_all_files(report_dir):
     out, output = report_dir
     for name in ("cost_accuracy.png", "cost_accuracy.svg", "accuracy_by_axis.png", "marginal_utility.csv",
@@ -189,6 +190,7 @@ def test_per_axis_csv_matches_results(report_dir, synth):
     assert np.allclose(m["gap_vs_kmax"], m["accuracy"] - m["axis_value"].map(kmax))
 
 
+@pytest.mark.slow
 def test_compare_prints_every_design_and_verdicts(synth):
     res = CliRunner().invoke(app, ["compare", "--store", str(synth)], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
@@ -206,6 +208,7 @@ def test_compare_prints_every_design_and_verdicts(synth):
     assert res.exit_code == 2 and "nope" in res.output
 
 
+@pytest.mark.slow
 def test_report_without_curve_and_with_zero_tokens(tmp_path):
     p = build_synthetic_store(tmp_path / "nocurve.duckdb", with_curve=False, zero_token_design=True)
     out = tmp_path / "rep"
@@ -263,6 +266,7 @@ def test_embedded_label_and_verdict_rule():
     assert verdict({**row, "baseline": True}).verdict == "baseline"
 
 
+@pytest.mark.slow
 def test_compare_shows_paired_ci_and_tests_against_references(synth):
     res = CliRunner().invoke(app, ["compare", "--store", str(synth)], env={"COLUMNS": "250"})
     assert "paired CI [" in res.output and "verdict rule: paired" in res.output

@@ -7,12 +7,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from masbench.report.build import write_report
 from masbench.report.data import TraceLinks
 
 from test_report import DESIGNS, RUN, build_synthetic_store
 
 
+@pytest.mark.slow
 def test_design_rows_and_points_link_to_their_traces(tmp_path: Path) -> None:
     store = build_synthetic_store(tmp_path / "s.duckdb")
     links = {label: f"traces/grid-{i}.html?x=<b>&y=1" for i, (label, *_rest) in enumerate(DESIGNS)}
@@ -37,6 +40,7 @@ def test_design_rows_and_points_link_to_their_traces(tmp_path: Path) -> None:
     assert "<img src='cost_accuracy.png'" not in page and "traces/index.html" in page and "start the viewer" in page
 
 
+@pytest.mark.slow
 def test_without_links_the_report_is_unchanged(tmp_path: Path) -> None:
     store = build_synthetic_store(tmp_path / "s.duckdb")
     page = (write_report(store, tmp_path / "rep", RUN).out / "index.html").read_text(encoding="utf-8")

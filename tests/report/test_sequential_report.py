@@ -9,6 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import pytest
+
 from masbench.cli import app
 from masbench.store import Store
 
@@ -38,6 +40,7 @@ def _sequential_store(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_compare_and_the_report_say_when_each_design_was_decided(tmp_path):
     store = _sequential_store(tmp_path / "seq.duckdb")
     res = CliRunner().invoke(app, ["compare", "--store", str(store)], env={"COLUMNS": "400"})
@@ -54,6 +57,7 @@ def test_compare_and_the_report_say_when_each_design_was_decided(tmp_path):
     assert "decided at n = 37 (of 400 allowed)" in (out / "marginal_utility.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_fixed_n_run_prints_no_sequential_line(tmp_path):
     store = build_synthetic_store(tmp_path / "fixed.duckdb")
     res = CliRunner().invoke(app, ["compare", "--store", str(store)], env={"COLUMNS": "400"})

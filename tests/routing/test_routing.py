@@ -434,6 +434,7 @@ def test_metrics_by_hand():
 
 
 # ----- CLI ---------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_learn_show_eval(tmp_path, monkeypatch):
     from masbench.cli import app
     from masbench.routing.study import TRUE_ACCURACY, study_tasks

@@ -34,6 +34,7 @@ def result(matrix):
     return evaluate(matrix, n_train=60, seeds=3, default_lambda=0.1)
 
 
+@pytest.mark.slow
 def test_learned_competence_converges_to_the_truth_within_a_bound(matrix):
     A = to_arrays(matrix)
     kappa, delta = 4.0, 0.01

@@ -111,6 +111,7 @@ async def test_critic_loops_run_to_max_rounds_when_never_approved(name: str, loo
     assert r.status == "ok" and r.answers == ["7"]
 
 
+@pytest.mark.slow
 async def test_self_refine_call_count_matches_rounds_taken() -> None:
     # A mediocre critic: each task stops at a different round; calls = 1 + critic rounds + revisions.
     for i in range(12):

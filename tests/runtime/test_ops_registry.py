@@ -101,6 +101,7 @@ def test_explicit_kind_rejects_keys_of_another_op() -> None:
                for p in check_design(spec, None, Library()))
 
 
+@pytest.mark.slow
 def test_toy_op_checks_its_own_fields(offset_op) -> None:
     assert check_design(design(params={"add": 1}), None, Library()) == []
     problems = check_design(design(params={"add": "x"}), None, Library())

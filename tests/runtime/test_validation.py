@@ -30,6 +30,7 @@ def test_corpus_is_large_enough() -> None:
     assert len(CASES) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_malformed_design_is_rejected_with_a_named_error(path: Path) -> None:
     lib = Library()

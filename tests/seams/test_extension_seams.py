@@ -99,6 +99,7 @@ def world(tmp: Path) -> Path:
     return suite
 
 
+@pytest.mark.slow
 async def test_a_suite_uses_a_toy_op_format_and_provider_beside_sim(tmp_path: Path, toys) -> None:
     s = await run_suite(RunOptions(suite=str(world(tmp_path)), lib=[tmp_path]))
     assert s.failed == 0 and s.total_cells == len(ROWS) * 3  # cot, fixup and the CoT-SC pool, one seed

@@ -38,6 +38,7 @@ def _status(path, run_id="r1"):
         return st.sql("SELECT status, reason, finished_at IS NOT NULL FROM runs WHERE run_id = ?", [run_id])[0]
 
 
+@pytest.mark.slow
 def test_an_own_run_is_marked_by_how_the_block_ends(tmp_path) -> None:
     p = tmp_path / "s.duckdb"
     assert _run(p).status == "finished" and _status(p) == ("finished", None, True)
@@ -55,6 +56,7 @@ def test_an_own_run_is_marked_by_how_the_block_ends(tmp_path) -> None:
         assert st.sql("SELECT count(*) FROM nodes WHERE run_id = 'r1'")[0][0] == 6
 
 
+@pytest.mark.slow
 def test_an_attached_run_is_written_but_never_marked(tmp_path) -> None:
     p = tmp_path / "s.duckdb"
     with RunSession(p) as s:

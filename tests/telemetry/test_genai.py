@@ -63,6 +63,7 @@ def test_messages_become_the_conventions_json_with_tool_calls_and_responses():
         {"role": "assistant", "parts": [{"type": "text", "content": "Answer: 42"}], "finish_reason": "length"}]
 
 
+@pytest.mark.slow
 def test_the_environment_decides_export_and_content(clean_otel_env, otlp_receiver):
     mp = clean_otel_env
     assert telemetry.env_reason() is None and not telemetry.capture_from_env()

@@ -12,6 +12,8 @@ from pathlib import Path
 import duckdb
 from opentelemetry.trace import SpanKind, StatusCode
 
+import pytest
+
 from masbench import telemetry
 from masbench.harness import RunOptions, run_suite
 
@@ -47,6 +49,7 @@ def _calls(store: Path, run_id: str) -> dict[str, tuple]:
     return {r[0]: r[1:] for r in rows}
 
 
+@pytest.mark.slow
 async def test_a_run_exports_the_span_tree_with_the_genai_attributes_of_every_call(tmp_path, memory):
     # n=2 tasks per depth (1, 2): 4 tasks; designs cot (1 call), cot-sc k=3 (3 + a vote), debate (7)
     suite = write_suite(tmp_path, n=2, designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=3)
@@ -111,6 +114,7 @@ async def test_a_run_exports_the_span_tree_with_the_genai_attributes_of_every_ca
     assert all(sp.status.status_code != StatusCode.ERROR for sp in spans)
 
 
+@pytest.mark.slow
 async def test_a_sub_design_nests_under_the_node_that_runs_it(tmp_path, memory):
     lib = tmp_path / "lib"
     (lib / "orchestrators").mkdir(parents=True)
@@ -131,6 +135,7 @@ async def test_a_sub_design_nests_under_the_node_that_runs_it(tmp_path, memory):
         assert chain[1].attributes["masbench.node"] == "inner/solve"
 
 
+@pytest.mark.slow
 async def test_message_content_is_exported_only_when_opted_in(tmp_path, clean_otel_env):
     """With the opt-in variable, each chat span carries exactly the messages the gateway sent and
     the reply it got back, in the conventions' JSON structure."""

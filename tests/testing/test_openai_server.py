@@ -84,6 +84,7 @@ async def test_other_fault_kinds(kind: str, exc: type[Exception]) -> None:
         assert server.stats.faults == {kind: 1}
 
 
+@pytest.mark.slow
 async def test_timeout_fault_hangs_past_client_timeout() -> None:
     async with FakeOpenAIServer(fail_rate=1.0, fail_kinds=("timeout",), timeout_sleep_s=5) as server:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0, timeout=0.2)

@@ -104,6 +104,7 @@ _PIECES = st.sampled_from(["Action:", "action :", "Action Input:", "Final Answer
                            '{"name": "search"', '"arguments": {', "**", ":", ",", "\\", "x"])
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=40).map("".join))
 def test_the_parser_never_raises_on_protocol_shaped_noise(text: str) -> None:

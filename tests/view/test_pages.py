@@ -36,6 +36,7 @@ def _q(kind: str, **p) -> str:
     return f"/{kind}?{urlencode(p)}"
 
 
+@pytest.mark.slow
 def test_runs_list_links_to_the_run(client, view_run):
     store, run = view_run
     r = client.get("/")
@@ -62,6 +63,7 @@ def test_overview_shows_the_reports_tables_and_links_the_filters(client, view_ru
         assert f"filter={name}" in r.text
 
 
+@pytest.mark.slow
 def test_grid_filters_match_their_sql_rules(client, view_run):
     store, run = view_run
     con = duckdb.connect(str(store), read_only=True)
@@ -132,6 +134,7 @@ def test_only_get_is_served(client, view_run):
     assert client.head("/").status_code == 200
 
 
+@pytest.mark.slow
 def test_static_export_has_every_linked_page_no_dead_link_and_no_secret(view_run, tmp_path, monkeypatch):
     store, run = view_run
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
@@ -170,6 +173,7 @@ def test_the_command_refuses_a_missing_store_and_a_public_host(tmp_path):
     assert r.exit_code == 2 and "loopback" in r.output
 
 
+@pytest.mark.slow
 def test_export_links_are_the_pages_of_static_links(view_run, tmp_path):
     store, run = view_run
     res = export_site(store, tmp_path / "x", run)
@@ -177,6 +181,7 @@ def test_export_links_are_the_pages_of_static_links(view_run, tmp_path):
     assert StaticLinks(base="v/").href(Grid(run)).startswith("v/grid-")
 
 
+@pytest.mark.slow
 def test_export_reports_progress_page_by_page(view_run, tmp_path):
     store, run = view_run
     seen: list[tuple[int, int]] = []
@@ -219,6 +224,7 @@ def _listed(page: str) -> set:
     return {(t, int(s)) for t, s in re.findall(r'<tr><td>([^<]+)</td><td class="n">(\d+)</td>', page)}
 
 
+@pytest.mark.slow
 def test_discordant_filters_list_exactly_the_paired_tests_discordant_tasks(client, view_run):
     store, run = view_run
     seen_any = False

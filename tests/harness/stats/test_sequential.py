@@ -90,6 +90,7 @@ def test_chunking_does_not_change_the_answer():
         assert a.interval(level) == pytest.approx(b.interval(level), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_p_value_and_interval_agree_up_to_the_grid():
     """At level 1 − a: an interval excluding 0 means p ≤ a; p ≤ a means 0 is at most on the edge."""
     rng = np.random.default_rng(11)
@@ -138,6 +139,7 @@ def _skewed(rng, n, t):  # 2·Beta(½, 4) − 1: mean 2·(½/4.5) − 1 = −7/9
     return 2 * rng.beta(0.5, 4.0, size=(n, t)) - 1, -7 / 9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [_sparse, _curve_minus_outcome, _skewed])
 def test_coverage_at_every_look_and_at_data_dependent_stops(shape):
     """1,000 streams × 150 tasks: the 95% sequence covers the true mean at every t ≤ 150
@@ -168,6 +170,7 @@ def test_coverage_at_every_look_and_at_data_dependent_stops(shape):
     assert naive_miss > 150  # peeking at a fixed-n interval: the optional-stopping error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bet", ["agrapa", "prpl"])
 def test_anytime_p_value_is_valid_under_the_null(bet):
     """Mean-zero streams (sparse symmetric, and a 0/1 outcome against its own continuous
@@ -241,6 +244,7 @@ def test_verdict_words_are_the_fixed_n_words(position, sign, word):
     assert (r.cs_lo > 0) if sign > 0 else (r.cs_hi < 0)
 
 
+@pytest.mark.slow
 def test_family_wise_error_over_looks_under_the_null():
     """200 suites of 3 null designs (means exactly 0, different shapes), a look every 50 tasks up to
     200, decided designs frozen: some false decision in ≤ 5% of suites (binomial tolerance)."""

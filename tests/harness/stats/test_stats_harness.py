@@ -37,6 +37,7 @@ async def _run(tmp_path: Path, name: str, tie: str = "split", n: int = 40, seeds
     return await run_suite(RunOptions(suite=str(p)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tie", ["split", "random", "first"])
 async def test_cot_sc_at_5_agrees_with_the_curve_at_5_within_the_paired_ci(tmp_path, tie):
     s = await _run(tmp_path, f"agree-{tie}", tie)
@@ -57,6 +58,7 @@ async def test_cot_sc_at_5_agrees_with_the_curve_at_5_within_the_paired_ci(tmp_p
     assert breaks <= {label} and breaks, "no tie in 80 five-sample votes at p = 0.55 is implausible"
 
 
+@pytest.mark.slow
 async def test_paired_views_match_the_group_curve_and_design_metrics(tmp_path):
     s = await _run(tmp_path, "views", n=15)
     with Store(s.store) as st:
@@ -98,6 +100,7 @@ def _synthetic(path: Path, seeds: int) -> None:
         compute_paired(st, "r")
 
 
+@pytest.mark.slow
 def test_seeds_are_clustered_by_task(tmp_path):
     rows = {}
     for seeds in (1, 4):
@@ -112,6 +115,7 @@ def test_seeds_are_clustered_by_task(tmp_path):
     assert four["mean_diff"] == pytest.approx(one["mean_diff"])
 
 
+@pytest.mark.slow
 async def test_plan_and_stats_commands(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["plan", "--delta", "10", "--accuracy", "0.6", "--seeds", "1"], env={"COLUMNS": "200"})

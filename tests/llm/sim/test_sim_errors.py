@@ -118,6 +118,7 @@ def test_presets_are_simulated_and_share_hard_tasks():
 # --------------------------------------------------------------------------- maj@k vs the pool
 
 
+@pytest.mark.slow
 async def test_exact_maj_at_k_equals_the_pool_curve(tmp_path):
     sim = {"accuracy": {"default": 0.6}, "difficulty": {"spread": 2.0},
            "errors": {"distractors": 4, "concentration": 0.4, "overlap": 0.5}}
@@ -150,6 +151,7 @@ def _phi(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x.astype(float), y.astype(float))[0, 1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread", [0.0, 2.5])
 async def test_correctness_correlates_across_designs_as_configured(tmp_path, spread):
     (tmp_path / "baselines").mkdir()
@@ -186,6 +188,7 @@ async def _calls(gw: Gateway, alias: str, tasks: list[str], gold: str = "5", **m
     return await asyncio.gather(*[one(t) for t in tasks])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overlap", [0.0, 1.0])
 async def test_models_of_one_world_share_hard_tasks_and_wrong_answers(overlap):
     diff = SimDifficulty(spread=2.0, own=1.0)
@@ -222,6 +225,7 @@ async def test_models_of_one_world_share_hard_tasks_and_wrong_answers(overlap):
 # --------------------------------------------------------------------------- reactions
 
 
+@pytest.mark.slow
 async def test_calls_that_see_answers_keep_fix_and_adopt_as_configured():
     r = SimReaction(keep_right=0.8, fix_wrong=0.25, adopt_wrong=0.6)
     prof = SimProfile(accuracy={"default": 0.5}, difficulty=SimDifficulty(spread=1.0), errors=SimErrors(),
@@ -261,6 +265,7 @@ def test_reaction_probabilities_are_validated():
 # --------------------------------------------------------------------------- premature consensus
 
 
+@pytest.mark.slow
 async def test_debate_reproduces_premature_consensus_and_diagnose_reports_it(tmp_path):
     target = 0.45  # the configured rate of unanimity after round one
     sim = {"accuracy": {"default": 0.4}, "difficulty": {"spread": 2.5},
@@ -292,6 +297,7 @@ async def test_debate_reproduces_premature_consensus_and_diagnose_reports_it(tmp
         tune_unanimity(m, 0.95, 3, pairs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread", [0.0, 1.0, 2.5])
 async def test_fit_difficulty_recovers_the_spread_of_a_simulated_pool(spread):
     prof = SimProfile(accuracy={"default": 0.4}, difficulty=SimDifficulty(spread=spread))
@@ -309,6 +315,7 @@ async def test_fit_difficulty_recovers_the_spread_of_a_simulated_pool(spread):
     assert abs(fitted - spread) < 0.35, (fitted, spread)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [0.3, 3.0])
 async def test_fit_concentration_recovers_the_wrong_answer_concentration(alpha):
     prof = SimProfile(accuracy={"default": 0.2}, errors=SimErrors(distractors=8, concentration=alpha, overlap=1.0))
@@ -357,6 +364,7 @@ async def test_the_runtime_tells_the_simulator_the_task_agent_and_shown_answers(
     assert critic["mode"] == "judge" and critic["shown"] == [critic["candidate"]]
 
 
+@pytest.mark.slow
 async def test_self_refine_rubber_stamping_is_reported_as_configured(tmp_path):
     keep, adopt = 0.9, 0.7
     sim = {"accuracy": {"default": 0.5}, "difficulty": {"spread": 1.5}, "errors": {},

@@ -9,6 +9,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from masbench.llm.sim import Simulator, sim_model
 from masbench.llm.sim.react import retrieval_competence
 from masbench.llm.sim_backend import SimBackend
@@ -91,6 +93,7 @@ def test_wrong_answers_come_from_the_task_s_distractors_when_given() -> None:
     assert action(wrong, seen=["d1", "d2"]).final not in (None, "tarsk")
 
 
+@pytest.mark.slow
 def test_the_answer_once_everything_is_seen_has_the_latent_accuracy_of_the_task() -> None:
     prof = SimProfile(accuracy={"default": 0.6}, difficulty=SimDifficulty(spread=2.0))
     m = sim_model("sim/x", prof)
