@@ -24,17 +24,8 @@ from pathlib import Path
 
 import duckdb
 
-SUITE = """name: scale
-description: SIMULATED scale benchmark
-models: {{default: sim/medium}}
-tasks:
-  - {{generator: masbench.depth, values: [1, 2], n: {half}, seed: 0}}
-designs: [cot, {{design: cot-sc, params: {{k: 3}}}}, self-refine]
-cot_sc: {{k_max: 4, bootstrap: 200}}
-concurrency: 256
-cache: false
-store: {store}
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness_scale import SUITE  # noqa: E402  (the same suite: both scripts measure one workload)
 
 
 def run(tmp: Path, tasks: int, workers: int, graph: bool = False, transcripts: str | None = None) -> dict:
