@@ -41,9 +41,18 @@ class ViewDB:
 
     @staticmethod
     def insert(con: duckdb.DuckDBPyConnection, table: str, *rows: dict) -> None:
-        """Insert rows given as {column: value} (other columns NULL)."""
-        for r in rows:
-            con.execute(f"INSERT INTO {table} ({', '.join(r)}) VALUES ({', '.join('?' for _ in r)})", list(r.values()))
+        """Insert rows given as {column: value} (other columns NULL); a run of rows with the same
+        columns goes in one statement."""
+        i = 0
+        while i < len(rows):
+            j = i + 1
+            while j < len(rows) and list(rows[j]) == list(rows[i]):
+                j += 1
+            cols, batch = list(rows[i]), rows[i:j]
+            one = f"({', '.join('?' for _ in cols)})"
+            con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES {', '.join(one for _ in batch)}",
+                        [v for r in batch for v in r.values()])
+            i = j
 
     @staticmethod
     def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
@@ -53,10 +62,20 @@ class ViewDB:
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-@pytest.fixture
-def view_db():
-    """A :class:`ViewDB`; its connections are closed after the test."""
+def _view_db():
     db = ViewDB()
     yield db
     for c in db.cons:
         c.close()
+
+
+@pytest.fixture
+def view_db():
+    """A :class:`ViewDB`; its connections are closed after the test."""
+    yield from _view_db()
+
+
+@pytest.fixture(scope="module")
+def view_db_module():
+    """A :class:`ViewDB` for rows that a module's tests only read; closed after the module."""
+    yield from _view_db()
