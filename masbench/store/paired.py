@@ -26,12 +26,16 @@ from __future__ import annotations
 
 _G = "AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
 
-GROUPED_RESULTS = """
-    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, correct,
-           tokens, calls, cost_usd, budget_spent FROM results
+def grouped_results(cols: str) -> str:
+    """``results``' cells once for the whole run (axis 'all') and once in their task group, with
+    the keys and ``cols``: a view takes only the columns it reads."""
+    return f"""
+    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, {cols} FROM results
     UNION ALL
-    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, correct,
-           tokens, calls, cost_usd, budget_spent FROM results"""
+    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, {cols} FROM results"""
+
+
+GROUPED_RESULTS = grouped_results("correct, tokens, calls, cost_usd, budget_spent")
 
 UNITS = ("tokens", "calls", "usd", "budget")
 """The cost units a design is matched to the curve on (``budget``: the suite's budget basis)."""
@@ -120,7 +124,7 @@ FROM paired_task_diffs GROUP BY run_id, axis, axis_value, design, unit
 """
 
 DESIGN_PAIR_DIFFS = f"""
-WITH r AS ({GROUPED_RESULTS})
+WITH r AS ({grouped_results("correct")})
 SELECT a.run_id, a.axis, a.axis_value, a.design AS design_a, b.design AS design_b, a.task_id, a.seed,
        CAST(coalesce(a.correct, false) AS DOUBLE) AS y_a, CAST(coalesce(b.correct, false) AS DOUBLE) AS y_b,
        CAST(coalesce(a.correct, false) AS DOUBLE) - CAST(coalesce(b.correct, false) AS DOUBLE) AS diff

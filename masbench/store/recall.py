@@ -20,7 +20,7 @@ WITH gold AS (
     SELECT run_id, design, task_id, seed, source, axis, axis_value,
            list_distinct(CAST(json_extract_string(evidence, '$[*]') AS VARCHAR[])) AS gold
     FROM results
-    WHERE evidence IS NOT NULL AND json_array_length(evidence) > 0
+    WHERE json_array_length(evidence) > 0  -- NULL evidence: NULL, which WHERE drops
 ), found AS (
     SELECT run_id, design, task_id, seed, count(*) AS tool_calls,
            list_distinct(flatten(list(coalesce(CAST(json_extract_string(result_ids, '$[*]') AS VARCHAR[]),
@@ -32,7 +32,7 @@ WITH gold AS (
 SELECT g.run_id, g.design, g.task_id, g.seed, g.source, g.axis, g.axis_value,
        len(g.gold) AS n_evidence,
        len(list_intersect(g.gold, coalesce(f.ids, CAST([] AS VARCHAR[])))) AS n_found,
-       CAST(len(list_intersect(g.gold, coalesce(f.ids, CAST([] AS VARCHAR[])))) AS DOUBLE) / len(g.gold) AS recall,
+       CAST(n_found AS DOUBLE) / n_evidence AS recall,
        coalesce(len(f.ids), 0) AS n_results, coalesce(f.tool_calls, 0) AS tool_calls
 FROM gold g LEFT JOIN found f
   ON f.run_id = g.run_id AND f.design = g.design AND f.task_id = g.task_id AND f.seed = g.seed
@@ -40,13 +40,13 @@ FROM gold g LEFT JOIN found f
 
 RETRIEVAL_RECALL = """
 WITH base AS (
-    SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, recall, n_found, n_evidence,
-           tool_calls FROM retrieval_recall_cells
+    SELECT run_id, design, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, recall,
+           n_found = n_evidence AS complete, tool_calls FROM retrieval_recall_cells
     UNION ALL
-    SELECT run_id, design, coalesce(axis, source), axis_value, recall, n_found, n_evidence, tool_calls
+    SELECT run_id, design, coalesce(axis, source), axis_value, recall, n_found = n_evidence, tool_calls
     FROM retrieval_recall_cells
 )
 SELECT run_id, design, axis, axis_value, count(*) AS n, avg(recall) AS recall,
-       avg(CAST(n_found = n_evidence AS DOUBLE)) AS full_recall, avg(tool_calls) AS tool_calls
+       avg(CAST(complete AS DOUBLE)) AS full_recall, avg(tool_calls) AS tool_calls
 FROM base GROUP BY ALL
 """

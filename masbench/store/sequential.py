@@ -89,15 +89,16 @@ WITH cap AS (
     SELECT run_id, max(max_tasks) AS max_tasks FROM sequential_looks GROUP BY run_id
 ), d AS (
     SELECT r.run_id, r.design, CAST(sum(r.calls) AS DOUBLE) AS calls, count(DISTINCT r.task_id) AS n_tasks
-    FROM results r JOIN cap USING (run_id) GROUP BY ALL
+    FROM results r GROUP BY ALL
 ), p AS (
     SELECT c.run_id, '(CoT-SC pool)' AS design, CAST(count(*) AS DOUBLE) AS calls,
            count(DISTINCT c.task_id) AS n_tasks
-    FROM calls c JOIN cap USING (run_id) WHERE c.purpose = 'pool' GROUP BY ALL
+    FROM calls c WHERE c.purpose = 'pool' GROUP BY ALL
 ), u AS (SELECT * FROM d UNION ALL SELECT * FROM p)
+-- runs without looks drop out at the join with cap; n_tasks >= 1 (a group of rows with task ids)
 SELECT u.run_id, any_value(cap.max_tasks) AS max_tasks, CAST(sum(u.calls) AS BIGINT) AS calls,
-       sum(u.calls * cap.max_tasks / nullif(u.n_tasks, 0)) AS calls_fixed_n,
-       1 - sum(u.calls) / nullif(sum(u.calls * cap.max_tasks / nullif(u.n_tasks, 0)), 0) AS saved_calls
+       sum(u.calls * cap.max_tasks / u.n_tasks) AS calls_fixed_n,
+       1 - sum(u.calls) / nullif(sum(u.calls * cap.max_tasks / u.n_tasks), 0) AS saved_calls
 FROM u JOIN cap USING (run_id) GROUP BY u.run_id
 """
 
