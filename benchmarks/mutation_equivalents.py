@@ -572,6 +572,13 @@ EQUIVALENT: list[Equivalent] = [
                'if len(x) * len(y) <= 4_000_000:',
                'if len(x) * len(y) <= 4000001:',
                'chooses the algorithm only at exactly 4,000,001 products: both branches give the same pmf to ~1e-12'),
+    Equivalent('masbench/harness/stats/tests/sign_flip.py', 'p_at', 'if self.n == 0:', 'if self.n == 1:',
+               "with one task p(μ) = 1 at every μ and any B: the all-+ vector is counted always (always ≥ 1 of "
+               "total = 2 when enumerated, of B + 1 = 2 at B = 1, of 1 at B = 0), so 2·(always + ·)/total ≥ 1 "
+               "(test_one_task_is_one_task)"),
+    Equivalent('masbench/harness/stats/tests/sign_flip.py', 'ci', 'if self.n == 0:', 'if self.n == 1:',
+               "with one task the count-0 test 2·always/total ≥ 1 ≥ a already passes (as in p_at), so j = 0 and the "
+               "interval is (−inf, inf) clipped to the bounds: what the early return gives (test_one_task_is_one_task)"),
     # --- end i29-mut ---
 ]
 
