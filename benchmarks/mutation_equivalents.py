@@ -579,6 +579,8 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/harness/stats/tests/sign_flip.py', 'ci', 'if self.n == 0:', 'if self.n == 1:',
                "with one task the count-0 test 2·always/total ≥ 1 ≥ a already passes (as in p_at), so j = 0 and the "
                "interval is (−inf, inf) clipped to the bounds: what the early return gives (test_one_task_is_one_task)"),
+    Equivalent('masbench/bench/axes.py', '_instance', 'scorer="numeric",', '',
+               'the argument removed: "numeric" is the default of TaskInstance.scorer, so the instance is the same'),
     # --- end i29-mut ---
 ]
 
