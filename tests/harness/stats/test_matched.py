@@ -71,3 +71,21 @@ def test_a_negative_slope_and_integer_input_by_hand():
     assert got == pytest.approx([0.92, 0.08], rel=1e-12)
     # one task: its cost is the mean, nothing moves
     assert cost_adjusted(np.array([0.3]), np.array([500.0]), np.array([90.0]), 0.1) == pytest.approx([0.3])
+
+
+def test_costs_in_dollars_below_one_are_adjusted():
+    # USD per sample is far below 1: s̄ = 0.001 must still move k̂ (only s̄ ≤ 0 has no k̂).
+    # c̄ = 0.004, s̄ = 0.001, s_t = s̄: IF_t = (c_t − 0.004)/0.001 = (−1, +1); h = 0.1: d' = d − 0.1·IF
+    got = cost_adjusted(np.array([0.5, 0.0]), np.array([0.003, 0.005]), np.array([0.001, 0.001]), 0.1)
+    assert got == pytest.approx([0.6, -0.1], rel=1e-9)
+
+
+def test_unknown_costs_given_as_none_and_integer_differences():
+    # a cost read back as None (SQL NULL) is unknown, like NaN: no adjustment, no TypeError
+    d = np.array([0.5, -0.5, 0.25])
+    c, s = [100.0, 300.0, 200.0], [50.0, 50.0, 80.0]
+    assert np.array_equal(cost_adjusted(d, [100.0, None, 200.0], s, 0.1), d)
+    assert np.array_equal(cost_adjusted(d, c, [50.0, None, 80.0], 0.1), d)
+    # 0/1 differences given as Python ints come back as floats, unchanged at slope 0
+    out = cost_adjusted([1, 0, -1], c, s, 0.0)
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 0.0, -1.0]

@@ -129,3 +129,108 @@ def test_the_registry_and_the_student_t():
     lo, hi = r.ci(0.95)
     assert (lo, hi) == pytest.approx((d.mean() - 2.5705818 * se, d.mean() + 2.5705818 * se), rel=1e-6)
     assert r.p_value == pytest.approx(t_two_sided(d.mean() / se, 5))
+
+
+def test_all_sums_and_the_binomial_by_hand():
+    from masbench.harness.stats.tests.sign_flip import _binom_pmf, all_sums
+
+    # vectors in bit order: (−,−), (+,−), (−,+), (+,+) of d = (1, 2)
+    a, e = all_sums(np.array([1.0, 2.0]))
+    assert a.tolist() == [-3.0, -1.0, 1.0, 3.0] and e.tolist() == [-2, 0, 0, 2]
+    assert _binom_pmf(1) == pytest.approx([0.5, 0.5], rel=1e-12)
+    assert _binom_pmf(4) == pytest.approx(np.array([1, 4, 6, 4, 1]) / 16, rel=1e-12)
+
+
+def test_the_fft_convolution_of_long_lattice_pmfs_equals_the_direct_one():
+    from masbench.harness.stats.tests.sign_flip import _convolve
+
+    # 2001 · 2001 > 4M: the FFT branch. Odd positions hold 0 (a lattice step of 2), where the FFT's
+    # rounding must not leave negative probabilities.
+    rng = np.random.default_rng(5)
+    x, y = rng.random(2001), rng.random(2001)
+    x[1::2] = 0.0
+    y[1::2] = 0.0
+    got = _convolve(x, y)
+    want = np.convolve(x, y)  # direct sum of products
+    assert len(got) == 4001 and got == pytest.approx(want, abs=1e-9)
+    assert (got >= 0).all() and (got[1::2] <= 1e-9).all()
+
+
+def test_the_lattice_p_through_run_with_two_seeds():
+    d = np.array([0.5, 0.5, 1.0, -0.5, 0.0, 1.0, 0.5, -1.0, 0.5, 0.5, 1.0])  # per-task means of 2 seeds
+    res = SignFlip().run(d, resamples=500, seed=3, lattice=2)
+    assert res.exact_p is not None and res.p_value == pytest.approx(brute_p(d), abs=1e-12)
+
+
+def test_one_task_is_one_task():
+    # one task: its two sign patterns ±0.4 are equally likely, so p = 1 and no interval narrower than
+    # the bounds, at any B (drawn at B = 1, enumerated from B = 2)
+    for b in (1, 2, 50):
+        res = SignFlip().run(np.array([0.4]), resamples=b, seed=4)
+        assert (res.n, res.p_value, res.ci(0.5)) == (1, 1.0, (-1.0, 1.0)) and res.mean == pytest.approx(0.4)
+
+
+def test_the_result_carries_mean_sd_n_and_resamples():
+    d = np.array([0.25, -0.5, 1.0, 0.0, 0.5, 0.75, -0.25, 0.5, 0.0, 1.0, 0.25, -1.0])
+    res = SignFlip().run(d, resamples=1000, seed=2)  # 2^12 > 1000: Monte Carlo
+    mean = sum(d) / 12
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 11)
+    assert (res.mean, res.n, res.resamples, res.enumerated) == (pytest.approx(mean), 12, 1000, False)
+    assert res.sd == pytest.approx(sd)
+    small = SignFlip().run(d[:3], resamples=1000)
+    assert small.enumerated and small.resamples == 8 and small.mean == pytest.approx(0.25)
+    empty = SignFlip().run(np.array([]), resamples=10)
+    assert math.isnan(empty.mean) and math.isnan(empty.sd)
+
+
+def test_the_defaults_are_2000_resamples_at_seed_0():
+    d = np.array([0.25, -0.5, 1.0, 0.0, 0.5, 0.75, -0.25, 0.5, 0.0, 1.0, 0.25, -1.0, 0.5])
+    default, explicit = SignFlip().run(d), SignFlip().run(d, resamples=2000, seed=0)
+    assert default.resamples == 2000
+    np.testing.assert_array_equal(default.tau, explicit.tau)
+
+
+def test_seventeen_tasks_are_still_enumerated():
+    # 2^17 vectors at B = 2^17: enumerated, so the p is exact: it equals the lattice's exact p
+    d = np.array([1.0, -1.0, 1.0, 1.0, 0.0, 1.0, -1.0, 1.0, 1.0, 1.0, 0.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0])
+    res = SignFlip().run(d, resamples=1 << 17)
+    assert res.enumerated and res.total == 1 << 17
+    assert res.p_value == pytest.approx(lattice_p(np.rint(d)), rel=1e-9)
+
+
+def test_the_tie_tolerance_is_1e_9_times_one_plus_the_absolute_sum():
+    # d = (9, y), enumerated: S = 9 + y; the vector (+, −) has S* = 9 − y, so S* ≥ S − tol iff 2y ≤ tol,
+    # tol = 1e-9·(1 + 9 + y) ≈ 1.0e-8. (+,+) always counts; (−,±) never. p = 2·(1 + [tie])/4.
+    assert SignFlip().run(np.array([9.0, 2e-9]), resamples=4).p_value == 1.0  # 2y = 4e-9 ≤ tol: a tie
+    assert SignFlip().run(np.array([9.0, 5.25e-9]), resamples=4).p_value == 0.5  # 2y = 1.05e-8 > tol
+
+
+def test_p_of_mu_counts_a_threshold_it_stands_on():
+    # S*_b(μ) ≥ S(μ) is inclusive: p_≥ steps up AT τ_b, so p(τ_b) is the value just above τ_b
+    d = np.array([0.1, 0.3, -0.2, 0.45, 0.05])
+    res = SignFlip().run(d, resamples=32)
+    assert res.enumerated
+    for tau in res.tau:
+        assert res.p_at(float(tau)) == res.p_at(float(tau) + 1e-12), tau
+
+
+def test_no_division_by_zero_for_the_all_plus_vector():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the all-+ vector (E_b = n) is counted, never divided by n − E_b = 0
+        res = SignFlip().run(np.array([0.2, 0.5, -0.1]), resamples=8)
+        assert res.enumerated and res.always == 1
+
+
+def test_a_level_whose_alpha_lands_exactly_on_an_attainable_p_keeps_that_p():
+    # level 0.74999999999975: a = 1 − level with a·(1 − 1e-12) == 0.25 to the last bit. Enumerated
+    # n = 4: p(μ) takes the values k/8, and the interval {μ : p(μ) ≥ a, forgiving the rounding of 1 − level}
+    # keeps every μ whose brute-force p is 0.25.
+    level = 0.74999999999975
+    assert (1 - level) * (1 - 1e-12) == 0.25
+    d = np.array([0.1, 0.35, -0.2, 0.6])
+    lo, hi = SignFlip().run(d, resamples=16).ci(level)
+    eps = 1e-7
+    assert brute_p(d, lo + eps) >= 0.25 and brute_p(d, hi - eps) >= 0.25
+    assert brute_p(d, lo - eps) < 0.25 and brute_p(d, hi + eps) < 0.25
