@@ -12,7 +12,7 @@ The suite is the quickstart's shape (cot, the tool-computing expert, a one-round
 CoT-SC pool and curve, paired tests) plus self-refine and cot-sc, on ``sim/medium`` with 5% of
 attempts failing (a 500 retried once, a 400 failing the call: failed nodes, degraded cells), at 64 cells in flight so the scheduling differs from a one-at-a-time run. Compared
 tables: results, pool, calls, nodes, call_messages (call ids replaced by the call's own columns),
-texts, cot_sc_curve, design_metrics and paired_tests. Dropped columns: run_id, call_id, ts,
+texts, cot_sc_curve, cot_sc_task_curve, design_metrics and paired_tests. Dropped columns: run_id, call_id, ts,
 t_start, t_end, latency_s, wall_s.
 """
 
@@ -48,7 +48,7 @@ store: {store}
 
 DROP = {"run_id", "call_id", "ts", "t_start", "t_end", "latency_s", "wall_s"}
 CALL_KEY = "c.purpose, c.design, c.task_id, c.seed, c.node, c.agent, c.sample_index"
-TABLES = ("results", "pool", "calls", "nodes", "texts", "cot_sc_curve", "design_metrics", "paired_tests")
+TABLES = ("results", "pool", "calls", "nodes", "texts", "cot_sc_curve", "cot_sc_task_curve", "design_metrics", "paired_tests")
 
 
 def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
