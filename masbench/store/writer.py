@@ -108,8 +108,9 @@ class StoreWriter:
             unknown = set(names) - set(cols)
             if unknown:
                 raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
-            values = zip(*map(attrgetter(*names), rows)) if len(names) > 1 else ([getattr(r, names[0]) for r in rows],)
-            return dict(zip(names, map(list, values)))
+            get = attrgetter(*names)  # one column: a value, not a tuple
+            tuples = list(map(get, rows)) if len(names) > 1 else [(get(r),) for r in rows]
+            return dict(zip(names, map(list, zip(*tuples))))
         dicts = [r.as_dict() if isinstance(r, Row) else r for r in rows]
         unknown = set().union(*(r.keys() for r in dicts)) - set(cols)
         if unknown:
