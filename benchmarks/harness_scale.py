@@ -3,7 +3,9 @@ one process (``local``), ``--workers W`` (``processes``) and Ray (``--engine ray
 local Ray started by the run) — then the merge alone.
 
 Prints per engine the wall time, the peak RSS of the driver, of its workers (summed, sampled every
-0.2 s over the driver's process tree; Ray's own daemons apart) and rows written per second; then
+0.2 s over the driver's process tree; Ray's own daemons apart), rows and calls written per second
+and the harness CPU per call (CPU of the run and of the workers it waited for — not Ray's actors
+or daemons — over its calls, imports included: on a shared machine the figure to compare); then
 the merge rate (a run's store merged into an empty one as a part, the driver's work at the end of
 a sharded run) and the store's bytes per call (a part's size). Targets: 10,000 tasks × 3 designs
 under 60 s and 1 GB; Ray within 1.3× of ``--workers 2``; merge ≥ 200k rows/s.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -86,19 +89,22 @@ def run(tmp: Path, tasks: int, engine: str, workers: int) -> dict:
     args = ["run", str(d / "tasks" / "scale.yaml"), "--engine", engine]
     if engine != "local":
         args += ["--workers", str(workers)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "masbench.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     sampler = TreeSampler(proc.pid)
     out, err = proc.communicate()
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the run and the workers it waited for
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     mem = sampler.stop()
     if proc.returncode != 0:
         raise SystemExit(f"{engine} run failed:\n{err[-3000:]}")
     con = duckdb.connect(str(store), read_only=True)
     rows = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ROW_TABLES}
     con.close()
-    return {"wall": wall, "mem": mem, "rows": sum(rows.values()), "calls": rows["calls"], "results": rows["results"],
+    return {"wall": wall, "cpu": cpu, "mem": mem, "rows": sum(rows.values()), "calls": rows["calls"], "results": rows["results"],
             "store": store, "bytes": store.stat().st_size}
 
 
@@ -133,7 +139,8 @@ def main() -> None:
         daemons = f" · Ray daemons {m['daemons']:.0f} MB" if engine == "ray" else ""
         print(f"  {label:<17}: wall {r['wall']:6.1f}s · peak RSS driver {m['driver']:.0f} MB, workers "
               f"{m['workers']:.0f} MB{daemons} · {r['results']} results, {r['calls']} calls, {r['rows']} rows → "
-              f"{r['rows'] / r['wall']:,.0f} rows/s")
+              f"{r['rows'] / r['wall']:,.0f} rows/s · {r['calls'] / r['wall']:,.0f} calls/s, harness "
+              f"{r['cpu'] / max(r['calls'], 1) * 1e6:,.0f} µs CPU/call")
     if "ray" in res and "processes" in res:
         ratio = res["ray"]["wall"] / res["processes"]["wall"]
         print(f"  ray / --workers {a.workers} wall: {ratio:.2f}x (goal ≤ 1.3x: {'meets' if ratio <= 1.3 else 'MISSES'})")

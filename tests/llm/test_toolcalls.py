@@ -56,6 +56,20 @@ def test_the_request_row_keeps_tool_names_and_choice_never_schemas():
     assert "properties" not in (request_json(req) or "")
 
 
+def test_the_request_row_is_encoded_as_each_call_set_it_whatever_came_before():
+    # request_json keeps a memo: equal-comparing values of other types (1, 1.0, True) or other
+    # lists must still come out as their own JSON, and a dict value (unhashable) still encodes
+    cases = [({"temperature": 1, "stop": ["a"]}, '{"stop": ["a"], "temperature": 1}'),
+             ({"temperature": 1.0, "stop": ["a"]}, '{"stop": ["a"], "temperature": 1.0}'),
+             ({"temperature": True}, '{"temperature": true}'),
+             ({"stop": [1]}, '{"stop": [1]}'), ({"stop": [1.0]}, '{"stop": [1.0]}'),
+             ({"stop": ["a", "b"]}, '{"stop": ["a", "b"]}'),
+             ({"response_format": {"type": "json_object"}}, '{"response_format": {"type": "json_object"}}'),
+             ({"max_tokens": None}, None)]
+    for _ in range(2):  # the second round reads the memo
+        assert [request_json(req) for req, _ in cases] == [want for _, want in cases]
+
+
 def test_the_cache_key_covers_the_tools():
     msgs = [{"role": "user", "content": "q"}]
     k = [cache_key("openai/m", None, msgs, p, 0) for p in ({}, {"tools": TOOLS}, {"tools": TOOLS[:1]},

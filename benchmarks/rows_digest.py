@@ -1,0 +1,91 @@
+"""Rows digest (SIMULATED): run a quickstart-shaped suite on sim/ models and print one digest per
+table of what it wrote, without the columns that differ from run to run (ids, clocks).
+
+For "results unchanged" across a change to the harness: run it on the code before and after and
+compare the printed digests (or ``--dump DIR`` both and ``diff -r`` the sorted rows)::
+
+    .venv/bin/python benchmarks/rows_digest.py --dump /tmp/after
+    git stash; .venv/bin/python benchmarks/rows_digest.py --dump /tmp/before; git stash pop
+    diff -r /tmp/before /tmp/after
+
+The suite is the quickstart's shape (cot, the tool-computing expert, a one-round debate, the
+CoT-SC pool and curve, paired tests) plus self-refine and cot-sc, on ``sim/medium`` with 5% of
+attempts failing (a 500 retried once, a 400 failing the call: failed nodes, degraded cells), at 64 cells in flight so the scheduling differs from a one-at-a-time run. Compared
+tables: results, pool, calls, nodes, call_messages (call ids replaced by the call's own columns),
+texts, cot_sc_curve, cot_sc_task_curve, design_metrics and paired_tests. Dropped columns: run_id, call_id, ts,
+t_start, t_end, latency_s, wall_s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+SUITE = """name: digest
+description: SIMULATED rows digest (quickstart-shaped)
+models: {{default: {{id: sim/medium, max_attempts: 2, sim: {{faults: {{rate: 0.05, kinds: [server_error, bad_request]}}}}}}}}
+tasks:
+  - {{generator: masbench.arith, name: arithmetic, values: [1], n: {n}, seed: 0}}
+  - {{generator: masbench.depth, name: one-step, values: [1, 2], n: {n}, seed: 0}}
+designs:
+  - {{design: cot, label: cot}}
+  - expression-calculator
+  - {{design: debate, params: {{rounds: 1}}, label: debate}}
+  - self-refine
+  - {{design: cot-sc, params: {{k: 3}}}}
+cot_sc: {{k_max: 4, bootstrap: 200}}
+budget: {{per_task_tokens: 4000}}
+concurrency: 64
+cache: false
+store: {store}
+"""
+
+DROP = {"run_id", "call_id", "ts", "t_start", "t_end", "latency_s", "wall_s"}
+CALL_KEY = "c.purpose, c.design, c.task_id, c.seed, c.node, c.agent, c.sample_index"
+TABLES = ("results", "pool", "calls", "nodes", "texts", "cot_sc_curve", "cot_sc_task_curve", "design_metrics", "paired_tests")
+
+
+def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    """The table's rows as sorted text lines, without the :data:`DROP` columns."""
+    if table == "call_messages":
+        sql = (f"SELECT {CALL_KEY}, m.direction, m.position, m.role, m.text_hash, m.content_type, m.extra "
+               "FROM call_messages m JOIN calls c USING (call_id)")
+    else:
+        cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall() if r[0] not in DROP]
+        sql = f"SELECT {', '.join(cols)} FROM {table}"
+    return sorted(repr(r) for r in con.execute(sql).fetchall())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=40, help="tasks per level")
+    ap.add_argument("--dump", type=Path, help="write each table's sorted rows to DIR/<table>.txt")
+    a = ap.parse_args()
+    d = Path(tempfile.mkdtemp())
+    (d / "tasks").mkdir()
+    store = d / "digest.duckdb"
+    (d / "tasks" / "digest.yaml").write_text(SUITE.format(n=a.n, store=store))
+    proc = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(d / "tasks" / "digest.yaml"),
+                           "--allow-failures"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"run failed:\n{proc.stderr[-3000:]}")
+    con = duckdb.connect(str(store), read_only=True)
+    print("rows digest (SIMULATED sim/medium, 5% faults): table, rows, sha256 of the sorted rows")
+    if a.dump:
+        a.dump.mkdir(parents=True, exist_ok=True)
+    for t in (*TABLES, "call_messages"):
+        lines = table_rows(con, t)
+        print(f"  {t:15s} {len(lines):7d}  {hashlib.sha256(chr(10).join(lines).encode()).hexdigest()[:16]}")
+        if a.dump:
+            (a.dump / f"{t}.txt").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
