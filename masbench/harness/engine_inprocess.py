@@ -144,9 +144,10 @@ class CellRunner:
 
 
 async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, progress: Progress,
-                    on_progress: Callable[[], None] | None = None) -> None:
-    """Run cells with at most ``concurrency`` in flight; flush the writer off the loop periodically."""
-    sem = asyncio.Semaphore(concurrency)
+                    on_progress: Callable[[], None] | None = None, sem: asyncio.Semaphore | None = None) -> None:
+    """Run cells with at most ``concurrency`` in flight (or ``sem``'s, shared by several lists run
+    at once); flush the writer off the loop periodically."""
+    sem = sem or asyncio.Semaphore(concurrency)
     writer = runner.writer
 
     async def one(cell: Cell) -> None:

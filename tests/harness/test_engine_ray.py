@@ -68,13 +68,15 @@ async def _live_shards(store: Path, ready, timeout: float = 120.0) -> dict:
 async def test_the_same_suite_gives_the_same_rows_on_every_engine(tmp_path, ray_cluster):
     suite = write_suite(tmp_path, name="same", n=6, k_max=5)
     runs = {}
-    for name, engine, workers in (("one", "local", 1), ("two", "processes", 2), ("ray", "ray", 2)):
+    for name, engine, workers, mode in (("one", "local", 1, None), ("two", "processes", 2, None),
+                                        ("ray", "ray", 2, "tasks"), ("actors", "ray", 2, "actors")):
         s = await run_suite(RunOptions(suite=str(suite), store=tmp_path / f"{name}.duckdb", engine=engine,
-                                       workers=workers))
+                                       workers=workers, ray_mode=mode))
         assert s.failed == 0 and s.ran == s.total_cells
         runs[name] = engine_free_rows(s.store, s.run_id)
     assert runs["one"]["results"] and runs["one"]["pool"] and runs["one"]["curve"] and runs["one"]["paired"]
     assert runs["ray"] == runs["one"]
+    assert runs["actors"] == runs["one"]
     assert runs["two"] == runs["one"]
     assert not list((tmp_path / "parts").glob("*.duckdb"))  # every part merged and removed
 
@@ -89,11 +91,13 @@ def uninterrupted(tmp_path_factory):
 
 
 @pytest.mark.slow
-async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray_cluster, uninterrupted):
+@pytest.mark.parametrize("mode", ["tasks", "actors"])
+async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray_cluster, uninterrupted, mode):
     suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOW,
                         designs="[cot, {design: cot-sc, params: {k: 3}}]")
     store = tmp_path / "runs" / "slow.duckdb"
-    run = asyncio.ensure_future(run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, concurrency=2)))
+    run = asyncio.ensure_future(run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, concurrency=2,
+                                                     ray_mode=mode)))
     doc = await _live_shards(store, lambda d: any((m.get("done") or 0) >= 3 and m.get("pid")
                                                   for m in d["shards"].values()))
     i, victim = next((i, m) for i, m in doc["shards"].items() if (m.get("done") or 0) >= 3)
@@ -101,7 +105,7 @@ async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray
     s = await run
     assert s.status == "finished" and s.failed == 0
     assert counts(s.store, s.run_id) == uninterrupted
-    again = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2))
+    again = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, ray_mode=mode))
     assert again.run_id == s.run_id and again.ran == 0  # nothing was left to do
 
 
