@@ -72,6 +72,42 @@ ENGINE_FREE = {
 """What a run must hold whatever engine ran it (timings and ids aside)."""
 
 
+RETRY_AFTER_S = 2.0
+"""What the 429 server of the pause tests sends as ``Retry-After`` (seconds)."""
+PAUSE_SLACK_S = 0.4
+"""Requests a worker's limiter let out before the 429 reached the run's limiter may still arrive
+this long after the 429 was answered (one round trip through the shared limiter, on a loaded machine)."""
+
+
+def model_429(base_url: str) -> str:
+    """A limited model (``max_in_flight``: the shared limiter is on) served at ``base_url``."""
+    return (f"{{id: openai/fake-model, api_base: '{base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
+            f"concurrency: 8, max_in_flight: 8}}")
+
+
+def assert_429_paused_everyone(srv, store: Path, run_id: str, n_429: int, calls: int) -> None:
+    """After every 429 the server answered (at ``f``, server-side), no request of any worker
+    arrived in ``[f + PAUSE_SLACK_S, f + RETRY_AFTER_S)``, requests did arrive after the pause, and
+    every call of the run is in the store with its attempts: the 429s as its failed attempts."""
+    st = srv.stats
+    assert len(st.fault_times) == st.by_status.get(429) == n_429
+    arrivals = st.request_times
+    for f in st.fault_times:
+        early = [round(t - f, 3) for t in arrivals if f + PAUSE_SLACK_S <= t < f + RETRY_AFTER_S]
+        assert not early, f"requests {early} s after a 429 with Retry-After {RETRY_AFTER_S:g}"
+    assert any(t >= max(st.fault_times) + RETRY_AFTER_S for t in arrivals)
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        n, attempts, errors = con.execute(
+            "SELECT count(*), sum(attempts), count(*) FILTER (WHERE attempt_errors LIKE '%429%') FROM calls "
+            "WHERE run_id = ? AND error IS NULL", [run_id]).fetchall()[0]
+    finally:
+        con.close()
+    assert n == calls == st.by_status.get(200)  # every call recorded, each answered once
+    assert attempts == calls + n_429 == st.requests  # the 429'd attempts are in their calls' attempts
+    assert 1 <= errors <= n_429
+
+
 def engine_free_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:
     con = duckdb.connect(str(store), read_only=True)
     try:

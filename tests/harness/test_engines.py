@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from enginesuite import WINDOW_S, call_points, limited_suite, most_in_window
+from enginesuite import (RETRY_AFTER_S, WINDOW_S, assert_429_paused_everyone, call_points, limited_suite, model_429,
+                         most_in_window)
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.engine import EngineUnavailable, engine_class
 from masbench.registry import ENGINES, RegistryError
@@ -73,3 +74,16 @@ async def test_max_in_flight_seen_by_the_server(tmp_path, http_server, monkeypat
     s = await run_suite(RunOptions(suite=str(suite), engine=engine, workers=workers))
     assert srv.stats.requests == 80 and s.failed == 0
     assert srv.stats.open_max == 4  # never 5 open at once; and the cap was reached (16 per process would be)
+
+
+@pytest.mark.slow
+async def test_a_429_pauses_every_worker_until_its_retry_after(tmp_path, http_server, monkeypatch):
+    # the first 3 requests are answered 429 with Retry-After: 2 (a provider's quota hit); the
+    # parent's limiter then holds both workers' next requests for 2 s (server-side timestamps)
+    monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
+    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3", fail_first=3,
+                      fail_kinds=("429",), retry_after=f"{RETRY_AFTER_S:g}")
+    suite = limited_suite(tmp_path, "r429", model_429(srv.base_url), n=20)
+    s = await run_suite(RunOptions(suite=str(suite), engine="processes", workers=2))
+    assert s.status == "finished" and s.failed == 0
+    assert_429_paused_everyone(srv, s.store, s.run_id, n_429=3, calls=80)
