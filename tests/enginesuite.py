@@ -21,9 +21,13 @@ cache: false
 store: {store}
 """
 
-WINDOW_S = 6.0
-"""The tests' time scale: ``rate_window_s: 6`` with limits ×10 is a minute's limits run 10× faster
-(rpm 6000 over 6 s = at most 600 in any 6-s window and 100 in any 1-s one, as rpm 600 over 60 s)."""
+WINDOW_S = 0.6
+"""The tests' time and count scale: ``rate_window_s: 0.6`` runs a minute's windows 100× faster, and
+the limits' counts are a tenth of the issue's (rpm 6000 over 0.6 s = at most 60 requests in any
+0.6-s window and 10 in any 0.1-s one: rpm 600's 600 per minute and 100 per 10 s, scaled). The
+windows bind at the same 100 requests a second, over as many windows, with a tenth of the calls.
+The limiter's arithmetic has no scale of its own (a call's ``t_start`` is its admission time on
+the limiter's clock), so the checks hold or fail alike at any scale."""
 
 
 def limited_suite(tmp_path: Path, name: str, model_yaml: str, n: int) -> Path:
