@@ -347,10 +347,11 @@ class RayEngine:
 
 
 def mode(opts: RunOptions) -> str:
-    """``--ray-mode``, checked (default: the first of :data:`MODES`)."""
+    """``--ray-mode``, checked (default: the first of :data:`MODES`); another value is an
+    :class:`~.engine.EngineUnavailable` naming the choices (the CLI's exit 2)."""
     m = opts.ray_mode or MODES[0]
     if m not in MODES:
-        raise ValueError(f"--ray-mode {m!r}: choose one of {', '.join(MODES)}")
+        raise EngineUnavailable(f"--ray-mode {m!r}: choose one of {', '.join(MODES)}")
     return m
 
 

@@ -31,6 +31,11 @@ def test_ray_engine_without_ray_says_how_to_install_it(monkeypatch):
         engine_class(RunOptions(suite="x", engine="ray"))
 
 
+def test_an_unknown_ray_mode_is_refused_naming_the_modes():
+    with pytest.raises(EngineUnavailable, match=r"--ray-mode 'threads': choose one of tasks, actors"):
+        engine_class(RunOptions(suite="x", engine="ray", ray_mode="threads"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
