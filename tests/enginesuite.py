@@ -83,10 +83,19 @@ PAUSE_SLACK_S = 0.4
 this long after the 429 was answered (one round trip through the shared limiter, on a loaded machine)."""
 
 
-def model_429(base_url: str) -> str:
-    """A limited model (``max_in_flight``: the shared limiter is on) served at ``base_url``."""
-    return (f"{{id: openai/fake-model, api_base: '{base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
-            f"concurrency: 8, max_in_flight: 8}}")
+async def run_past_a_429(tmp_path: Path, http_server, **opts) -> None:
+    """A run on 2 workers (``opts``: the engine) against a server whose first 3 requests are
+    answered 429 with ``Retry-After`` (a provider's quota hit), checked by :func:`assert_429_paused_everyone`.
+    The model sets ``max_in_flight``: the run's shared limiter is on. Needs ``MASBENCH_TEST_KEY``."""
+    from masbench.harness import RunOptions, run_suite
+
+    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3", fail_first=3,
+                      fail_kinds=("429",), retry_after=f"{RETRY_AFTER_S:g}")
+    model = (f"{{id: openai/fake-model, api_base: '{srv.base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
+             f"concurrency: 8, max_in_flight: 8}}")
+    s = await run_suite(RunOptions(suite=str(limited_suite(tmp_path, "r429", model, n=20)), workers=2, **opts))
+    assert s.status == "finished" and s.failed == 0
+    assert_429_paused_everyone(srv, s.store, s.run_id, n_429=3, calls=80)
 
 
 def assert_429_paused_everyone(srv, store: Path, run_id: str, n_429: int, calls: int) -> None:

@@ -1,10 +1,13 @@
-"""A worker's side of the sharding engines: :func:`run_shard` runs the listed cells of a suite
-into its own DuckDB part file, reporting its progress after each finished cell.
+"""A worker's side of the sharding engines: a :class:`Shard` is one worker's state, opened once
+(the prepared suite, its own DuckDB part file, one gateway); it runs lists of the shard's cells,
+reporting its progress after each finished cell. :func:`run_shard` opens one, runs all its cells
+and closes it.
 
 As a process of the ``processes`` engine (``python -m masbench.harness.worker_main '<json options>'``)
 it prints one JSON progress line per report, reaches the run's rate limiter over the parent's
 socket, and exits when its parent dies (it polls ``os.getppid()``). The ``ray`` engine calls
-:func:`run_shard` inside a Ray task with its own limiter and report.
+:func:`run_shard` inside a Ray task (``--ray-mode tasks``) or holds a :class:`Shard` in an actor
+that is sent the cells in batches (``actors``), with its own limiter and report.
 
 A part that already holds rows of this run (the shard's earlier attempt, killed) is resumed: its
 done cells are skipped and its unfinished cells' rows deleted, like a run's store at a rerun.

@@ -22,8 +22,8 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray")
 
-from enginesuite import (RETRY_AFTER_S, WINDOW_S, assert_429_paused_everyone, call_points,  # noqa: E402
-                         engine_free_rows, limited_suite, model_429, most_in_window)
+from enginesuite import (WINDOW_S, call_points, engine_free_rows, limited_suite, most_in_window,  # noqa: E402
+                         run_past_a_429)
 from masbench.harness import RunOptions, run_suite  # noqa: E402
 from masbench.store import live_path  # noqa: E402
 from simsuite import counts, write_suite  # noqa: E402
@@ -157,9 +157,4 @@ async def test_rate_limits_hold_across_ray_workers(tmp_path, ray_cluster, http_s
 async def test_a_429_pauses_every_ray_worker_until_its_retry_after(tmp_path, ray_cluster, http_server, monkeypatch):
     # as test_engines.py's, through the coordinator actor: both Ray workers hold for the Retry-After
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
-    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3", fail_first=3,
-                      fail_kinds=("429",), retry_after=f"{RETRY_AFTER_S:g}")
-    suite = limited_suite(tmp_path, "r429", model_429(srv.base_url), n=20)
-    s = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2))
-    assert s.status == "finished" and s.failed == 0
-    assert_429_paused_everyone(srv, s.store, s.run_id, n_429=3, calls=80)
+    await run_past_a_429(tmp_path, http_server, engine="ray")

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from enginesuite import (RETRY_AFTER_S, WINDOW_S, assert_429_paused_everyone, call_points, limited_suite, model_429,
-                         most_in_window)
+from enginesuite import WINDOW_S, call_points, limited_suite, most_in_window, run_past_a_429
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.engine import EngineUnavailable, engine_class
 from masbench.registry import ENGINES, RegistryError
@@ -86,9 +85,4 @@ async def test_a_429_pauses_every_worker_until_its_retry_after(tmp_path, http_se
     # the first 3 requests are answered 429 with Retry-After: 2 (a provider's quota hit); the
     # parent's limiter then holds both workers' next requests for 2 s (server-side timestamps)
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
-    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3", fail_first=3,
-                      fail_kinds=("429",), retry_after=f"{RETRY_AFTER_S:g}")
-    suite = limited_suite(tmp_path, "r429", model_429(srv.base_url), n=20)
-    s = await run_suite(RunOptions(suite=str(suite), engine="processes", workers=2))
-    assert s.status == "finished" and s.failed == 0
-    assert_429_paused_everyone(srv, s.store, s.run_id, n_429=3, calls=80)
+    await run_past_a_429(tmp_path, http_server, engine="processes")
