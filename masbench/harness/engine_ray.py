@@ -6,7 +6,7 @@ gateway (:class:`~.worker_main.Shard`) into its own DuckDB part that the driver 
 * ``tasks`` (default): one Ray task per shard, running all its cells (:func:`shard_task`);
 * ``actors``: one actor per shard (:class:`ShardActor`), sent its cells in batches (two in flight),
   then closed — a driver round trip per batch; measured against ``tasks`` in
-  ``benchmarks/harness_scale.py`` (docs/scale.md: the default is the faster one).
+  ``benchmarks/harness_scale.py`` (docs/scale.md: a tie within noise, so ``tasks`` stays the default).
 
 * **Cluster**: ``--address`` (or ``RAY_ADDRESS``) joins a running cluster; without one, a Ray
   already initialised in this process is used, else a local one is started for the run (and
