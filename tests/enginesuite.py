@@ -21,9 +21,13 @@ cache: false
 store: {store}
 """
 
-WINDOW_S = 6.0
-"""The tests' time scale: ``rate_window_s: 6`` with limits ×10 is a minute's limits run 10× faster
-(rpm 6000 over 6 s = at most 600 in any 6-s window and 100 in any 1-s one, as rpm 600 over 60 s)."""
+WINDOW_S = 0.6
+"""The tests' time and count scale: ``rate_window_s: 0.6`` runs a minute's windows 100× faster, and
+the limits' counts are a tenth of the issue's (rpm 6000 over 0.6 s = at most 60 requests in any
+0.6-s window and 10 in any 0.1-s one: rpm 600's 600 per minute and 100 per 10 s, scaled). The
+windows bind at the same 100 requests a second, over as many windows, with a tenth of the calls.
+The limiter's arithmetic has no scale of its own (a call's ``t_start`` is its admission time on
+the limiter's clock), so the checks hold or fail alike at any scale."""
 
 
 def limited_suite(tmp_path: Path, name: str, model_yaml: str, n: int) -> Path:
@@ -70,6 +74,51 @@ ENGINE_FREE = {
              "WHERE run_id = ?",
 }
 """What a run must hold whatever engine ran it (timings and ids aside)."""
+
+
+RETRY_AFTER_S = 2.0
+"""What the 429 server of the pause tests sends as ``Retry-After`` (seconds)."""
+PAUSE_SLACK_S = 0.4
+"""Requests a worker's limiter let out before the 429 reached the run's limiter may still arrive
+this long after the 429 was answered (one round trip through the shared limiter, on a loaded machine)."""
+
+
+async def run_past_a_429(tmp_path: Path, http_server, **opts) -> None:
+    """A run on 2 workers (``opts``: the engine) against a server whose first 3 requests are
+    answered 429 with ``Retry-After`` (a provider's quota hit), checked by :func:`assert_429_paused_everyone`.
+    The model sets ``max_in_flight``: the run's shared limiter is on. Needs ``MASBENCH_TEST_KEY``."""
+    from masbench.harness import RunOptions, run_suite
+
+    srv = http_server(latency_ms=30, prompt_tokens=20, completion_tokens=5, reply="Answer: 3", fail_first=3,
+                      fail_kinds=("429",), retry_after=f"{RETRY_AFTER_S:g}")
+    model = (f"{{id: openai/fake-model, api_base: '{srv.base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
+             f"concurrency: 8, max_in_flight: 8}}")
+    s = await run_suite(RunOptions(suite=str(limited_suite(tmp_path, "r429", model, n=20)), workers=2, **opts))
+    assert s.status == "finished" and s.failed == 0
+    assert_429_paused_everyone(srv, s.store, s.run_id, n_429=3, calls=80)
+
+
+def assert_429_paused_everyone(srv, store: Path, run_id: str, n_429: int, calls: int) -> None:
+    """After every 429 the server answered (at ``f``, server-side), no request of any worker
+    arrived in ``[f + PAUSE_SLACK_S, f + RETRY_AFTER_S)``, requests did arrive after the pause, and
+    every call of the run is in the store with its attempts: the 429s as its failed attempts."""
+    st = srv.stats
+    assert len(st.fault_times) == st.by_status.get(429) == n_429
+    arrivals = st.request_times
+    for f in st.fault_times:
+        early = [round(t - f, 3) for t in arrivals if f + PAUSE_SLACK_S <= t < f + RETRY_AFTER_S]
+        assert not early, f"requests {early} s after a 429 with Retry-After {RETRY_AFTER_S:g}"
+    assert any(t >= max(st.fault_times) + RETRY_AFTER_S for t in arrivals)
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        n, attempts, errors = con.execute(
+            "SELECT count(*), sum(attempts), count(*) FILTER (WHERE attempt_errors LIKE '%429%') FROM calls "
+            "WHERE run_id = ? AND error IS NULL", [run_id]).fetchall()[0]
+    finally:
+        con.close()
+    assert n == calls == st.by_status.get(200)  # every call recorded, each answered once
+    assert attempts == calls + n_429 == st.requests  # the 429'd attempts are in their calls' attempts
+    assert 1 <= errors <= n_429
 
 
 def engine_free_rows(store: Path, run_id: str) -> dict[str, list[tuple]]:

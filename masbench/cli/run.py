@@ -41,6 +41,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         address: Annotated[Optional[str], typer.Option(
             "--address", help="--engine ray: the Ray cluster to join (auto, HOST:PORT, ray://HOST:10001; default: "
             "RAY_ADDRESS, else a local Ray for this run).")] = None,
+        ray_mode: Annotated[Optional[str], typer.Option(
+            "--ray-mode", help="--engine ray: tasks (one Ray task per shard; the default) or actors (one actor per "
+            "shard holding its gateway, sent cells in batches). docs/scale.md")] = None,
         parts: Annotated[Optional[Path], typer.Option(
             "--parts", help="Directory the workers write their DuckDB parts to (default: parts/ beside the store; "
             "on a multi-machine Ray cluster a shared directory).")] = None,
@@ -83,7 +86,7 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     opts = RunOptions(suite=suite, store=store, **model_flags(model, free, api_base), limit=limit, new=new, run_id=run_id,
                       workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
                       retry_failed=not no_retry_failed, transcripts=_mode(transcripts), until_decided=until_decided,
-                      max_tasks=max_tasks, batch=batch, engine=engine, address=address, parts=parts)
+                      max_tasks=max_tasks, batch=batch, engine=engine, address=address, ray_mode=ray_mode, parts=parts)
     try:
         if otel:
             telemetry.configure(why="--otel was given")

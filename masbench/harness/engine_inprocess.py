@@ -144,17 +144,22 @@ class CellRunner:
 
 
 async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, progress: Progress,
-                    on_progress: Callable[[], None] | None = None) -> None:
-    """Run cells with at most ``concurrency`` in flight, in order; flush the writer off the loop
-    periodically. ``concurrency`` workers take the next cell as they finish one: a run holds that
-    many coroutines, not one per cell waiting on a semaphore (at 40k cells the semaphore's wake-ups
-    and the waiting tasks cost more CPU and memory than the cells' own bookkeeping)."""
+                    on_progress: Callable[[], None] | None = None, sem: asyncio.Semaphore | None = None) -> None:
+    """Run cells with at most ``concurrency`` in flight (and, given ``sem``, at most its count across
+    several lists run at once), in order; flush the writer off the loop periodically.
+    ``concurrency`` workers take the next cell as they finish one: a run holds that many coroutines,
+    not one per cell waiting on a semaphore (at 40k cells the semaphore's wake-ups and the waiting
+    tasks cost more CPU and memory than the cells' own bookkeeping)."""
     writer = runner.writer
     todo = iter(cells)
 
     async def worker() -> None:
         for cell in todo:  # one iterator shared by the workers: each cell is taken once
-            ok = await runner.run_cell(cell)
+            if sem is None:
+                ok = await runner.run_cell(cell)
+            else:
+                async with sem:
+                    ok = await runner.run_cell(cell)
             progress.done += 1
             progress.failed += not ok
             if runner.gateway.fatal:  # a misconfigured model: stop the run, not just this cell

@@ -1,15 +1,22 @@
-"""The ``ray`` engine (``masbench run SUITE --engine ray [--address ADDR] [--workers N]``): the
-run's cells as Ray tasks on a cluster, one task per shard, each running
-:func:`~.worker_main.run_shard` into its own DuckDB part that the driver merges
-(:mod:`.engine_parts`, the same parts and merge as the ``processes`` engine).
+"""The ``ray`` engine (``masbench run SUITE --engine ray [--address ADDR] [--workers N] [--ray-mode M]``):
+the run's cells on a Ray cluster, split in shards, each shard's cells run by one worker holding one
+gateway (:class:`~.worker_main.Shard`) into its own DuckDB part that the driver merges
+(:mod:`.engine_parts`, the same parts and merge as the ``processes`` engine). Two modes:
+
+* ``tasks`` (default): one Ray task per shard, running all its cells (:func:`shard_task`);
+* ``actors``: one actor per shard (:class:`ShardActor`), sent its cells in batches (two in flight),
+  then closed — a driver round trip per batch; measured against ``tasks`` in
+  ``benchmarks/harness_scale.py`` (docs/scale.md: a tie within noise, so ``tasks`` stays the default).
 
 * **Cluster**: ``--address`` (or ``RAY_ADDRESS``) joins a running cluster; without one, a Ray
   already initialised in this process is used, else a local one is started for the run (and
   stopped after). ``--workers N`` is the number of shards (default: the cluster's CPUs).
 * **Parts**: written to ``--parts`` (default ``parts/`` beside the store); on several machines it
   must be a directory every node writes and the driver reads (a shared filesystem).
-* **Failures**: a task whose worker dies is retried by Ray (``max_retries``); the retry resumes
-  in the shard's part (done cells kept, unfinished cleaned). Cells that fail inside a worker are
+* **Failures**: a task whose worker dies is retried by Ray (``max_retries``); an actor that dies
+  is restarted and its open batches retried (``max_restarts``, ``max_task_retries``). Either way
+  the rerun resumes in the shard's part (done cells kept, unfinished cleaned): a shard's cells only
+  ever go to its own worker, so a cell's rows are in one part. Cells that fail inside a worker are
   recorded failed and rerun on the next run, as locally. A killed driver leaves parts the next
   run merges first.
 * **Rate limits and progress**: one coordinator actor (an async actor, no CPU) holds the run's
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -45,6 +53,11 @@ INSTALL = ("the ray engine needs Ray, an optional extra: pip install 'masbench[r
 MAX_RETRIES = 3
 """Times Ray reruns a shard whose worker died (the rerun resumes in the shard's part)."""
 POLL_S = 0.25
+MODES = ("tasks", "actors")
+"""``--ray-mode`` values; the first is the default."""
+BATCHES = 8
+"""``actors``: a shard's cells are sent in about this many batches (at least :data:`BATCH_MIN` cells each)."""
+BATCH_MIN = 64
 
 
 def _ray(local: bool = False) -> Any:
@@ -122,20 +135,70 @@ def shard_task(o: dict[str, Any], coord: Any) -> dict[str, Any]:
     return {"rc": rc, "last": last}
 
 
+class ShardActor:
+    """``actors`` mode: one shard's worker as a Ray actor. The first batch opens the shard (its part
+    resumed, one gateway through the coordinator); every batch runs on the same gateway, batches
+    in flight share the shard's ``concurrency``; :meth:`close` ends it. Returns like
+    :func:`shard_task`, plus ``{"fatal"}`` when a misconfigured model stopped it."""
+
+    def __init__(self, o: dict[str, Any], coord: Any):
+        if o.get("cwd") and os.path.isdir(o["cwd"]):
+            os.chdir(o["cwd"])
+        self.o, self.coord = o, coord
+        self.shard: Any = None
+        self.last: dict[str, Any] = {}
+        self._open = asyncio.Lock()
+
+    async def _opened(self) -> Any:
+        from .worker_main import Shard
+
+        async with self._open:
+            if self.shard is None:
+                owner = f"shard{self.o['shard']}"
+                await self.coord.release_owner.remote(owner)  # a restarted actor: its dead predecessor's slots
+                limiter = ActorLimiter(self.coord, owner) if self.o.get("limited") else None
+                self.shard = Shard(self.o, limiter, self._report)
+        return self.shard
+
+    def _report(self, msg: dict[str, Any]) -> None:
+        if "done" in msg:
+            self.last.update(msg)
+        self.coord.report.remote(self.o["shard"], msg)
+
+    async def run(self, keys: list[str]) -> dict[str, Any]:
+        from .failures import RunAborted
+
+        sh = await self._opened()
+        try:
+            await sh.run(keys)
+        except RunAborted as exc:
+            self._report({"fatal": str(exc)})
+            return {"rc": 3, "fatal": str(exc)}
+        return {"rc": 0}
+
+    async def close(self) -> dict[str, Any]:
+        sh = await self._opened()  # a shard with no batch left to run still reports its part's counts
+        await sh.close()
+        return {"rc": 0, "last": self.last}
+
+
 class RayEngine:
-    """Runs each list of cells as Ray tasks, one per shard (see the module docstring)."""
+    """Runs each list of cells on Ray, one worker per shard, as tasks or actors (see the module docstring)."""
 
     @staticmethod
     def require(opts: RunOptions) -> None:
+        mode(opts)
         _ray(local=not (opts.address or os.environ.get("RAY_ADDRESS")))
 
     def __init__(self, ctx: EngineContext):
         self.ctx = ctx
         self.ray = _ray()
+        self.mode = mode(ctx.opts)
         self.totals: dict[str, Any] = {}
         self.coord: Any = None
         self._own = False
-        self._task: Any = None
+        self._remote: Any = None
+        self._started: list[Any] = []  # this list's task refs, or actors
         self._snap: dict[str, dict[str, Any]] = {}
 
     def _start(self) -> None:
@@ -151,12 +214,17 @@ class RayEngine:
                 ray.init(num_cpus=max(self.ctx.opts.workers, os.cpu_count() or 1), **kw)
             self._own = True
         self.coord = ray.remote(Coordinator).options(num_cpus=0, max_concurrency=100_000).remote()
-        # the models' API keys, by the names their YAML gives (api_key_env), travel with the tasks:
+        # the models' API keys, by the names their YAML gives (api_key_env), travel with the workers:
         # a cluster's workers do not have the driver's environment (never logged nor stored)
         keys = {m.api_key_env: os.environ[m.api_key_env] for m in self.ctx.prep.models.values()
                 if m.api_key_env and m.api_key_env in os.environ}
-        self._task = ray.remote(shard_task).options(max_retries=MAX_RETRIES, retry_exceptions=False,
-                                                    runtime_env={"env_vars": keys} if keys else None)
+        env = {"env_vars": keys} if keys else None
+        if self.mode == "actors":
+            self._remote = ray.remote(ShardActor).options(num_cpus=1, max_restarts=MAX_RETRIES,
+                                                          max_task_retries=MAX_RETRIES, runtime_env=env)
+        else:
+            self._remote = ray.remote(shard_task).options(max_retries=MAX_RETRIES, retry_exceptions=False,
+                                                          runtime_env=env)
         self.ctx.limits = lambda: self._snap
 
     def workers(self) -> int:
@@ -171,16 +239,51 @@ class RayEngine:
         for k, v in agg.items():
             self.totals[k] = self.totals.get(k, 0) + v
 
-    async def _stop(self, pending: list[Any], timeout_s: float = 30.0) -> None:
-        """Cancel these shards and wait until they have ended (their workers let go of their parts)."""
+    async def _task_shard(self, o: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+        ref = self._remote.remote(o, self.coord)
+        self._started.append(ref)
+        out = await ref
+        if out["rc"] == 3:
+            board, _ = await self.coord.snapshot.remote()
+            out["fatal"] = board.get(o["shard"], {}).get("fatal", "a model is misconfigured")
+        return out
+
+    async def _actor_shard(self, o: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+        actor = self._remote.remote(o, self.coord)
+        self._started.append(actor)
+        size = max(BATCH_MIN, math.ceil(len(keys) / BATCHES))
+        batches = [keys[j:j + size] for j in range(0, len(keys), size)]
+        inflight: list[Any] = []
+        for b in [*batches, None]:
+            if b is not None:
+                inflight.append(actor.run.remote(b))
+            while inflight and (b is None or len(inflight) >= 2):  # two batches in flight: no idle gap between them
+                out = await inflight.pop(0)
+                if out["rc"] == 3:
+                    return {**out, "last": {}}
+        out = await actor.close.remote()
+        self.ray.kill(actor, no_restart=True)
+        return out
+
+    async def _stop(self, futs: list[asyncio.Future[Any]], timeout_s: float = 30.0) -> None:
+        """Stop every shard of this list and wait (up to ``timeout_s``) until its tasks have ended
+        (their workers let go of their parts; a killed actor's part waits in the merge)."""
         ray = self.ray
-        for ref in pending:
-            ray.cancel(ref, force=True)
+        refs = []
+        for h in self._started:
+            if self.mode == "actors":
+                ray.kill(h, no_restart=True)
+            else:
+                ray.cancel(h, force=True)
+                refs.append(h)
+        for f in futs:
+            f.cancel()
+        await asyncio.gather(*futs, return_exceptions=True)
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout_s
-        while pending and loop.time() < end:
-            _, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
-            if pending:
+        while refs and loop.time() < end:
+            _, refs = ray.wait(refs, num_returns=len(refs), timeout=0)
+            if refs:
                 await asyncio.sleep(POLL_S)
 
     async def _poll(self, totals: ShardTotals, finished: dict[int, dict[str, Any]]) -> None:
@@ -190,12 +293,14 @@ class RayEngine:
                 totals.report(int(i), msg)
 
     async def _sharded(self, todo: list[Cell]) -> dict[str, Any]:
-        ctx, ray = self.ctx, self.ray
+        ctx = self.ctx
         d = parts_dir(ctx.store_path, ctx.opts.parts).resolve()
         d.mkdir(parents=True, exist_ok=True)
         totals = ShardTotals(ctx)
-        refs: dict[Any, int] = {}
         limited = ctx.limited()
+        launch = self._actor_shard if self.mode == "actors" else self._task_shard
+        self._started = []
+        futs: dict[asyncio.Future[Any], int] = {}
         for i, keys in enumerate(shard(todo, self.workers())):
             if not keys:
                 continue
@@ -204,32 +309,29 @@ class RayEngine:
             o = worker_options(ctx, i, cells_file, d / f"{ctx.run_id}-w{i}.duckdb")
             o.update(limited=limited, cwd=os.getcwd(), suite=str(Path(o["suite"]).resolve()),
                      lib=[str(Path(p).resolve()) for p in o["lib"]], cache_path=str(Path(o["cache_path"]).resolve()))
-            refs[self._task.remote(o, self.coord)] = i
+            futs[asyncio.ensure_future(launch(o, keys))] = i
         errors: list[str] = []
         fatal: list[str] = []
         finished: dict[int, dict[str, Any]] = {}  # a finished shard's own last report (the board may lag it)
-        pending = list(refs)
+        pending = set(futs)
         try:
             while pending:
-                done, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
-                for ref in done:
+                done, pending = await asyncio.wait(pending, timeout=POLL_S)
+                for f in done:
                     try:
-                        out = ray.get(ref)
-                    except Exception as exc:  # retries exhausted, or the task itself raised
-                        errors.append(f"shard {refs[ref]}: {type(exc).__name__}: {str(exc)[-2000:]}")
+                        out = f.result()
+                    except Exception as exc:  # retries exhausted, or the worker itself raised
+                        errors.append(f"shard {futs[f]}: {type(exc).__name__}: {str(exc)[-2000:]}")
                         continue
-                    finished[refs[ref]] = out["last"]
+                    finished[futs[f]] = out["last"]
                     if out["rc"] == 3:
-                        board, _ = await self.coord.snapshot.remote()
-                        fatal.append(board.get(refs[ref], {}).get("fatal", "a model is misconfigured"))
+                        fatal.append(out["fatal"])
                 if fatal:  # a misconfigured model: stop every shard
-                    await self._stop(pending)
-                    pending = []
+                    await self._stop(list(pending))
+                    pending = set()
                 await self._poll(totals, finished)
-                if pending:
-                    await asyncio.sleep(POLL_S)
         except BaseException:
-            await self._stop(pending)
+            await self._stop(list(pending))
             merge_parts(ctx.session.store, ctx.run_id, ctx.store_path, ctx.opts.parts)
             raise
         return end_shards(ctx, totals, fatal, errors)
@@ -244,4 +346,13 @@ class RayEngine:
         return dict(self.totals)
 
 
-__all__ = ["ActorLimiter", "Coordinator", "INSTALL", "RayEngine", "shard_task"]
+def mode(opts: RunOptions) -> str:
+    """``--ray-mode``, checked (default: the first of :data:`MODES`); another value is an
+    :class:`~.engine.EngineUnavailable` naming the choices (the CLI's exit 2)."""
+    m = opts.ray_mode or MODES[0]
+    if m not in MODES:
+        raise EngineUnavailable(f"--ray-mode {m!r}: choose one of {', '.join(MODES)}")
+    return m
+
+
+__all__ = ["MODES", "ActorLimiter", "Coordinator", "INSTALL", "RayEngine", "ShardActor", "mode", "shard_task"]

@@ -52,6 +52,10 @@ class RunOptions:
     address: str | None = None
     """``ray``: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:10001``); None: ``RAY_ADDRESS``
     if set, else a local Ray started for the run."""
+    ray_mode: str | None = None
+    """``ray``: how the cells reach the workers — ``tasks`` (one Ray task per shard) or ``actors``
+    (one actor per shard, holding its gateway, sent the shard's cells in batches); None: the
+    engine's default (``tasks``, the faster in ``benchmarks/harness_scale.py``; docs/scale.md)."""
     parts: Path | None = None
     """Where the workers write their DuckDB parts (default: ``parts/`` beside the store). On a Ray
     cluster of several machines: a directory every node and the driver see (a shared filesystem)."""

@@ -148,28 +148,40 @@ def _merged_already(con) -> bool:
     return False
 
 
+MERGE_THREADS = 1
+"""DuckDB threads during a merge: a part's tables are small statements where more threads cost
+more than they give (profiled: 730k vs 570k rows per CPU-second, fewer under load; docs/scale.md)."""
+
+
 def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
-    """Copy every row of a worker's store file into ``target`` (one transaction). Returns rows
-    copied per table; empty when the part's rows are in ``target`` already (a merge whose part
-    file outlived it: the driver died before deleting it) — a part is merged once."""
+    """Copy every row of a worker's store file into ``target``: one ``INSERT … SELECT`` per table
+    from the part attached read-only, in one transaction (no row passes through Python). Returns
+    rows inserted per table (a content table's texts already stored are not counted); empty when
+    the part's rows are in ``target`` already (a merge whose part file outlived it: the driver
+    died before deleting it) — a part is merged once."""
     counts = {}
+    con = target.con
+    began = False
     with target.lock:
-        target.con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part")
+        con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part (READ_ONLY)")
+        threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         try:
-            if _merged_already(target.con):
+            if _merged_already(con):
                 return {}
-            target.con.execute("BEGIN TRANSACTION")
+            con.execute(f"SET threads = {MERGE_THREADS}")
+            con.execute("BEGIN TRANSACTION")
+            began = True
             for t in _schema.TABLES:
                 if t == "runs":
                     continue
-                n = target.con.execute(f"SELECT count(*) FROM part.{t}").fetchall()[0][0]
                 verb = "INSERT OR IGNORE" if t in _schema.CONTENT_TABLES else "INSERT"  # texts: once per store
-                target.con.execute(f"{verb} INTO {t} BY NAME SELECT * FROM part.{t}")
-                counts[t] = int(n)
-            target.con.execute("COMMIT")
+                counts[t] = int(con.execute(f"{verb} INTO {t} BY NAME SELECT * FROM part.{t}").fetchall()[0][0])
+            con.execute("COMMIT")
         except Exception:
-            target.con.execute("ROLLBACK")
+            if began:
+                con.execute("ROLLBACK")
             raise
         finally:
-            target.con.execute("DETACH part")
+            con.execute(f"SET threads = {int(threads)}")
+            con.execute("DETACH part")
     return counts

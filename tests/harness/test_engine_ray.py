@@ -22,7 +22,8 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray")
 
-from enginesuite import WINDOW_S, call_points, engine_free_rows, limited_suite, most_in_window  # noqa: E402
+from enginesuite import (WINDOW_S, call_points, engine_free_rows, limited_suite, most_in_window,  # noqa: E402
+                         run_past_a_429)
 from masbench.harness import RunOptions, run_suite  # noqa: E402
 from masbench.store import live_path  # noqa: E402
 from simsuite import counts, write_suite  # noqa: E402
@@ -68,13 +69,15 @@ async def _live_shards(store: Path, ready, timeout: float = 120.0) -> dict:
 async def test_the_same_suite_gives_the_same_rows_on_every_engine(tmp_path, ray_cluster):
     suite = write_suite(tmp_path, name="same", n=6, k_max=5)
     runs = {}
-    for name, engine, workers in (("one", "local", 1), ("two", "processes", 2), ("ray", "ray", 2)):
+    for name, engine, workers, mode in (("one", "local", 1, None), ("two", "processes", 2, None),
+                                        ("ray", "ray", 2, "tasks"), ("actors", "ray", 2, "actors")):
         s = await run_suite(RunOptions(suite=str(suite), store=tmp_path / f"{name}.duckdb", engine=engine,
-                                       workers=workers))
+                                       workers=workers, ray_mode=mode))
         assert s.failed == 0 and s.ran == s.total_cells
         runs[name] = engine_free_rows(s.store, s.run_id)
     assert runs["one"]["results"] and runs["one"]["pool"] and runs["one"]["curve"] and runs["one"]["paired"]
     assert runs["ray"] == runs["one"]
+    assert runs["actors"] == runs["one"]
     assert runs["two"] == runs["one"]
     assert not list((tmp_path / "parts").glob("*.duckdb"))  # every part merged and removed
 
@@ -89,11 +92,13 @@ def uninterrupted(tmp_path_factory):
 
 
 @pytest.mark.slow
-async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray_cluster, uninterrupted):
+@pytest.mark.parametrize("mode", ["tasks", "actors"])
+async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray_cluster, uninterrupted, mode):
     suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOW,
                         designs="[cot, {design: cot-sc, params: {k: 3}}]")
     store = tmp_path / "runs" / "slow.duckdb"
-    run = asyncio.ensure_future(run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, concurrency=2)))
+    run = asyncio.ensure_future(run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, concurrency=2,
+                                                     ray_mode=mode)))
     doc = await _live_shards(store, lambda d: any((m.get("done") or 0) >= 3 and m.get("pid")
                                                   for m in d["shards"].values()))
     i, victim = next((i, m) for i, m in doc["shards"].items() if (m.get("done") or 0) >= 3)
@@ -101,7 +106,7 @@ async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray
     s = await run
     assert s.status == "finished" and s.failed == 0
     assert counts(s.store, s.run_id) == uninterrupted
-    again = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2))
+    again = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2, ray_mode=mode))
     assert again.run_id == s.run_id and again.ran == 0  # nothing was left to do
 
 
@@ -133,16 +138,23 @@ async def test_a_killed_driver_leaves_parts_the_rerun_merges_once(tmp_path, ray_
 async def test_rate_limits_hold_across_ray_workers(tmp_path, ray_cluster, http_server, monkeypatch):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
     srv = http_server(latency_ms=20, prompt_tokens=20, completion_tokens=5, reply="Answer: 3")
-    # ×10 time scale (enginesuite.WINDOW_S): ≤ 600 requests in any 6 s and 100 in any 1 s; ≤ 9,000 tokens
-    # in any 6 s and 1,500 in any 1 s; never 5 open at once
+    # the tests' scale (enginesuite.WINDOW_S): ≤ 60 requests in any 0.6 s and 10 in any 0.1 s; ≤ 900
+    # tokens in any 0.6 s and 150 in any 0.1 s; never 5 open at once
     model = (f"{{id: openai/fake-model, api_base: '{srv.base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
              f"rpm: 6000, tpm: 90000, max_in_flight: 4, rate_window_s: {WINDOW_S:g}}}")
-    suite = limited_suite(tmp_path, "limits", model, n=200)
+    suite = limited_suite(tmp_path, "limits", model, n=40)
     s = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2))
     pts = call_points(s.store, s.run_id)
-    assert len(pts) == 800 == srv.stats.requests and s.failed == 0
+    assert len(pts) == 160 == srv.stats.requests and s.failed == 0
     reqs = [(t, 1.0) for t, _, _ in pts]
     toks = [(t, float(n)) for t, _, n in pts]
-    assert most_in_window(reqs, WINDOW_S) <= 600 and most_in_window(reqs, WINDOW_S / 6) <= 100
-    assert most_in_window(toks, WINDOW_S) <= 9_000 and most_in_window(toks, WINDOW_S / 6) <= 1_500
+    assert most_in_window(reqs, WINDOW_S) <= 60 and most_in_window(reqs, WINDOW_S / 6) <= 10
+    assert most_in_window(toks, WINDOW_S) <= 900 and most_in_window(toks, WINDOW_S / 6) <= 150
     assert 1 <= srv.stats.open_max <= 4  # (the rates bind first here; the cap binds in test_engines.py)
+
+
+@pytest.mark.slow
+async def test_a_429_pauses_every_ray_worker_until_its_retry_after(tmp_path, ray_cluster, http_server, monkeypatch):
+    # as test_engines.py's, through the coordinator actor: both Ray workers hold for the Retry-After
+    monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
+    await run_past_a_429(tmp_path, http_server, engine="ray")

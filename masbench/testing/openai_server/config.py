@@ -112,6 +112,8 @@ class ServerStats:
             arrival order (capped like ``auth_headers``): what a client really sent.
         tools: per well-formed request (capped likewise), the ``tools`` it offered (as sent; None
             when it offered none) and its ``tool_choice``: ``{"tools", "tool_choice"}``.
+        fault_times: ``time.monotonic()`` when each injected fault was answered (its response
+            sent: for a 429 the moment a client can learn of it), in order (capped like ``auth_headers``).
         open_now / open_max: chat completions being answered right now, and the most ever at
             once (from arrival to response): what a client's concurrency cap looks like here.
     """
@@ -125,6 +127,7 @@ class ServerStats:
     request_times: list[float] = field(default_factory=list)
     messages: list[list[Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
+    fault_times: list[float] = field(default_factory=list)
     open_now: int = 0
     open_max: int = 0
 

@@ -156,6 +156,8 @@ class FakeOpenAIServer:
             resp = _error_response(status, code, message)
             if cfg.retry_after is not None and status in (429, 503):
                 resp.headers["Retry-After"] = cfg.retry_after
+            if len(stats.fault_times) < cfg.auth_log_limit:
+                stats.fault_times.append(time.monotonic())
             return resp
 
         model = cfg.model or str(payload.get("model") or "fake-model")
