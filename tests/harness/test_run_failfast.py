@@ -3,14 +3,12 @@ against our fault-injecting OpenAI-compatible server over real HTTP (issue 13)."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from clirun import Ran, masbench
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.failures import RunAborted
 
@@ -36,12 +34,9 @@ def suite(tmp: Path, srv, n: int = 2, name: str = "ff") -> Path:
     return p
 
 
-def cli(path: Path, *extra: str, key: bool = True) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != KEY}
-    if key:
-        env[KEY] = "sk-test-not-a-secret"
-    return subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(path), "--no-cache", *extra],
-                          capture_output=True, text=True, timeout=300, env=env)
+def cli(path: Path, *extra: str, key: bool = True) -> Ran:
+    """``masbench run PATH --no-cache EXTRA`` in this process, with or without the key set."""
+    return masbench("run", str(path), "--no-cache", *extra, env={KEY: "sk-test-not-a-secret" if key else None})
 
 
 def counts(store: Path) -> dict[str, int]:
@@ -150,11 +145,8 @@ async def test_with_workers_a_misconfigured_model_aborts_every_worker(tmp_path, 
 def test_doctor_makes_one_call_per_model_and_names_what_to_set(tmp_path, http_server):
     srv = http_server()
     path = suite(tmp_path, srv)
-    env = {k: v for k, v in os.environ.items() if k != KEY}
-    bad = subprocess.run([sys.executable, "-m", "masbench.cli", "doctor", str(path)], capture_output=True, text=True,
-                         timeout=120, env=env)
+    bad = masbench("doctor", str(path), env={KEY: None})
     assert bad.returncode == 3 and KEY in bad.stdout and "misconfigured" in bad.stdout, bad.stdout + bad.stderr
-    good = subprocess.run([sys.executable, "-m", "masbench.cli", "doctor", str(path)], capture_output=True, text=True,
-                          timeout=120, env={**env, KEY: "sk-test-not-a-secret"})
+    good = masbench("doctor", str(path), env={KEY: "sk-test-not-a-secret"})
     assert good.returncode == 0 and "default (openai/fake-model): ok" in good.stdout, good.stdout + good.stderr
     assert srv.stats.requests == 1
