@@ -150,7 +150,7 @@ class ShardActor:
         self._open = asyncio.Lock()
 
     async def _opened(self) -> Any:
-        from .worker_main import Shard
+        from .worker_main import Shard  # the actor's own import of the harness, inside the Ray worker
 
         async with self._open:
             if self.shard is None:
@@ -166,7 +166,7 @@ class ShardActor:
         self.coord.report.remote(self.o["shard"], msg)
 
     async def run(self, keys: list[str]) -> dict[str, Any]:
-        from .failures import RunAborted
+        from .failures import RunAborted  # in the Ray worker, next to the Shard it imports lazily
 
         sh = await self._opened()
         try:
