@@ -44,29 +44,11 @@ def tally(stats: dict[str, Any], res: CallResult) -> None:
     stats["cost_usd"] += res.cost_usd
 
 
-_REQUEST_JSON: dict[tuple, str | None] = {}
-"""Memo of :func:`request_json` by the kept parameters (a run's calls share a few dozen requests'
-parameters; encoding them was one JSON encode per call)."""
-_REQUEST_JSON_MAX = 4096
-
-
 def request_json(req: dict[str, Any]) -> str | None:
     """``calls.request``: the :data:`REQUEST_PARAMS` the request set, as JSON (None if none); of
     ``tools`` only their function names."""
     kept = {k: tool_names(req[k]) if k == "tools" else req[k] for k in REQUEST_PARAMS if req.get(k) is not None}
-    if not kept:
-        return None
-    try:  # with the types: 1, 1.0 and True are equal keys but encode differently
-        key = tuple((k, type(v), tuple((type(x), x) for x in v) if type(v) is list else v) for k, v in kept.items())
-        hit = _REQUEST_JSON.get(key)
-    except TypeError:  # an unhashable value (a response_format dict): encode it every time
-        return json.dumps(kept, sort_keys=True, default=str)
-    if hit is None:
-        hit = json.dumps(kept, sort_keys=True, default=str)
-        if len(_REQUEST_JSON) >= _REQUEST_JSON_MAX:
-            _REQUEST_JSON.clear()
-        _REQUEST_JSON[key] = hit
-    return hit
+    return json.dumps(kept, sort_keys=True, default=str) if kept else None
 
 
 def call_row(res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str], *,

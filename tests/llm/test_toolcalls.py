@@ -57,8 +57,8 @@ def test_the_request_row_keeps_tool_names_and_choice_never_schemas():
 
 
 def test_the_request_row_is_encoded_as_each_call_set_it_whatever_came_before():
-    # request_json keeps a memo: equal-comparing values of other types (1, 1.0, True) or other
-    # lists must still come out as their own JSON, and a dict value (unhashable) still encodes
+    # equal-comparing values of other types (1, 1.0, True) or other lists come out as their own
+    # JSON, and a dict value still encodes, however often and in whatever order they are asked for
     cases = [({"temperature": 1, "stop": ["a"]}, '{"stop": ["a"], "temperature": 1}'),
              ({"temperature": 1.0, "stop": ["a"]}, '{"stop": ["a"], "temperature": 1.0}'),
              ({"temperature": True}, '{"temperature": true}'),
@@ -66,7 +66,7 @@ def test_the_request_row_is_encoded_as_each_call_set_it_whatever_came_before():
              ({"stop": ["a", "b"]}, '{"stop": ["a", "b"]}'),
              ({"response_format": {"type": "json_object"}}, '{"response_format": {"type": "json_object"}}'),
              ({"max_tokens": None}, None)]
-    for _ in range(2):  # the second round reads the memo
+    for _ in range(2):
         assert [request_json(req) for req, _ in cases] == [want for _, want in cases]
 
 
