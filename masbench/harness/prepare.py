@@ -55,7 +55,8 @@ class RunOptions:
     ray_mode: str | None = None
     """``ray``: how the cells reach the workers — ``tasks`` (one Ray task per shard) or ``actors``
     (one actor per shard, holding its gateway, sent the shard's cells in batches); None: the
-    engine's default (``tasks``, the faster in ``benchmarks/harness_scale.py``; docs/scale.md)."""
+    engine's default (``tasks``: the two measured a tie within noise in
+    ``benchmarks/harness_scale.py``, and tasks reuse Ray's pooled worker processes; docs/scale.md)."""
     parts: Path | None = None
     """Where the workers write their DuckDB parts (default: ``parts/`` beside the store). On a Ray
     cluster of several machines: a directory every node and the driver see (a shared filesystem)."""

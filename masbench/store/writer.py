@@ -18,6 +18,7 @@ import dataclasses
 import threading
 import time
 from operator import attrgetter
+from collections.abc import Iterable
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -105,16 +106,12 @@ class StoreWriter:
         kind = type(rows[0])
         if issubclass(kind, Row) and all(type(r) is kind for r in rows):
             names = kind.columns()
-            unknown = set(names) - set(cols)
-            if unknown:
-                raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
+            _known(table, names, cols)
             get = attrgetter(*names)  # one column: a value, not a tuple
             tuples = list(map(get, rows)) if len(names) > 1 else [(get(r),) for r in rows]
             return dict(zip(names, map(list, zip(*tuples))))
         dicts = [r.as_dict() if isinstance(r, Row) else r for r in rows]
-        unknown = set().union(*(r.keys() for r in dicts)) - set(cols)
-        if unknown:
-            raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
+        _known(table, set().union(*(r.keys() for r in dicts)), cols)
         return {c: [r.get(c) for r in dicts] for c in cols if any(c in r for r in dicts)}
 
     async def aflush(self) -> int:
@@ -137,3 +134,10 @@ class StoreWriter:
 
     def close(self) -> None:
         self.flush()
+
+
+def _known(table: str, names: Iterable[str], cols: list[str]) -> None:
+    """Raise ``KeyError`` naming the ``names`` that are not columns of ``table``."""
+    unknown = set(names) - set(cols)
+    if unknown:
+        raise KeyError(f"{table}: unknown columns {sorted(unknown)}")
