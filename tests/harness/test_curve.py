@@ -93,6 +93,20 @@ def test_compute_curve_under_each_tie_rule_passes_the_cell_key(store) -> None:
     assert wins == {True, False}
 
 
+def test_a_sample_without_a_price_is_left_out_of_its_cells_mean_cost(store) -> None:
+    # cell t1/0: USD 0.2, NULL (an unpriced sample), 0.4 -> the mean sample cost is (0.2 + 0.4) / 2 = 0.3,
+    # not 0.6 / 3 = 0.2; a cell with every sample unpriced has no mean (NULL); tokens 10, 20, 30 -> 20
+    for task, costs in (("t1", [0.2, None, 0.4]), ("t2", [None, None])):
+        for i, usd in enumerate(costs):
+            ins(store, "pool", run_id="r", task_id=task, seed=0, sample_index=i, answer="a", correct=True,
+                tokens=10 * (i + 1), cost_usd=usd, budget_spent=0.0)
+    compute_curve(store, "r", CotScSpec(k_max=2, bootstrap=0), {"t1": ("g", 1), "t2": ("g", 2)})
+    got = store.sql("SELECT task_id, k, tokens, cost_usd FROM cot_sc_task_curve WHERE run_id = 'r' ORDER BY ALL")
+    assert [g[:3] for g in got] == [("t1", 1, 20.0), ("t1", 2, 40.0), ("t2", 1, 15.0), ("t2", 2, 30.0)]
+    assert [g[3] for g in got[:2]] == pytest.approx([0.3, 0.6], abs=1e-12)
+    assert all(g[3] is None or math.isnan(g[3]) for g in got[2:])
+
+
 def test_compute_curve_on_an_empty_pool_writes_nothing(store) -> None:
     assert compute_curve(store, "r", CotScSpec(k_max=3), {"t1": ("all", None)}) == 0
     assert store.sql("SELECT count(*) FROM cot_sc_curve") == [(0,)]
