@@ -13,7 +13,7 @@ from .node import run_node
 from .ops.until import check_until
 from .plan import Plan
 from .scope import EMPTY, SKIP, Br, Env, Scope, Stats
-from .values import OK, Val, read, vtext
+from .values import Val, read, vtext
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: a straight-line run never imports langgraph
     from langgraph.runtime import Runtime
@@ -68,7 +68,7 @@ def branch_step(p: Plan) -> Step:
         it = br.item
         if it is SKIP:
             return {}
-        r = sc.rounds.get(L, 0) if L is not None else 0
+        r = sc.rounds.get(L, 0)  # outside a loop (L None): round 0
         if it is EMPTY:
             val = Val(status="empty", error="nothing to map over (the upstream list is empty or missing)")
             sc.record(key, val, 0)
@@ -96,8 +96,10 @@ def round_step(p: Plan, lp: LoopInfo, until_plan: Plan | None) -> Step:
         r = sc.rounds.get(L, 0)
         v = cur(Env(state, sc))
         if r == 0:
-            if v is not None:
-                sc.hist.setdefault(L, []).append((0, lp.init or "start", vtext(v)))
+            # before round 1 only the init has a value (loops are not nested; a sub-design's loop
+            # has its own scope)
+            if lp.init is not None and v is not None:
+                sc.hist.setdefault(L, []).append((0, lp.init, vtext(v)))
         else:
             if ufan is not None and L not in sc.stop:  # a fanned-out until node is judged once all branches are in
                 uv = read(state, ufan.key, True)
@@ -107,19 +109,17 @@ def round_step(p: Plan, lp: LoopInfo, until_plan: Plan | None) -> Step:
                 if v is not None and v.answers is not None and v.answers == sc.prev.get(L):
                     sc.stop[L] = "converged"
         if v is not None:
-            sc.prev[L] = v.answers if v.items is None else tuple(a for m in v.items for a in (m.answers or ()))
-        if L in sc.stop:
-            go = False
-        elif r >= lp.max_rounds:
-            sc.stop[L] = "max_rounds"
-            go = False
-        elif sc.sh.meter.exhausted:
-            sc.stop[L] = "budget"
-            go = False
-        else:
-            go = True
-            sc.rounds[L] = r + 1
-        sc.go[L] = go
+            # a fan-out's value (``read``) carries no answers of its own, so ``converged`` compares
+            # single values only
+            sc.prev[L] = v.answers
+        if L not in sc.stop:
+            if r >= lp.max_rounds:
+                sc.stop[L] = "max_rounds"
+            elif sc.sh.meter.exhausted:
+                sc.stop[L] = "budget"
+            else:
+                sc.rounds[L] = r + 1
+        sc.go[L] = L not in sc.stop
         return {}
     controller.__name__ = f"{L}#round"
     return controller
@@ -134,14 +134,9 @@ def exit_step(p: Plan, lp: LoopInfo) -> Step:
     async def exit_(state: dict, runtime: Runtime[Any]) -> dict:
         sc: Scope = runtime.context
         t0 = time.perf_counter()
-        v = cur(Env(state, sc))
+        v = cur(Env(state, sc))  # the body output's latest value, else the init's (a Val is never mutated)
         if v is None:
             v = Val(status="empty", error="the loop produced no value")
-        elif v.items is not None:
-            v = Val(items=v.items, status=v.status, error=v.error)
-        else:
-            v = Val(text=v.text, answers=v.answers, data=v.data, status=OK if v.status == OK else v.status,
-                    error=v.error)
         sc.loops[sc.prefix + L] = {"rounds": sc.rounds.get(L, 0), "max_rounds": lp.max_rounds,
                                    "stopped": sc.stop.get(L)}
         sc.record(L, v)

@@ -8,7 +8,9 @@ from typing import Any
 from masbench.bench.types import TaskInstance
 from masbench.library import Library
 from masbench.llm.scripted import ScriptedGateway
+from masbench.budget import Budget
 from masbench.runtime import RunContext, run_design
+from masbench.runtime.bind import MAP_LIMIT
 from masbench.spec import DesignSpec
 
 LIB = Library()
@@ -126,3 +128,122 @@ async def test_a_channel_lists_its_writers_in_declaration_order_and_branches_in_
     prompt = next(q for q in gw.requests if q["node"] == "agg")["messages"][-1]["content"]
     pos = [prompt.index(f"Answer: {x}") for x in ("a0", "a1", "b0", "d0", "d1")]
     assert pos == sorted(pos), prompt
+
+
+def _node_rows(rows: list, node: str) -> list:
+    return [x for x in rows if x.node == node]
+
+
+async def test_a_fan_out_after_a_met_until_in_the_same_round_does_not_run() -> None:
+    # the loop's output is a fan-out (repeat 2) after its until node: round 1 is rejected, so both
+    # redo branches run; round 2 approves, so neither branch runs and round 1's two redos are the value
+    d = spec({"draft": {"agent": "cot-solver"},
+              "fix": {"loop": {"init": "draft", "max_rounds": 4, "until": "check contains APPROVED",
+                               "nodes": {"check": {"agent": "cot-solver", "from": ["fix"]},
+                                         "redo": {"agent": "refiner", "repeat": 2, "from": ["fix", "check"]}},
+                               "output": "redo"}}}, "fix")
+    verdicts = iter(["rejected", "APPROVED"])
+
+    def script(i: dict[str, Any]) -> str:
+        if i["node"] == "fix.check":
+            return next(verdicts)
+        return "Answer: 7" if i["node"] == "fix.redo" else "Answer: 1"
+    gw = ScriptedGateway(script)
+    r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB))
+    assert [q["node"] for q in gw.requests] == ["draft", "fix.check", "fix.redo", "fix.redo", "fix.check"]
+    assert r.detail["loops"]["fix"] == {"rounds": 2, "max_rounds": 4, "stopped": "until"}
+    # the loop's value is round 1's two redo branches (both "7"), so the design answers 7, ok
+    assert r.answers == ["7"] and r.status == "ok" and r.detail["nodes"]["fix"] == "ok"
+
+
+async def test_a_loop_over_a_fan_out_with_a_failed_branch_is_degraded() -> None:
+    d = spec({"fix": {"loop": {"max_rounds": 1,
+                               "nodes": {"redo": {"agent": "cot-solver", "repeat": 2}}, "output": "redo"}}}, "fix")
+
+    def script(i: dict[str, Any]) -> str:
+        if i["sample_index"] % 2 == 1:  # one of the two branches' (consecutive) sample indices, every attempt
+            raise ValueError("injected failure")
+        return "Answer: 7"
+    rows: list = []
+    r = await run_design(d, TASK, RunContext(gateway=ScriptedGateway(script), library=LIB, node_sink=rows.append))
+    # one of the two branches failed: the loop's value is degraded (its status, its row), the answer 7
+    assert r.detail["nodes"]["fix"] == "degraded" and r.answers == ["7"] and r.status == "degraded"
+    (row,) = _node_rows(rows, "fix")
+    assert (row.op, row.calls, row.status) == ("loop", 0, "degraded")
+
+
+async def test_a_loop_whose_every_round_fails_has_no_value() -> None:
+    # no init, and the body's one node fails in both rounds: a failed round keeps the previous
+    # round's value, and there is none, so the loop's value is empty with its reason
+    d = spec({"fix": {"loop": {"max_rounds": 2, "nodes": {"redo": {"agent": "cot-solver"}}, "output": "redo"}}}, "fix")
+
+    def script(i: dict[str, Any]) -> str:
+        raise ValueError("injected failure")
+    rows: list = []
+    r = await run_design(d, TASK, RunContext(gateway=ScriptedGateway(script), library=LIB, node_sink=rows.append))
+    assert r.detail["loops"]["fix"] == {"rounds": 2, "max_rounds": 2, "stopped": "max_rounds"}
+    assert r.detail["nodes"]["fix"] == "empty"
+    assert r.detail["errors"]["fix"] == "the loop produced no value"
+    (row,) = _node_rows(rows, "fix")
+    assert (row.op, row.agent, row.model, row.calls, row.status, row.error, row.output) == \
+        ("loop", None, None, 0, "empty", "the loop produced no value", None)
+    assert r.answers == [""] and r.status == "failed"  # answers are padded to the task's count (one)
+
+
+async def test_an_empty_map_is_one_marker_branch_with_its_row_and_reason() -> None:
+    d = DesignSpec.model_validate({"name": "steps", "params": {"xs": []}, "reducers": {"pool": "append"},
+                                   "nodes": {"each": {"agent": "cot-solver", "map": "{xs}", "into": "pool"},
+                                             "pick": {"op": "majority", "from": "pool"}},
+                                   "output": "pick"})
+    gw = ScriptedGateway(counting())
+    rows: list = []
+    r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB, node_sink=rows.append))
+    why = "nothing to map over (the upstream list is empty or missing)"
+    assert gw.requests == [] and r.calls == 0
+    assert r.detail["branches"]["each"] == ["empty"] and r.detail["errors"]["each[0]"] == why
+    (row,) = _node_rows(rows, "each")
+    assert (row.op, row.agent, row.calls, row.tokens, row.status, row.error, row.output) == \
+        ("map", "cot-solver", 0, 0, "empty", why, None)
+    assert row.model is not None and row.latency_s >= 0 and row.t_end >= row.t_start
+    # the marker branch reaches the channel as one member without an answer: the vote has one
+    # missing voter and nothing to vote on
+    assert r.detail["votes"]["pick"]["missing"] == 1 and r.detail["votes"]["pick"]["voters"] == 0
+    assert r.status == "failed" and r.error == "no answers to vote on"
+
+
+async def test_a_budget_spent_before_the_loop_stops_it_at_round_zero() -> None:
+    # one call allowed: the draft's first sample makes it and its second is refused, so the meter is
+    # exhausted before the loop and its controller stops it before round 1; the loop's value is the
+    # draft's (the one answer that arrived)
+    d = spec({"draft": {"agent": "cot-solver", "repeat": 2},
+              "fix": {"loop": {"init": "draft", "max_rounds": 3,
+                               "nodes": {"redo": {"agent": "refiner", "from": ["fix"]}}, "output": "redo"}}}, "fix")
+    gw = ScriptedGateway(counting())
+    r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB, budget=Budget(per_task_calls=1)))
+    assert [q["node"] for q in gw.requests] == ["draft"]
+    assert r.detail["loops"]["fix"] == {"rounds": 0, "max_rounds": 3, "stopped": "budget"}
+    assert r.answers == ["1"] and r.status == "budget_exhausted"
+
+
+async def test_the_round_zero_history_entry_is_the_init_node() -> None:
+    d = spec({"draft": {"agent": "cot-solver"},
+              "fix": {"loop": {"init": "draft", "max_rounds": 2,
+                               "nodes": {"redo": {"agent": "refiner", "from": ["fix"],
+                                                  "prompt": "{question}\\n{history}\\nAgain."}},
+                               "output": "redo"}}}, "fix")
+    gw = ScriptedGateway(counting())
+    await run_design(d, TASK, RunContext(gateway=gw, library=LIB))
+    second = [q["messages"][-1]["content"] for q in gw.requests if q["node"] == "fix.redo"][1]
+    # round 2's prompt holds round 0 (the draft, answer 1) under the init's name, then round 1's redo
+    assert "[round 0] draft:\nStep 1.\nAnswer: 1" in second and "[round 1] redo:\nStep 2.\nAnswer: 2" in second
+
+
+async def test_a_map_over_more_than_the_limit_runs_the_first_limit_items_and_says_so() -> None:
+    xs = [str(i) for i in range(MAP_LIMIT + 3)]
+    d = DesignSpec.model_validate({"name": "steps", "params": {"xs": xs},
+                                   "nodes": {"src": {"python": "identity", "from": ["xs"]},
+                                             "each": {"agent": "cot-solver", "map": "src"}}, "output": "each"})
+    gw = ScriptedGateway(counting())
+    r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB))
+    assert len(gw.requests) == MAP_LIMIT
+    assert r.detail["notes"] == [f"each: mapped over the first {MAP_LIMIT} of {MAP_LIMIT + 3} items"]
