@@ -604,9 +604,10 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/runtime/steps.py', 'branch_step', 'return {key: [(r, br.i, val)], into: [(0, order * 100_000 + br.i, val)]}',
                'return {key: [(r, br.i, val)], into: [(0, order * 100001 + br.i, val)]}',
                "a channel's entries sort by order * stride + branch index; any stride above the branch count keeps the same order (see single_step's)"),
-    Equivalent('masbench/runtime/steps.py', 'branch_step', 'r = sc.rounds.get(L, 0)  # outside a loop (L None): round 0',
-               'r = sc.rounds.get(L, 1)  # outside a loop (L None): round 0',
-               "inside a loop the controller has set rounds[L] before the body runs; outside (L None) every entry of the fan-out gets the same round, and read() only compares rounds among one key's entries"),
+    Equivalent('masbench/runtime/steps.py', 'branch_step', 'r = sc.rounds.get(L, 0) if L is not None else 0',
+               'r = sc.rounds.get(L, 0) if (L is not None) or True else 0',
+               "outside a loop L is None, and sc.rounds is keyed by loop names (str: round_step's sc.rounds[L] = "
+               "r + 1 with L = lp.name), so sc.rounds.get(None, 0) is always the else branch's 0 (argued on branch i29-steps)"),
     Equivalent('masbench/runtime/steps.py', 'round_step', 'v = cur(Env(state, sc))',
                'v = cur(Env(state, None))',
                "a loop's current-value getter (Binder.loop_cur) reads only the Env's state"),

@@ -68,7 +68,7 @@ def branch_step(p: Plan) -> Step:
         it = br.item
         if it is SKIP:
             return {}
-        r = sc.rounds.get(L, 0)  # outside a loop (L None): round 0
+        r = sc.rounds.get(L, 0) if L is not None else 0
         if it is EMPTY:
             val = Val(status="empty", error="nothing to map over (the upstream list is empty or missing)")
             sc.record(key, val, 0)
