@@ -12,7 +12,7 @@ from fractions import Fraction as F
 import pytest
 
 from masbench.bench import GENERATORS
-from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _task, published_row, valid_rows
+from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _records, _task, published_row, valid_rows
 
 # ----- the return rule, by hand --------------------------------------------------------------------
 # the shared company's prices, rows 0..6
@@ -92,6 +92,35 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
             assert all(t[1] == inv["name"] for t in inv["txns"])
 
 
+class _RecordingRng(random.Random):
+    """A seeded Random that records every ``randrange`` call and its result (``randint`` goes through it)."""
+
+    def __init__(self, seed):
+        self.draws = []
+        super().__init__(seed)
+
+    def randrange(self, *args):
+        r = super().randrange(*args)
+        self.draws.append((args, r))
+        return r
+
+
+@pytest.mark.parametrize("k", range(4))
+def test_price_window_is_30_calendar_days_from_a_drawn_day_of_2024(k):
+    # the window's first day is 2024-01-01 plus a day offset drawn from 0..299 (the first randrange of the
+    # draw, after the companies are sampled); its rows are that day's 30 calendar days' weekdays, worked
+    # out here by brute force from the recorded offset
+    rng = _RecordingRng(f"window|{k}")
+    w = _draw(rng, 3, "reverse_target_sell", "Open", 0.1)
+    (args, offset) = rng.draws[0]
+    assert args == (300,)
+    start = dt.date(2024, 1, 1) + dt.timedelta(days=offset)
+    want = [start + dt.timedelta(days=d) for d in range(30)]
+    want = [f"{d.isoformat()} 00:00:00-05:00" for d in want if d.weekday() < 5]
+    for recs in w["records"].values():
+        assert [r["Date"] for r in recs] == want
+
+
 def test_drawn_prices_are_sane_daily_records():
     qs, volumes = [], []
     for k in range(40):
@@ -114,6 +143,51 @@ def test_drawn_prices_are_sane_daily_records():
     # volumes uniform on 10^6 .. 9·10^7: the lowest of ~5000 is above 1.5·10^6 with probability
     # (1 − 0.5/89)^5000 ≈ e^−28; the highest below 0.98·9·10^7 likewise
     assert min(volumes) < 1.5 * 10**6 and max(volumes) > 0.98 * 9 * 10**7
+
+
+class _ScriptedRng:
+    """Records every draw; ``uniform`` gives its midpoint, ``gauss(mu, sigma)`` gives mu + z·sigma with z
+    cycling through ``zs``, ``randint`` its lower end plus 7 — so each record can be worked by hand."""
+
+    def __init__(self, zs):
+        self.zs, self.calls = list(zs), []
+
+    def uniform(self, a, b):
+        self.calls.append(("uniform", a, b))
+        return (a + b) / 2
+
+    def gauss(self, mu, sigma):
+        self.calls.append(("gauss", mu, sigma))
+        z = self.zs[(len([c for c in self.calls if c[0] == "gauss"]) - 1) % len(self.zs)]
+        return mu + z * sigma
+
+    def randint(self, a, b):
+        self.calls.append(("randint", a, b))
+        return a + 7
+
+
+def test_price_walk_worked_by_hand_from_scripted_draws():
+    # 2024-03-01 is a Friday: 4 calendar days give Friday and Monday, the weekend skipped. The draws per
+    # weekday, in order: open gap N(0, 0.6%), day return N(0.05%, 1.5%), high and low wicks N(0, 0.4%),
+    # volume; z = −1, +2, −1, +2 (the high's negative draw is taken as |·|, so the high stays above).
+    rng = _ScriptedRng([-1, 2, -1, 2])
+    recs = _records(rng, dt.date(2024, 3, 1), days=4)
+    day = [("gauss", 0, 0.006), ("gauss", 0.0005, 0.015), ("gauss", 0, 0.004), ("gauss", 0, 0.004),
+           ("randint", 10**6, 9 * 10**7)]
+    assert rng.calls == [("uniform", 20, 400)] + day + day
+    close0 = 210.0  # the midpoint of [20, 400]
+    open1 = close0 * (1 - 0.006)  # 208.74
+    close1 = open1 * (1 + 0.0005 + 2 * 0.015)  # 215.10657
+    open2 = close1 * (1 - 0.006)  # the next weekday opens from Friday's close
+    close2 = open2 * (1 + 0.0305)
+    want = [("2024-03-01", open1, close1 * 1.004, open1 * (1 - 0.008), close1),
+            ("2024-03-04", open2, close2 * 1.004, open2 * (1 - 0.008), close2)]
+    assert [r["Date"] for r in recs] == [f"{d} 00:00:00-05:00" for d, *_ in want]
+    for r, (_, o, h, lo, c) in zip(recs, want):
+        assert (r["Open"], r["High"], r["Low"], r["Close"]) == pytest.approx((o, h, lo, c), rel=1e-12)
+        assert r["Volume"] == 10**6 + 7 and r["Dividends"] == 0.0 and r["Stock Splits"] == 0.0
+        assert list(r) == ["Date", "Open", "High", "Low", "Close", "Volume", "Dividends", "Stock Splits"]
+    assert recs[0]["Open"] == pytest.approx(208.74, rel=1e-12) and recs[0]["Close"] == pytest.approx(215.10657, rel=1e-12)
 
 
 # ----- the answer on a hand-built world -------------------------------------------------------------
@@ -143,6 +217,10 @@ def test_answer_takes_each_investors_first_valid_date_then_aggregates():
     assert early.meta["comparison"] == {"Alice": "March 06, 2024", "Bob": "March 07, 2024", "Cara": None}
     assert early.intermediates == ["March 06, 2024", "March 07, 2024", "none"]
     assert early.meta["candidates"] == ["Alice", "Bob", "Cara"]
+    # like every generator's tasks, the split it was drawn for; and the prices flagged as synthetic
+    assert early.meta["split"] == "test" and early.meta["prices"] == "synthetic"
+    assert set(early.meta) == {"candidates", "gold_names", "investor_dates", "comparison", "metadata", "tie",
+                               "prices", "split"}
     md = early.meta["metadata"]
     assert md == {"task_type": "smfr", "seed": 1, "num_instances": 3, "aggregation_op": "earliest_date",
                   "task_params": {"price_type": "Close", "question_type": "reverse_target_buy",
