@@ -10,6 +10,7 @@ import re
 from fractions import Fraction as F
 
 import pytest
+from recording_rng import RecordingRandom  # tests/recording_rng.py
 
 from masbench.bench import GENERATORS
 from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _records, _task, published_row, valid_rows
@@ -92,25 +93,12 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
             assert all(t[1] == inv["name"] for t in inv["txns"])
 
 
-class _RecordingRng(random.Random):
-    """A seeded Random that records every ``randrange`` call and its result (``randint`` goes through it)."""
-
-    def __init__(self, seed):
-        self.draws = []
-        super().__init__(seed)
-
-    def randrange(self, *args):
-        r = super().randrange(*args)
-        self.draws.append((args, r))
-        return r
-
-
 @pytest.mark.parametrize("k", range(4))
 def test_price_window_is_30_calendar_days_from_a_drawn_day_of_2024(k):
     # the window's first day is 2024-01-01 plus a day offset drawn from 0..299 (the first randrange of the
     # draw, after the companies are sampled); its rows are that day's 30 calendar days' weekdays, worked
     # out here by brute force from the recorded offset
-    rng = _RecordingRng(f"window|{k}")
+    rng = RecordingRandom(f"window|{k}")
     w = _draw(rng, 3, "reverse_target_sell", "Open", 0.1)
     (args, offset) = rng.draws[0]
     assert args == (300,)
