@@ -139,7 +139,7 @@ def _draw(rng: random.Random, n: int, qtype: str, price: str, pct: float) -> dic
                 txns.append((b, name, "buy", rng.choice(ACTIONS["buy"]), qq, c))
                 txns.append((s, name, "sell", rng.choice(ACTIONS["sell"]), qq, c))
                 completed.append((qq, prices[c][b], prices[c][s]))
-        valid = valid_rows(qtype, q, row, completed, prices[shared], Fraction(pct).limit_denominator(100))
+        valid = valid_rows(qtype, q, row, completed, prices[shared], Fraction(str(pct)))  # as printed
         investors.append({"name": name, "txns": txns, "valid": valid})
     order = traded + distract
     rng.shuffle(order)

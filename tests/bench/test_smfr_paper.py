@@ -51,6 +51,8 @@ def test_sell_question_scans_forward_strictly_after_the_buy():
     # two round trips add up: C = 50 + 20·10 = 250, E = 20 + 20·(8 − 10) = −20;
     # p = 10%: −20 + 10·(P_t − 10) ≥ 35 → P_t ≥ 15.5: rows 4, 5, 6
     assert valid_rows("reverse_target_sell", 10, 0, DONE + [(20, F(10), F(8))], PATH, F(10)) == [4, 5, 6]
+    # one profit unit short: 20 + 10·(19.9 − 10) = 119 < 0.8·150 = 120 at row 1, 120 exactly at row 2
+    assert valid_rows("reverse_target_sell", 10, 0, DONE, [F(10), F(199, 10), F(20)], F(80)) == [2]
 
 
 # ----- the drawn world against the published rules ---------------------------------------------------
@@ -93,20 +95,29 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
             assert all(t[1] == inv["name"] for t in inv["txns"])
 
 
-@pytest.mark.parametrize("k", range(4))
-def test_price_window_is_30_calendar_days_from_a_drawn_day_of_2024(k):
-    # the window's first day is 2024-01-01 plus a day offset drawn from 0..299 (the first randrange of the
-    # draw, after the companies are sampled); its rows are that day's 30 calendar days' weekdays, worked
-    # out here by brute force from the recorded offset
-    rng = RecordingRandom(f"window|{k}")
-    w = _draw(rng, 3, "reverse_target_sell", "Open", 0.1)
+@pytest.mark.parametrize("k", range(2))
+@pytest.mark.parametrize("qtype", ["reverse_target_sell", "reverse_target_buy"])
+def test_draw_ranges_and_the_30_calendar_day_window(k, qtype):
+    # every integer draw of a world, off a recording RNG: the window's day offset 0..299 (the first),
+    # volumes 10⁶..9·10⁷, the open position's row (first quarter: rows 0..⌊days/4⌋ − 1 for sell questions;
+    # last quarter: ⌊3·days/4⌋..days − 1 for buy questions) and every trade's 50..100 shares
+    rng = RecordingRandom(f"window|{k}|{qtype}")
+    w = _draw(rng, 3, qtype, "Open", 0.1)
     (args, offset) = rng.draws[0]
     assert args == (300,)
+    # the rows are the weekdays of the 30 calendar days from 2024-01-01 + offset, by brute force
     start = dt.date(2024, 1, 1) + dt.timedelta(days=offset)
     want = [start + dt.timedelta(days=d) for d in range(30)]
     want = [f"{d.isoformat()} 00:00:00-05:00" for d in want if d.weekday() < 5]
     for recs in w["records"].values():
         assert [r["Date"] for r in recs] == want
+    days = len(want)
+    open_rows = (days // 4,) if qtype == "reverse_target_sell" else (3 * days // 4, days)
+    assert {a for a, _ in rng.draws} == {(300,), (10**6, 9 * 10**7 + 1), open_rows, (50, 101)}
+    # each investor's open position is one of those draws (its row, then its shares)
+    opened = [t for inv in w["investors"] for t in inv["txns"] if t[5] == w["shared"]]
+    rows = [r for a, r in rng.draws if a == open_rows]
+    assert [t[0] for t in opened] == rows and len(rows) == 3
 
 
 def test_drawn_prices_are_sane_daily_records():
