@@ -11,7 +11,7 @@ import random
 class RecordingRandom(random.Random):
     """Draws like ``random.Random(seed)``; ``draws`` lists each ``randrange`` call's (args, result)."""
 
-    def __init__(self, seed: object) -> None:
+    def __init__(self, seed: int | str) -> None:
         self.draws: list[tuple[tuple[int, ...], int]] = []
         super().__init__(seed)
 

@@ -223,7 +223,7 @@ def test_generator_arguments_and_splits():
         gen([2], 1, 0, "dev")
     for bad in ([1], [13], [2.0]):
         with pytest.raises(ValueError, match=r"values must be 2\.\.12 \(published range\)"):
-            gen(bad, 1, 0, "test")
+            gen(bad, 1, 0, "test")  # pyright: ignore[reportArgumentType]  # a float value, on purpose
     assert [t.axis_value for t in gen([12, 2], 1, 0, "test")] == [12, 2]
     a = [t.model_dump_json() for t in gen([3], 3, 1, "test")]
     assert a == [t.model_dump_json() for t in gen([3], 3, 1, "test")]

@@ -144,23 +144,24 @@ def test_drawn_prices_are_sane_daily_records():
     assert min(volumes) < 1.5 * 10**6 and max(volumes) > 0.98 * 9 * 10**7
 
 
-class _ScriptedRng:
+class _ScriptedRng(random.Random):
     """Records every draw; ``uniform`` gives its midpoint, ``gauss(mu, sigma)`` gives mu + z·sigma with z
     cycling through ``zs``, ``randint`` its lower end plus 7 — so each record can be worked by hand."""
 
-    def __init__(self, zs):
+    def __init__(self, zs: list[int]) -> None:
+        super().__init__(0)
         self.zs, self.calls = list(zs), []
 
-    def uniform(self, a, b):
+    def uniform(self, a: float, b: float) -> float:
         self.calls.append(("uniform", a, b))
         return (a + b) / 2
 
-    def gauss(self, mu, sigma):
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
         self.calls.append(("gauss", mu, sigma))
         z = self.zs[(len([c for c in self.calls if c[0] == "gauss"]) - 1) % len(self.zs)]
         return mu + z * sigma
 
-    def randint(self, a, b):
+    def randint(self, a: int, b: int) -> int:
         self.calls.append(("randint", a, b))
         return a + 7
 
@@ -186,7 +187,8 @@ def test_price_walk_worked_by_hand_from_scripted_draws():
         assert (r["Open"], r["High"], r["Low"], r["Close"]) == pytest.approx((o, h, lo, c), rel=1e-12)
         assert r["Volume"] == 10**6 + 7 and r["Dividends"] == 0.0 and r["Stock Splits"] == 0.0
         assert list(r) == ["Date", "Open", "High", "Low", "Close", "Volume", "Dividends", "Stock Splits"]
-    assert recs[0]["Open"] == pytest.approx(208.74, rel=1e-12) and recs[0]["Close"] == pytest.approx(215.10657, rel=1e-12)
+    assert recs[0]["Open"] == pytest.approx(208.74, rel=1e-12)
+    assert recs[0]["Close"] == pytest.approx(215.10657, rel=1e-12)
 
 
 # ----- the answer on a hand-built world -------------------------------------------------------------
@@ -292,7 +294,7 @@ def test_generator_values_grid_cells_and_errors():
             t104["task_params"]["target_percentage"]) == ("reverse_target_sell", "earliest_date", "Open", 0.1)
     for bad in ([1], [11], [3.0]):
         with pytest.raises(ValueError, match="N must be 2..10"):
-            gen(bad, 1, 0, "test")
+            gen(bad, 1, 0, "test")  # pyright: ignore[reportArgumentType]  # a float N, on purpose
     with pytest.raises(ValueError, match="no investor qualifies after 0 draws"):
         gen([2], 1, 0, "test", max_tries=0)
 
