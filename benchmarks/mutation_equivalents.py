@@ -470,6 +470,21 @@ EQUIVALENT: list[Equivalent] = [
                'lines += [" ".join(f"{k}: {v!r}" if isinstance(v, float) else f"{k}: {v}" for k, v in r.items())',
                'lines += [" ".join(f"{k}: {v!r}" if (isinstance(v, float)) and False else f"{k}: {v}" for k, v in r.items())',
                'for a float, str() is repr() in Python 3 (shortest round-trip digits): the same full-precision text'),
+    Equivalent('masbench/bench/smfr_paper.py', 'valid_rows',
+               'cost = sum((q * b for q, b, _ in completed), Fraction(0))',
+               'cost = sum((q * b for q, b, _ in completed), )',
+               "sum's default start is the int 0: 0 + a Fraction is that Fraction, and with no completed trades the "
+               "int 0 enters the same exact arithmetic (p·(0 + q·P), E + S − p·0) as Fraction(0) would"),
+    Equivalent('masbench/bench/smfr_paper.py', 'valid_rows',
+               'realized = sum((q * (s - b) for q, b, s in completed), Fraction(0))',
+               'realized = sum((q * (s - b) for q, b, s in completed), )',
+               "sum's default start is the int 0: 0 + a Fraction is that Fraction, and with no completed trades the "
+               "int 0 enters the same exact comparisons as Fraction(0) would"),
+    Equivalent('masbench/bench/smfr_paper.py', '_draw',
+               'row, op = rng.randrange(max(1, int(days * 0.25))), "buy"',
+               'row, op = rng.randrange(max(2, int(days * 0.25))), "buy"',
+               'days is the weekdays of 30 calendar days, 20–22 (tests/bench/test_smfr_paper.py checks the window), so '
+               'int(days · 0.25) = 5 and max(1, 5) = max(2, 5): the guard only matters below 8 days'),
     # --- end part C ---
     # --- issue 29, modules first measured by branch i29-mut ---
     Equivalent('masbench/harness/stats/tests/sign_flip.py', '_ok',

@@ -12,7 +12,8 @@ the five axes with their published value ranges and answer formats:
   forward); "### Final Answers" with one ``Problem i: \\boxed{…}`` per problem, all scored
   (that h counts carried answers is inferred, as in our simple generator).
 - ``parallel`` p (2–8): "each problem is INDEPENDENT": a needle-in-a-haystack passage holding a
-  magic number, and p − 1 iGSM problems; p answers in ``\\boxed{}`` separated by blank lines.
+  four-digit magic number (uniform on 1000–9999, not mod 23), and p − 1 iGSM problems; p answers
+  in ``\\boxed{}`` separated by blank lines.
 - ``robustness`` r (2–6): an r-step chain whose r statements each carry the note "verify the
   information before you take it — <wrong value>", inside haystack filler.
 

@@ -71,7 +71,12 @@ _ASK = {
 
 
 def _records(rng: random.Random, start: dt.date, days: int = 30) -> list[dict[str, Any]]:
-    """Synthetic daily records for the weekdays of ``days`` calendar days (full float precision)."""
+    """Synthetic daily records for the weekdays of ``days`` calendar days (full float precision).
+
+    A random walk: the close before the first day is uniform on [20, 400]; each weekday's open is the
+    previous close × (1 + N(0, 0.6%)), its close the open × (1 + N(0.05%, 1.5%)), its high
+    max(open, close) × (1 + |N(0, 0.4%)|), its low min(open, close) × (1 − |N(0, 0.4%)|) (drawn in
+    that order), its volume a uniform integer in [10⁶, 9·10⁷]; dividends and splits are 0."""
     close = rng.uniform(20, 400)
     out = []
     for d in range(days):
@@ -134,7 +139,7 @@ def _draw(rng: random.Random, n: int, qtype: str, price: str, pct: float) -> dic
                 txns.append((b, name, "buy", rng.choice(ACTIONS["buy"]), qq, c))
                 txns.append((s, name, "sell", rng.choice(ACTIONS["sell"]), qq, c))
                 completed.append((qq, prices[c][b], prices[c][s]))
-        valid = valid_rows(qtype, q, row, completed, prices[shared], Fraction(pct).limit_denominator(100))
+        valid = valid_rows(qtype, q, row, completed, prices[shared], Fraction(str(pct)))  # as printed
         investors.append({"name": name, "txns": txns, "valid": valid})
     order = traded + distract
     rng.shuffle(order)

@@ -16,6 +16,7 @@ supersede, by the closing summary and by ``masbench status`` alike (:func:`failu
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict
 
@@ -23,6 +24,8 @@ from .db import Store
 from .schema import CONTENT_TABLES
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from duckdb import DuckDBPyConnection
 
 POOL_DESIGN = "__cot_pool__"
@@ -124,30 +127,38 @@ def _in(rows: CellRows, cells: str, alias: str = "t") -> str:
     return f"EXISTS (SELECT 1 FROM ({cells}) k WHERE {on})"
 
 
+@contextmanager
+def _transaction(store: Store) -> "Iterator[DuckDBPyConnection]":
+    """The store's connection inside one transaction, under its lock: committed when the block ends,
+    rolled back (and the error raised) when it raises."""
+    with store.lock:
+        con = store.con
+        con.begin()
+        try:
+            yield con
+            con.commit()
+        except Exception:
+            con.rollback()
+            raise
+
+
 def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
     """Delete the rows of cells that never completed (design cells without a result; pool cells
     with fewer than ``k_max`` samples), so resumed cells leave no duplicates. Returns rows deleted
     per table and kind (``calls``, ``nodes``, ``pool_calls``, ``pool``, …)."""
     counts: dict[str, int] = {}
-    with store.lock:
-        con = store.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for ct in CELL_TABLES:
-                for rows in ct.rows:
-                    if ct.done and rows.kind == "design":  # a results row is the done mark itself
-                        continue
-                    sql, params = _bind(f"DELETE FROM {ct.table} t WHERE t.run_id = $run AND ({rows.where}) "
-                                          f"AND NOT {_in(rows, _DONE[rows.kind])}", run_id, k_max)
-                    n = int(con.execute(sql, params).fetchall()[0][0])
-                    name = ct.table if rows.kind == "design" or ct.done else f"pool_{ct.table}"
-                    counts[name] = counts.get(name, 0) + n
-            if any(counts.values()):
-                counts["orphan_texts"] = drop_orphans(con)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    with _transaction(store) as con:
+        for ct in CELL_TABLES:
+            for rows in ct.rows:
+                if ct.done and rows.kind == "design":  # a results row is the done mark itself
+                    continue
+                sql, params = _bind(f"DELETE FROM {ct.table} t WHERE t.run_id = $run AND ({rows.where}) "
+                                      f"AND NOT {_in(rows, _DONE[rows.kind])}", run_id, k_max)
+                n = int(con.execute(sql, params).fetchall()[0][0])
+                name = ct.table if rows.kind == "design" or ct.done else f"pool_{ct.table}"
+                counts[name] = counts.get(name, 0) + n
+        if any(counts.values()):
+            counts["orphan_texts"] = drop_orphans(con)
     return counts
 
 
@@ -155,28 +166,21 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
     """Move the rows of failed cells to their ``superseded_to`` table or delete them, in one
     transaction; the cells then run again like ones never run. Returns the cells superseded by
     kind."""
-    with store.lock:
-        con = store.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            n = {k: int(con.execute(*_bind(f"SELECT count(*) FROM ({q})", run_id)).fetchall()[0][0])
-                 for k, q in _FAILED.items()}
-            for ct in CELL_TABLES:  # the done-marking tables last: the failed cells are read from them
-                if not ct.supersede:
-                    continue
-                for rows in ct.rows:
-                    where = f"t.run_id = $run AND ({rows.where}) AND {_in(rows, _FAILED[rows.kind])}"
-                    if ct.superseded_to:
-                        con.execute(*_bind(f"INSERT INTO {ct.superseded_to} BY NAME SELECT *, "
-                                             f"epoch(current_timestamp) AS superseded_at FROM {ct.table} t "
-                                             f"WHERE {where}", run_id))
-                    con.execute(*_bind(f"DELETE FROM {ct.table} t WHERE {where}", run_id))
-            if any(n.values()):
-                drop_orphans(con)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    with _transaction(store) as con:
+        n = {k: int(con.execute(*_bind(f"SELECT count(*) FROM ({q})", run_id)).fetchall()[0][0])
+             for k, q in _FAILED.items()}
+        for ct in CELL_TABLES:  # the done-marking tables last: the failed cells are read from them
+            if not ct.supersede:
+                continue
+            for rows in ct.rows:
+                where = f"t.run_id = $run AND ({rows.where}) AND {_in(rows, _FAILED[rows.kind])}"
+                if ct.superseded_to:
+                    con.execute(*_bind(f"INSERT INTO {ct.superseded_to} BY NAME SELECT *, "
+                                         f"epoch(current_timestamp) AS superseded_at FROM {ct.table} t "
+                                         f"WHERE {where}", run_id))
+                con.execute(*_bind(f"DELETE FROM {ct.table} t WHERE {where}", run_id))
+        if any(n.values()):
+            drop_orphans(con)
     return n
 
 

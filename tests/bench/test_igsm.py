@@ -8,9 +8,10 @@ import re
 
 import networkx as nx
 import pytest
+from recording_rng import RecordingRandom  # tests/recording_rng.py
 
 from masbench.bench import GENERATORS, dag_from_json
-from masbench.bench.igsm import _FILLER, apply, evaluate
+from masbench.bench.igsm import _FILLER, _Build, _parallel, apply, evaluate
 
 AXES = {"depth": (2, 12), "breadth": (2, 8), "horizon": (2, 8), "parallel": (2, 8), "robustness": (2, 6)}
 
@@ -222,7 +223,7 @@ def test_generator_arguments_and_splits():
         gen([2], 1, 0, "dev")
     for bad in ([1], [13], [2.0]):
         with pytest.raises(ValueError, match=r"values must be 2\.\.12 \(published range\)"):
-            gen(bad, 1, 0, "test")
+            gen(bad, 1, 0, "test")  # pyright: ignore[reportArgumentType]  # a float value, on purpose
     assert [t.axis_value for t in gen([12, 2], 1, 0, "test")] == [12, 2]
     a = [t.model_dump_json() for t in gen([3], 3, 1, "test")]
     assert a == [t.model_dump_json() for t in gen([3], 3, 1, "test")]
@@ -268,6 +269,19 @@ def test_parallel_layout_numbering_and_haystack_position():
     assert all(60 < c < 140 for c in counts), counts
     for t in GENERATORS["masbench.igsm.parallel"]([5], 3, 0, "test"):
         assert re.findall(r"^Problem (\d+): ", t.question, re.MULTILINE) == ["1", "2", "3", "4", "5"]
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_parallel_magic_number_is_drawn_from_the_four_digit_numbers(k):
+    # the needle's magic number is the parallel layout's first draw, uniform on 1000..9999 (randint(1000, 9999)
+    # is randrange(1000, 10000)); the haystack states exactly the number drawn and the needle node holds it
+    rng = RecordingRandom(f"magic|{k}")
+    b = _Build(rng, "test")
+    question, answers = _parallel(b, 2)
+    (args, magic) = rng.draws[0]
+    assert args == (1000, 10000) and 1000 <= magic <= 9999
+    assert f"The magic number is {magic}." in question
+    assert b.G.nodes[answers[0]]["value"] == magic and b.G.nodes[answers[0]]["op"] == "needle"
 
 
 def test_each_problem_states_only_its_own_parameters():

@@ -10,9 +10,10 @@ import re
 from fractions import Fraction as F
 
 import pytest
+from recording_rng import RecordingRandom  # tests/recording_rng.py
 
 from masbench.bench import GENERATORS
-from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _task, published_row, valid_rows
+from masbench.bench.smfr_paper import COMPANIES, INVESTORS, _draw, _join, _records, _task, published_row, valid_rows
 
 # ----- the return rule, by hand --------------------------------------------------------------------
 # the shared company's prices, rows 0..6
@@ -50,6 +51,8 @@ def test_sell_question_scans_forward_strictly_after_the_buy():
     # two round trips add up: C = 50 + 20·10 = 250, E = 20 + 20·(8 − 10) = −20;
     # p = 10%: −20 + 10·(P_t − 10) ≥ 35 → P_t ≥ 15.5: rows 4, 5, 6
     assert valid_rows("reverse_target_sell", 10, 0, DONE + [(20, F(10), F(8))], PATH, F(10)) == [4, 5, 6]
+    # one profit unit short: 20 + 10·(19.9 − 10) = 119 < 0.8·150 = 120 at row 1, 120 exactly at row 2
+    assert valid_rows("reverse_target_sell", 10, 0, DONE, [F(10), F(199, 10), F(20)], F(80)) == [2]
 
 
 # ----- the drawn world against the published rules ---------------------------------------------------
@@ -92,6 +95,31 @@ def test_drawn_world_follows_the_generation_rules(n, qtype):
             assert all(t[1] == inv["name"] for t in inv["txns"])
 
 
+@pytest.mark.parametrize("k", range(2))
+@pytest.mark.parametrize("qtype", ["reverse_target_sell", "reverse_target_buy"])
+def test_draw_ranges_and_the_30_calendar_day_window(k, qtype):
+    # every integer draw of a world, off a recording RNG: the window's day offset 0..299 (the first),
+    # volumes 10⁶..9·10⁷, the open position's row (first quarter: rows 0..⌊days/4⌋ − 1 for sell questions;
+    # last quarter: ⌊3·days/4⌋..days − 1 for buy questions) and every trade's 50..100 shares
+    rng = RecordingRandom(f"window|{k}|{qtype}")
+    w = _draw(rng, 3, qtype, "Open", 0.1)
+    (args, offset) = rng.draws[0]
+    assert args == (300,)
+    # the rows are the weekdays of the 30 calendar days from 2024-01-01 + offset, by brute force
+    start = dt.date(2024, 1, 1) + dt.timedelta(days=offset)
+    want = [start + dt.timedelta(days=d) for d in range(30)]
+    want = [f"{d.isoformat()} 00:00:00-05:00" for d in want if d.weekday() < 5]
+    for recs in w["records"].values():
+        assert [r["Date"] for r in recs] == want
+    days = len(want)
+    open_rows = (days // 4,) if qtype == "reverse_target_sell" else (3 * days // 4, days)
+    assert {a for a, _ in rng.draws} == {(300,), (10**6, 9 * 10**7 + 1), open_rows, (50, 101)}
+    # each investor's open position is one of those draws (its row, then its shares)
+    opened = [t for inv in w["investors"] for t in inv["txns"] if t[5] == w["shared"]]
+    rows = [r for a, r in rng.draws if a == open_rows]
+    assert [t[0] for t in opened] == rows and len(rows) == 3
+
+
 def test_drawn_prices_are_sane_daily_records():
     qs, volumes = [], []
     for k in range(40):
@@ -114,6 +142,53 @@ def test_drawn_prices_are_sane_daily_records():
     # volumes uniform on 10^6 .. 9·10^7: the lowest of ~5000 is above 1.5·10^6 with probability
     # (1 − 0.5/89)^5000 ≈ e^−28; the highest below 0.98·9·10^7 likewise
     assert min(volumes) < 1.5 * 10**6 and max(volumes) > 0.98 * 9 * 10**7
+
+
+class _ScriptedRng(random.Random):
+    """Records every draw; ``uniform`` gives its midpoint, ``gauss(mu, sigma)`` gives mu + z·sigma with z
+    cycling through ``zs``, ``randint`` its lower end plus 7 — so each record can be worked by hand."""
+
+    def __init__(self, zs: list[int]) -> None:
+        super().__init__(0)
+        self.zs, self.calls = list(zs), []
+
+    def uniform(self, a: float, b: float) -> float:
+        self.calls.append(("uniform", a, b))
+        return (a + b) / 2
+
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
+        self.calls.append(("gauss", mu, sigma))
+        z = self.zs[(len([c for c in self.calls if c[0] == "gauss"]) - 1) % len(self.zs)]
+        return mu + z * sigma
+
+    def randint(self, a: int, b: int) -> int:
+        self.calls.append(("randint", a, b))
+        return a + 7
+
+
+def test_price_walk_worked_by_hand_from_scripted_draws():
+    # 2024-03-01 is a Friday: 4 calendar days give Friday and Monday, the weekend skipped. The draws per
+    # weekday, in order: open gap N(0, 0.6%), day return N(0.05%, 1.5%), high and low wicks N(0, 0.4%),
+    # volume; z = −1, +2, −1, +2 (the high's negative draw is taken as |·|, so the high stays above).
+    rng = _ScriptedRng([-1, 2, -1, 2])
+    recs = _records(rng, dt.date(2024, 3, 1), days=4)
+    day = [("gauss", 0, 0.006), ("gauss", 0.0005, 0.015), ("gauss", 0, 0.004), ("gauss", 0, 0.004),
+           ("randint", 10**6, 9 * 10**7)]
+    assert rng.calls == [("uniform", 20, 400)] + day + day
+    close0 = 210.0  # the midpoint of [20, 400]
+    open1 = close0 * (1 - 0.006)  # 208.74
+    close1 = open1 * (1 + 0.0005 + 2 * 0.015)  # 215.10657
+    open2 = close1 * (1 - 0.006)  # the next weekday opens from Friday's close
+    close2 = open2 * (1 + 0.0305)
+    want = [("2024-03-01", open1, close1 * 1.004, open1 * (1 - 0.008), close1),
+            ("2024-03-04", open2, close2 * 1.004, open2 * (1 - 0.008), close2)]
+    assert [r["Date"] for r in recs] == [f"{d} 00:00:00-05:00" for d, *_ in want]
+    for r, (_, o, h, lo, c) in zip(recs, want):
+        assert (r["Open"], r["High"], r["Low"], r["Close"]) == pytest.approx((o, h, lo, c), rel=1e-12)
+        assert r["Volume"] == 10**6 + 7 and r["Dividends"] == 0.0 and r["Stock Splits"] == 0.0
+        assert list(r) == ["Date", "Open", "High", "Low", "Close", "Volume", "Dividends", "Stock Splits"]
+    assert recs[0]["Open"] == pytest.approx(208.74, rel=1e-12)
+    assert recs[0]["Close"] == pytest.approx(215.10657, rel=1e-12)
 
 
 # ----- the answer on a hand-built world -------------------------------------------------------------
@@ -143,6 +218,10 @@ def test_answer_takes_each_investors_first_valid_date_then_aggregates():
     assert early.meta["comparison"] == {"Alice": "March 06, 2024", "Bob": "March 07, 2024", "Cara": None}
     assert early.intermediates == ["March 06, 2024", "March 07, 2024", "none"]
     assert early.meta["candidates"] == ["Alice", "Bob", "Cara"]
+    # like every generator's tasks, the split it was drawn for; and the prices flagged as synthetic
+    assert early.meta["split"] == "test" and early.meta["prices"] == "synthetic"
+    assert set(early.meta) == {"candidates", "gold_names", "investor_dates", "comparison", "metadata", "tie",
+                               "prices", "split"}
     md = early.meta["metadata"]
     assert md == {"task_type": "smfr", "seed": 1, "num_instances": 3, "aggregation_op": "earliest_date",
                   "task_params": {"price_type": "Close", "question_type": "reverse_target_buy",
@@ -215,7 +294,7 @@ def test_generator_values_grid_cells_and_errors():
             t104["task_params"]["target_percentage"]) == ("reverse_target_sell", "earliest_date", "Open", 0.1)
     for bad in ([1], [11], [3.0]):
         with pytest.raises(ValueError, match="N must be 2..10"):
-            gen(bad, 1, 0, "test")
+            gen(bad, 1, 0, "test")  # pyright: ignore[reportArgumentType]  # a float N, on purpose
     with pytest.raises(ValueError, match="no investor qualifies after 0 draws"):
         gen([2], 1, 0, "test", max_tries=0)
 
