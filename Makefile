@@ -31,12 +31,12 @@ readme-plot:
 TEST_WORKERS ?= auto
 PYTEST = .venv/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
+# lint-imports first, then basedpyright beside pytest (scripts/test.sh: it is single-threaded and the
+# workers leave cores idle while tests wait); both outputs are printed, either failing fails.
 test: setup
 	@bash scripts/setup_browser.sh
 	@.venv/bin/python scripts/review_signals.py
-	.venv/bin/lint-imports --no-cache
-	.venv/bin/basedpyright
-	$(PYTEST)
+	@bash scripts/test.sh $(PYTEST)
 
 # The edit loop: every test not marked slow (no embedded model, subprocess, browser or whole-suite
 # run), on the same workers; no lint, no type check.

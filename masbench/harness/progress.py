@@ -1,12 +1,14 @@
 """The progress display of ``masbench run``: cells done and remaining, calls, tokens, USD, ETA.
 
 On a terminal it is a live rich bar; elsewhere (CI, pipes, log files) one plain line per update, at
-most one every :data:`LOG_INTERVAL_S` seconds (and the last one when every cell is done), never
+most one every :data:`LOG_INTERVAL_S` seconds (``MASBENCH_PROGRESS_INTERVAL_S`` sets another; the last
+one when every cell is done is always printed), never
 wrapped however narrow the console thinks it is: a log has one line per update.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -41,16 +43,31 @@ class Counters(Protocol):
 
 
 LOG_INTERVAL_S = 10.0
-"""Off a terminal: the least time between two progress lines."""
+"""Off a terminal: the least time between two progress lines (``MASBENCH_PROGRESS_INTERVAL_S`` overrides)."""
+
+
+def log_interval_s() -> float:
+    """Off a terminal, the least seconds between two progress lines: ``MASBENCH_PROGRESS_INTERVAL_S``
+    if set (a test that acts on progress lines need not wait 10 s for each), else :data:`LOG_INTERVAL_S`."""
+    raw = os.environ.get("MASBENCH_PROGRESS_INTERVAL_S", "").strip()
+    if not raw:
+        return LOG_INTERVAL_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"MASBENCH_PROGRESS_INTERVAL_S={raw!r}: give seconds, e.g. 10") from None
+    if not value >= 0:  # also refuses nan
+        raise ValueError(f"MASBENCH_PROGRESS_INTERVAL_S={raw!r}: seconds must be >= 0")
+    return value
 
 
 class RunDisplay:
-    def __init__(self, console: Console | None = None, interval_s: float = LOG_INTERVAL_S,
+    def __init__(self, console: Console | None = None, interval_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        """``interval_s``: off a terminal, the least time between two progress lines; ``clock``:
-        seconds, monotonic (tests pass their own)."""
+        """``interval_s``: off a terminal, the least time between two progress lines (None:
+        :func:`log_interval_s`); ``clock``: seconds, monotonic (tests pass their own)."""
         self.console = console or Console(stderr=True)
-        self.interval_s = interval_s
+        self.interval_s = log_interval_s() if interval_s is None else interval_s
         self._clock = clock
         self._stats: dict[str, Any] = {}
         self._bar: tuple[Bar, TaskID] | None = None

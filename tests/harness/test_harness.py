@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from masbench.cli import app
 from masbench.harness import RunOptions, run_suite
 
+from clirun import masbench
 from simsuite import SUITE, assert_transcripts_consistent, counts, write_suite  # noqa: F401 - shared with other test modules
 
 
@@ -120,7 +121,9 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     # A reference run to completion in its own store.
     (tmp_path / "ref").mkdir()
     ref_suite = write_suite(tmp_path / "ref", name="slow", model="sim/p60", n=10, designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
-    ref = subprocess.run(_run_cmd(ref_suite, "--no-cache"), capture_output=True, text=True, timeout=300)
+    # the reference and the resumed run in this process (tests/clirun.py): only the killed run needs
+    # a process of its own
+    ref = masbench("run", str(ref_suite), "--no-cache")
     assert ref.returncode == 0, ref.stderr
     ref_id = ref.stdout.strip().splitlines()[-1]
     want = counts(tmp_path / "ref" / "runs" / "slow.duckdb", ref_id)
@@ -131,11 +134,12 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
                         designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
     text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 600}}")
     suite.write_text(text)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400"}  # one progress line per line
+    # one progress line per line, at most one every 5 s (not 10: the wait for the lines below)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "5"}
     proc = subprocess.Popen(_run_cmd(suite, "--no-cache", "--concurrency", "2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     # Kill on what the run reports, not after a fixed sleep. A progress line is printed after the
-    # finished cell's rows are flushed, and lines are >= 10 s apart (600 ms a call: the run lasts
+    # finished cell's rows are flushed, and lines are >= 5 s apart (600 ms a call: the run lasts
     # well past the third line) while the writer flushes every
     # 2 s, so every cell counted on one line is in the store once the NEXT line appears.
     lines: queue.Queue[str] = queue.Queue()
@@ -174,8 +178,8 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     assert status == "running"
     assert 0 < acked - pool_first <= partial < want["results"], (acked, partial, want)
     print(f"\nkilled after {acked}/{total} cells reported; the store held {partial}/{want['results']} results")
-    res = subprocess.run(_run_cmd(suite, "--no-cache", "--concurrency", "8"), capture_output=True, text=True,
-                         timeout=600, env=env)
+    res = masbench("run", str(suite), "--no-cache", "--concurrency", "8",
+                   env={"COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "5"})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == run_id  # resumed, not restarted
     got = counts(store, run_id)

@@ -14,7 +14,7 @@ from rich.console import Console
 
 import pytest
 
-from masbench.harness.progress import RunDisplay
+from masbench.harness.progress import LOG_INTERVAL_S, RunDisplay, log_interval_s
 from simsuite import write_suite
 
 
@@ -76,6 +76,21 @@ def test_plain_progress_is_one_line_per_update_at_most_every_10_s() -> None:
     now[0] += 1
     display.update()
     assert out.getvalue().splitlines() == lines
+
+
+def test_the_progress_interval_is_10_s_unless_the_environment_sets_it(monkeypatch) -> None:
+    monkeypatch.delenv("MASBENCH_PROGRESS_INTERVAL_S", raising=False)
+    assert LOG_INTERVAL_S == 10.0 and log_interval_s() == 10.0
+    assert RunDisplay(Console(file=io.StringIO())).interval_s == 10.0
+    monkeypatch.setenv("MASBENCH_PROGRESS_INTERVAL_S", " 2.5 ")
+    assert RunDisplay(Console(file=io.StringIO())).interval_s == 2.5
+    assert RunDisplay(Console(file=io.StringIO()), interval_s=0.0).interval_s == 0.0  # an explicit value wins
+    monkeypatch.setenv("MASBENCH_PROGRESS_INTERVAL_S", "")
+    assert log_interval_s() == 10.0
+    for bad in ("ten", "-1", "nan"):
+        monkeypatch.setenv("MASBENCH_PROGRESS_INTERVAL_S", bad)
+        with pytest.raises(ValueError, match="MASBENCH_PROGRESS_INTERVAL_S"):
+            log_interval_s()
 
 
 @pytest.mark.slow

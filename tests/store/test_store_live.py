@@ -1,5 +1,5 @@
 """A store readable while a run writes it, with both processes real: `masbench status` and
-`masbench runs` from another process during a run, a second writer refused with one line, and
+`masbench runs` from another process (this test's) during a run in a subprocess, a second writer refused with one line, and
 SIGKILL of the writer at random moments still resuming to the counts of an uninterrupted run
 (issue 13)."""
 
@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import clirun
+from clirun import Ran
 from simsuite import counts, write_suite
 
 pytestmark = pytest.mark.slow  # a `masbench run` in a subprocess, watched and killed
@@ -23,9 +25,11 @@ ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "250"}
 SLOW = "default: {{id: sim/p60-slow, sim: {{accuracy: {{default: 0.6}}, latency_ms: {ms}}}}}"
 
 
-def masbench(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "masbench.cli", *args], capture_output=True, text=True,
-                          timeout=300, env=ENV, **kw)
+def masbench(*args: str) -> Ran:
+    """``masbench ARGS`` in this process (tests/clirun.py): only the run that is watched and killed
+    needs a process of its own; the reference run, ``status``, ``runs`` and the refused second writer
+    read or write the store as any other process would, without a fresh interpreter each."""
+    return clirun.masbench(*args, env={"COLUMNS": ENV["COLUMNS"]})
 
 
 def slow_suite(d: Path, n: int = 8, latency_ms: int = 60) -> Path:

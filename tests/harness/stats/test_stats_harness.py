@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import runpy
 from pathlib import Path
 from statistics import NormalDist
 
@@ -139,15 +140,15 @@ async def test_plan_and_stats_commands(tmp_path):
 
 
 @pytest.mark.slow
-def test_calibration_script_runs_end_to_end():
-    import subprocess
-    import sys
-
+def test_calibration_script_runs_end_to_end(monkeypatch, capsys):
+    # run as `python SCRIPT ARGS` would, but in this process (runpy): what it prints is tested, and a
+    # fresh interpreter re-importing masbench cost more CPU than the script's own work
     script = Path(__file__).resolve().parents[3] / "benchmarks" / "verdict_calibration.py"
-    res = subprocess.run([sys.executable, str(script), "--suites", "2", "--power-suites", "2", "--tasks", "40",
-                          "--bootstrap", "200"], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("SIMULATED") and "n = 40 tasks: 2 null suites" in res.stdout
+    monkeypatch.setattr("sys.argv", [str(script), "--suites", "2", "--power-suites", "2", "--tasks", "40",
+                                     "--bootstrap", "200"])
+    runpy.run_path(str(script), run_name="__main__")  # an exception (or a non-zero exit) fails the test
+    stdout = capsys.readouterr().out
+    assert stdout.startswith("SIMULATED") and "n = 40 tasks: 2 null suites" in stdout
     for test in ("sign-flip", "student-t", "bootstrap-t", "bootstrap-t-plain"):  # every registered test, one row
-        assert sum(line.startswith(test + " ") for line in res.stdout.splitlines()) == 1, res.stdout
-    assert "FWER [95% CI]" in res.stdout and "power [95% CI]" in res.stdout and "paired CI width" in res.stdout
+        assert sum(line.startswith(test + " ") for line in stdout.splitlines()) == 1, stdout
+    assert "FWER [95% CI]" in stdout and "power [95% CI]" in stdout and "paired CI width" in stdout
