@@ -65,7 +65,13 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/stats/decide.py": ["tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
     "masbench/harness/stats/power.py": ["tests/harness/stats/test_power.py", "tests/harness/stats/test_paired.py",
                                         "tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
-    "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests.py"],
+    # the direct tests (hand-built view frames, recording stand-ins: milliseconds each) and three store tests
+    # for compute_paired's own lines; the rest of test_paired_tests.py builds a DuckDB store per test (~15 s
+    # a mutant at load 5, ≈3 h for the module)
+    "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests_direct.py",
+                                         "tests/harness/test_paired_tests.py::test_rows_against_cot_and_between_designs",
+                                         "tests/harness/test_paired_tests.py::test_one_task_stores_no_sd_and_claims_no_n",
+                                         "tests/harness/test_paired_tests.py::test_the_verdict_unit_falls_back_to_tokens_only_for_a_budget_match"],
     # the default verdict's p-value and interval
     "masbench/harness/stats/tests/sign_flip.py": ["tests/harness/stats/tests/test_sign_flip.py"],
     "masbench/harness/stats/matched.py": ["tests/harness/stats/test_matched.py"],
