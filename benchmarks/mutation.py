@@ -191,13 +191,16 @@ def _function(name: str) -> str:
 # modules whose string literals are SQL: a mutant that only changes the case of a query is equivalent
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
+# "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
+SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
                                        "are case-insensitive (no quoted identifier or string literal is touched)")
 
 
 def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
     before, after = _changed_lines(diff)
-    if module in SQL_MODULES and before != after and before.lower() == after.lower() and "'" not in before:
+    if (module in SQL_MODULES or f"{module}:{_function(name)}" in SQL_MODULES) and before != after \
+            and before.lower() == after.lower() and "'" not in before:
         return _SQL_CASE
     for e in EQUIVALENT:
         if e.module == module and e.function == _function(name) and (not e.before or e.before == before) \

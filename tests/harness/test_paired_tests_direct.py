@@ -153,6 +153,10 @@ def test_families():
     got = [(axis, len(f)) for axis, f in pt._families(df, [])]
     assert got == [("all", 1), ("all", 2), ("depth", 3)]
     assert pt.family_of("all") == "group" and pt.family_of("depth") == "axis"
+    # the axes come sorted whatever the input order (here "src" rows before "all" rows)
+    df2 = _tasks([dict(design="x", diff=[0.0], axis="src"), dict(design="x", diff=[0.0], axis="all"),
+                  dict(design="x", diff=[0.0], axis="depth", value=1)])
+    assert [axis for axis, _ in pt._families(df2, ["unit"])] == ["all", "depth", "src"]
 
 
 def test_base_row_every_column():
@@ -325,8 +329,8 @@ def test_cot_rows(spies):
     rows = pt._cot_rows("r", df, SPEC)
     assert [c["seed"] for c in spies["test"].calls] == [_key("all", "<NA>", "cot", "x"), _key("depth", "1", "cot", "x")]
     assert [c["resamples"] for c in spies["test"].calls] == [400, 400]
-    assert [(r["method"], r["n_discordant_plus"], r["n_cells"], r["axis"]) for r in rows] == \
-        [("fake method", None, 2, "all"), ("fake method", None, 4, "depth")]
+    assert [(r["method"], r["n_discordant_plus"], r["n_cells"], r["axis"], r["axis_value"]) for r in rows] == \
+        [("fake method", None, 2, "all", None), ("fake method", None, 4, "depth", 1)]
     assert pt._cot_rows("r", df.iloc[:0], SPEC) == []
 
 
@@ -391,3 +395,109 @@ def test_the_monte_carlo_seed_key_is_the_documented_one():
         want = SignFlip().run(d, resamples=400, seed=key)
         assert r["p_value"] == want.p_value and (r["ci_lo"], r["ci_hi"]) == want.ci(0.95)
         assert SignFlip().run(d, resamples=400, seed=key + 1).ci(0.95) != want.ci(0.95)
+
+
+class FakeStore:
+    """Answers compute_paired's three reads from frames and records every statement (case-folded and
+    with whitespace collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
+
+    def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]]):
+        self.tasks, self.pairs, self.names, self.log = tasks, pairs, names, []
+
+    def sql(self, q, params=None):
+        self.log.append((" ".join(q.casefold().split()), params))
+        return self.names if self.log[-1][0].startswith("select design, any_value(design_name) from results") else []
+
+    def df(self, q, params=None):
+        self.log.append((" ".join(q.casefold().split()), params))
+        return {"paired_task_diffs": self.tasks, "design_pair_diffs": self.pairs}[self.log[-1][0].split(" from ")[1].split()[0]]
+
+
+class Writer:
+    added: list = []
+    flushed = 0
+
+    def __init__(self, store):
+        Writer.added, Writer.flushed = [], 0
+
+    def add(self, table, row):
+        Writer.added.append((table, row))
+
+    def flush(self):
+        Writer.flushed += 1
+
+
+def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, monkeypatch):
+    monkeypatch.setattr(pt, "StoreWriter", Writer)
+    spies["test"].p_of.update({0.5: 0.01, 0.25: 0.02})
+    spies["flip"].p_of.update({0.5: 0.03})
+
+    class Inf(Recorder):  # a registered test may give an unbounded interval: stored as NULL
+        def run(self, diffs, **kw):
+            r = super().run(diffs, **kw)
+            return Fake(r.mean, r.sd, r.n, r.p_value) if r.mean != 0.25 else InfFake(r.mean, r.sd, r.n, r.p_value)
+
+    @dataclass(frozen=True)
+    class InfFake(Fake):
+        def ci(self, level=0.95):
+            return -math.inf, math.inf
+
+    inf = Inf(spies["test"].p_of)
+    monkeypatch.setattr(pt, "get_test", lambda name: inf)
+    tasks = _tasks([dict(design="b", diff=[0.5, 0.5], diff_cot=[0.5, 0.5]),
+                    dict(design="x", diff=[0.5, 0.5], diff_cot=[0.25, 0.25])])
+    pairs = _pairs([("all", None, "x", "y", [("t0", 1.0), ("t1", 0.0)])])
+    st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
+    assert pt.compute_paired(st, "run9", SPEC) == 5
+    assert st.log == [("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"]),
+                      ("select * from paired_task_diffs where run_id = ? order by all", ["run9"]),
+                      ("select * from design_pair_diffs where run_id = ? order by all", ["run9"]),
+                      ("delete from paired_tests where run_id = ?", ["run9"])]
+    assert Writer.flushed == 1 and [t for t, _ in Writer.added] == ["paired_tests"] * 5
+    rows = [r for _, r in Writer.added]
+    assert [(r["run_id"], r["design"], r["against"]) for r in rows] == \
+        [("run9", "x", "curve"), ("run9", "b", "curve"), ("run9", "b", "cot"), ("run9", "x", "cot"), ("run9", "x", "y")]
+    # one non-baseline design against the curve: B = 400 (b is cot-sc by its stored name), x decided, b not
+    assert [r["bootstrap"] for r in rows] == [400, 400, 800, 800, 400] and [r["verdict"] for r in rows[:2]] == ["v1", None]
+    # x's cot row had the interval (−∞, ∞): NULL, every finite value kept
+    assert (rows[3]["ci_lo"], rows[3]["ci_hi"], rows[3]["ci_lo_holm"], rows[3]["ci_hi_holm"]) == (None,) * 4
+    assert rows[3]["mean_diff"] == 0.25 and rows[0]["ci_lo"] == 0.5 - 0.95 and rows[0]["method"] == "fake method"
+    # nothing to test: the run's old rows are deleted and nothing is written
+    Writer.added, Writer.flushed = [], 0
+    st = FakeStore(tasks.iloc[:0], pairs.iloc[:0], [])
+    assert pt.compute_paired(st, "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
+    assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
+    # only pairs: only the pair row, under the default spec (B = max(2000, 400))
+    st = FakeStore(tasks.iloc[:0], pairs, [])
+    assert pt.compute_paired(st, "run9") == 1 and Writer.added[0][1]["bootstrap"] == 2000
+    # only tasks: no pair rows
+    st = FakeStore(tasks, pairs.iloc[:0], [])
+    assert pt.compute_paired(st, "run9", SPEC) == 4
+
+
+def test_rows_come_sorted_whatever_the_input_order(spies):
+    """Cells are taken in (axis value, design) order even from an unsorted frame."""
+    spies["test"].p_of.update({0.5: 0.01, 0.25: 0.02, 0.0: 0.5})
+    spies["flip"].p_of.update({0.5: 0.01, 1.0: 0.02})
+    df = _tasks([dict(design=d, diff=[x, x], diff_cot=[x, x], axis="depth", value=v)
+                 for d, x, v in [("y", 0.0, 2), ("x", 0.5, 2), ("x", 0.25, 1)]])
+    assert [(r["axis_value"], r["design"]) for r in pt.curve_rows("r", df, {}, SPEC)] == [(1, "x"), (2, "x"), (2, "y")]
+    assert [(r["axis_value"], r["design"]) for r in pt._cot_rows("r", df, SPEC)] == [(1, "x"), (2, "x"), (2, "y")]
+    pairs = _pairs([("depth", 2, "b", "c", [("t0", 1.0)]), ("depth", 2, "a", "c", [("t0", 0.5)]),
+                    ("depth", 1, "a", "b", [("t0", 1.0)])])
+    assert [(r["axis_value"], r["design"], r["against"]) for r in pt._pair_rows("r", pairs, SPEC)] == \
+        [(1, "a", "b"), (2, "a", "c"), (2, "b", "c")]
+
+
+def test_pair_rows_take_each_unordered_pair_once(spies):
+    spies["flip"].p_of.update({1.0: 0.01, 0.0: 1.0})
+    pairs = _pairs([("all", None, "a", "b", [("t0", 1.0)]), ("all", None, "b", "a", [("t0", -1.0)]),
+                    ("all", None, "a", "a", [("t0", 0.0)])])  # a design against itself: not a pair
+    rows = pt._pair_rows("r", pairs, SPEC)
+    assert [(r["design"], r["against"], r["family_size"]) for r in rows] == [("a", "b", 1)]
+
+
+def test_stats_spec_of_a_stored_config():
+    assert pt.stats_spec_of(None) == StatsSpec() == pt.stats_spec_of({}) == pt.stats_spec_of({"stats": None})
+    assert pt.stats_spec_of({"stats": {"alpha": 0.1, "test": "student-t"}}) == StatsSpec(alpha=0.1, test="student-t")
+    assert pt.stats_spec_of({"other": 1, "stats": {"seed": 3}}).seed == 3
