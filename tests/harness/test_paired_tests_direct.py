@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -178,13 +179,13 @@ def test_apply_holm_ranks_ties_by_t_then_label():
     rows = [dict(design=d, against="curve", axis_value=None, axis="all", p_value=p) for d, p in
             [("a", 0.02), ("b", 0.01), ("c", 0.02), ("d", 0.02)]]
     # a, c, d tie at 0.02: c has the largest t (sd 0.1), a and d tie on t (sd 1) → label: a before d
-    res = [Fake(0.5, 1.0, 4), Fake(0.5, 1.0, 4), Fake(0.5, 0.1, 4), Fake(0.5, 1.0, 4)]
+    res: list[TestResult] = [Fake(0.5, 1.0, 4), Fake(0.5, 1.0, 4), Fake(0.5, 0.1, 4), Fake(0.5, 1.0, 4)]
     pt._apply_holm(rows, spec, res)
     # ranks: b 0 (0.06/4), c 1 (0.06/3), a 2 (0.06/2), d 3 (0.06/1); adjusted 4·0.01, 3·0.02, 2·0.02 → 0.06, 0.06
     lv = {"a": 0.03, "b": 0.015, "c": 0.02, "d": 0.06}
     for r in rows:
-        assert r["level_holm"] == pytest.approx(lv[r["design"]])
-        assert (r["ci_lo_holm"], r["ci_hi_holm"]) == pytest.approx((0.5 - (1 - lv[r["design"]]), 0.5 + 1 - lv[r["design"]]))
+        assert r["level_holm"] == pytest.approx(lv[str(r["design"])])
+        assert (r["ci_lo_holm"], r["ci_hi_holm"]) == pytest.approx((0.5 - (1 - lv[str(r["design"])]), 0.5 + 1 - lv[str(r["design"])]))
         assert r["family_size"] == 4 and r["family"] == "group"
     assert [r["p_holm"] for r in rows] == pytest.approx([0.06, 0.04, 0.06, 0.06])
     # the tie label is design|against|axis_value: against and the value rank equal-t rows too
@@ -448,7 +449,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
                     dict(design="x", diff=[0.5, 0.5], diff_cot=[0.25, 0.25])])
     pairs = _pairs([("all", None, "x", "y", [("t0", 1.0), ("t1", 0.0)])])
     st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
-    assert pt.compute_paired(st, "run9", SPEC) == 5
+    assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
     assert st.log == [("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"]),
                       ("select * from paired_task_diffs where run_id = ? order by all", ["run9"]),
                       ("select * from design_pair_diffs where run_id = ? order by all", ["run9"]),
@@ -465,14 +466,14 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     # nothing to test: the run's old rows are deleted and nothing is written
     Writer.added, Writer.flushed = [], 0
     st = FakeStore(tasks.iloc[:0], pairs.iloc[:0], [])
-    assert pt.compute_paired(st, "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
+    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
     # only pairs: only the pair row, under the default spec (B = max(2000, 400))
     st = FakeStore(tasks.iloc[:0], pairs, [])
-    assert pt.compute_paired(st, "run9") == 1 and Writer.added[0][1]["bootstrap"] == 2000
+    assert pt.compute_paired(cast(Any, st), "run9") == 1 and Writer.added[0][1]["bootstrap"] == 2000
     # only tasks: no pair rows
     st = FakeStore(tasks, pairs.iloc[:0], [])
-    assert pt.compute_paired(st, "run9", SPEC) == 4
+    assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 4
 
 
 def test_rows_come_sorted_whatever_the_input_order(spies):
