@@ -8,6 +8,7 @@ Fast on purpose (milliseconds a test): these are the tests the mutation run of
 
 from __future__ import annotations
 
+import itertools
 import math
 import zlib
 from dataclasses import dataclass
