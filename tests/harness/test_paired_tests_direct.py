@@ -380,8 +380,6 @@ def test_clustered_mcnemar_is_the_exact_sign_flip_on_the_seed_lattice():
     res, kw = pt._clustered_mcnemar(d, np.array([1, 2, 2, 2, 1]), 50, 3)
     assert kw == dict(method=pt.CLUSTERED_MCNEMAR, n_discordant_plus=3, n_discordant_minus=1)
     # by enumeration of the 2^5 sign vectors (zeros flip to zero): sums ≥ 1.5 or ≤ −1.5 in 2·(#≥1.5)
-    import itertools  # only here: the brute force
-
     sums = [sum(s * x for s, x in zip(signs, d)) for signs in itertools.product([1, -1], repeat=5)]
     assert res.p_value == pytest.approx(min(1.0, 2 * sum(s >= 1.5 - 1e-12 for s in sums) / 32))
 
