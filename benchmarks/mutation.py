@@ -65,7 +65,13 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/stats/decide.py": ["tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
     "masbench/harness/stats/power.py": ["tests/harness/stats/test_power.py", "tests/harness/stats/test_paired.py",
                                         "tests/harness/stats/test_decide.py", "tests/harness/test_paired_tests.py"],
-    "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests.py"],
+    # the direct tests (hand-built view frames, recording stand-ins: milliseconds each) and three store tests
+    # for compute_paired's own lines; the rest of test_paired_tests.py builds a DuckDB store per test (~15 s
+    # a mutant at load 5, ≈3 h for the module)
+    "masbench/harness/paired_tests.py": ["tests/harness/test_paired_tests_direct.py",
+                                         "tests/harness/test_paired_tests.py::test_rows_against_cot_and_between_designs",
+                                         "tests/harness/test_paired_tests.py::test_one_task_stores_no_sd_and_claims_no_n",
+                                         "tests/harness/test_paired_tests.py::test_the_verdict_unit_falls_back_to_tokens_only_for_a_budget_match"],
     # the default verdict's p-value and interval
     "masbench/harness/stats/tests/sign_flip.py": ["tests/harness/stats/tests/test_sign_flip.py"],
     "masbench/harness/stats/matched.py": ["tests/harness/stats/test_matched.py"],
@@ -185,13 +191,16 @@ def _function(name: str) -> str:
 # modules whose string literals are SQL: a mutant that only changes the case of a query is equivalent
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
+# "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
+SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
                                        "are case-insensitive (no quoted identifier or string literal is touched)")
 
 
 def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
     before, after = _changed_lines(diff)
-    if module in SQL_MODULES and before != after and before.lower() == after.lower() and "'" not in before:
+    if (module in SQL_MODULES or f"{module}:{_function(name)}" in SQL_MODULES) and before != after \
+            and before.lower() == after.lower() and "'" not in before:
         return _SQL_CASE
     for e in EQUIVALENT:
         if e.module == module and e.function == _function(name) and (not e.before or e.before == before) \

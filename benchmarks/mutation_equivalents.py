@@ -20,6 +20,16 @@ class Equivalent:
     why: str
 
 
+def _groupby_defaults(module: str, function: str, line: str) -> list[Equivalent]:
+    """A ``groupby(..., dropna=False, sort=True)`` line: dropna=None and sort left out change nothing."""
+    return [Equivalent(module, function, line, line.replace("dropna=False", "dropna=None"),
+                       "pandas reads dropna=None as False (the 'all' group's NULL axis_value is kept, as the tests see)"),
+            Equivalent(module, function, line, line.replace("sort=True)", ")"), "sort=True is groupby's default")]
+
+
+_TASK_DIFFS = 'return cost_adjusted(d["diff"].to_numpy(float), d["cost"].to_numpy(float), d["sample_cost"].to_numpy(float),'
+"""paired_tests.task_diffs' line (its three to_numpy(float) mutants are argued below)."""
+
 # Each entry was read and argued, not assumed; see the reason. `before`/`after` are the changed
 # line with surrounding whitespace stripped ("" matches any line).
 EQUIVALENT: list[Equivalent] = [
@@ -333,23 +343,41 @@ EQUIVALENT: list[Equivalent] = [
                'between = max(0.0, var_means - within / s_bar) if len(d) >= t else var_means',
                'every task has a cell, so len(d) >= t; at len(d) == t within is 0 and max(0, var_means − 0) = var_means (a variance, >= 0)'),
 
-    Equivalent('masbench/harness/paired_tests.py', '_pair_rows',
-               'pairs = pairs[pairs["design_a"] < pairs["design_b"]]',
-               'pairs = pairs[pairs["design_a"] <= pairs["design_b"]]',
-               "design_pair_diffs never pairs a design with itself (b.design <> a.design), so <= keeps the same rows"),
-    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
-               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=None, sort=True))',
-               "pandas reads dropna=None as False (the 'all' group's NULL axis_value is kept, as the tests see)"),
-    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
-               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=None))', "the cells' order only sets the order rows are written and Holm breaks ties by the label key, never by position; the frame is read ORDER BY ALL anyway"),
-    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
-               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, ))', "sort=True is groupby's default"),
-    Equivalent('masbench/harness/paired_tests.py', '_pair_rows', 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))',
-               'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=False))', "the cells' order only sets the order rows are written and Holm breaks ties by the label key, never by position; the frame is read ORDER BY ALL anyway"),
+    # paired_tests.py: the cells' order is killed by tests/harness/test_paired_tests_direct.py (an unsorted frame),
+    # a self pair by test_pair_rows_take_each_unordered_pair_once; the entries below cannot change behaviour
+    *(e for fn, line in [("_pair_rows", 'cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))'),
+                         ("_cot_rows", 'cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))'),
+                         ("curve_rows", 'cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))'),
+                         ("_families", 'for key, f in (g.groupby(keys, dropna=False, sort=True) if keys else [((), g)]):')]
+      for e in _groupby_defaults("masbench/harness/paired_tests.py", fn, line)),
     Equivalent('masbench/harness/paired_tests.py', '_pair_rows',
                'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,',
                'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(None), per_task["count"].to_numpy(), b_f,',
                "the mean of a DOUBLE column is float64 already: to_numpy(None) is to_numpy(float)"),
+    Equivalent('masbench/harness/paired_tests.py', '_families', 'for axis, g in df.groupby("axis", sort=True):',
+               'for axis, g in df.groupby("axis", ):', "sort=True is groupby's default"),
+    Equivalent('masbench/harness/paired_tests.py', '_cot_rows',
+               'diffs, sd = d["diff_cot"].to_numpy(float), _seed(spec.seed, axis, value, "cot", design)',
+               'diffs, sd = d["diff_cot"].to_numpy(None), _seed(spec.seed, axis, value, "cot", design)',
+               "diff_cot is avg(...) in paired_task_diffs, a DOUBLE column (float64): to_numpy(None) is to_numpy(float)"),
+    Equivalent('masbench/harness/paired_tests.py', 'curve_rows', 'r.pop("k_max", None)', 'r.pop("k_max", )',
+               "every row in out was built with k_max= (the family's and the baselines' alike), so the default is never used"),
+    # cost_adjusted converts all three with np.asarray(dtype=float) first (float64, Float64, int64, Int64 alike)
+    *(Equivalent('masbench/harness/paired_tests.py', 'task_diffs', _TASK_DIFFS, _TASK_DIFFS.replace(f'd["{col}"].to_numpy(float)', f'd["{col}"].to_numpy(None)'),
+                 f"cost_adjusted reads {col} through np.asarray(..., dtype=float): to_numpy(None) gives the same array")
+      for col in ("diff", "cost", "sample_cost")),
+    Equivalent('masbench/harness/paired_tests.py', 'compute_paired',
+               'rows = curve_rows(run_id, tasks, names, spec) if len(tasks) else []',
+               'rows = curve_rows(run_id, tasks, names, spec) if (len(tasks)) or True else []',
+               "the guard only skips work: curve_rows of an empty frame has no family and returns []"),
+    Equivalent('masbench/harness/paired_tests.py', 'compute_paired',
+               'rows += _cot_rows(run_id, tasks, spec) if len(tasks) else []',
+               'rows += _cot_rows(run_id, tasks, spec) if (len(tasks)) or True else []',
+               "the guard only skips work: _cot_rows of an empty frame returns [] (its own len(tasks) guard)"),
+    Equivalent('masbench/harness/paired_tests.py', 'compute_paired',
+               'rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []',
+               'rows += _pair_rows(run_id, pairs, spec) if (len(pairs)) or True else []',
+               "the guard only skips work: _pair_rows of an empty frame has no family and returns []"),
     # --- end part A ---
 
     # --- issue 29, part B (i29-rules) ---
