@@ -24,6 +24,7 @@ Run from the checkout's root (one mutant at a time; the machine is shared)::
     python benchmarks/sql_mutation.py --list                   # views, mutants, readers, test files
     python benchmarks/sql_mutation.py --timeout 120            # seconds per mutant (default: 5x the clean run)
     python benchmarks/sql_mutation.py --view run_spend --show-invalid
+    python benchmarks/sql_mutation.py --view design_comparison --only 12 --only 40   # rerun two survivors
 
 Needs no extra package (DuckDB and pytest are the project's own).
 """
@@ -371,7 +372,7 @@ def _equivalent(view: str, op: str, d: str) -> Equivalent | None:
 
 
 def run_view(view: str, sql: str, ms: list[Mutant], invalid: set[int], files: list[str], items: list,
-             timeout: float | None, show_invalid: bool) -> tuple[Outcome, int]:
+             timeout: float | None, show_invalid: bool, only: set[int] | None = None) -> tuple[Outcome, int]:
     o = Outcome(view)
     t0 = time.perf_counter()
     missing = [f for f in files if not (ROOT / f).exists()]
@@ -387,6 +388,8 @@ def run_view(view: str, sql: str, ms: list[Mutant], invalid: set[int], files: li
     for i, m in enumerate(ms):
         d = diff(sql, m.apply(sql))
         name = f"{view}#{i} {m.op}"
+        if only is not None and i not in only:
+            continue
         if i in invalid:
             if show_invalid:
                 print(f"   invalid {name}\n" + "\n".join("        " + x for x in d.splitlines()))
@@ -421,6 +424,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default: 5x the clean run, at least 30)")
     ap.add_argument("--list", action="store_true", help="list the views, their mutants, readers and test files")
     ap.add_argument("--show-invalid", action="store_true", help="print the mutants DuckDB rejects")
+    ap.add_argument("--only", type=int, action="append",
+                    help="only the mutant with this index (repeatable; the N of 'view#N'; with one --view): "
+                         "to rerun the survivors of a sweep after new tests, not a kill rate of the view")
     args = ap.parse_args()
     os.chdir(ROOT)
     sql = view_sql()
@@ -431,6 +437,9 @@ def main() -> int:
         print(f"unknown view(s) {unknown}; known: {', '.join(sql)}", file=sys.stderr)
         return 2
     todo = {n: mutants(sql[n]) for n in names}
+    if args.only and len(names) != 1:
+        print("--only needs exactly one --view", file=sys.stderr)
+        return 2
     if args.list:
         for n in names:
             print(f"{n}: {len(todo[n])} mutants; read by {', '.join(read_by[n]) or '-'}\n"
@@ -461,7 +470,7 @@ def _sweep(names: list[str], sql: dict[str, str], read_by: dict[str, list[str]],
         files = tests_for(n, read_by)
         mine = [it for it in items if it.nodeid.split("::")[0] in files]
         o, n_invalid = run_view(n, sql[n], todo[n], {i for v, i in bad if v == n}, files, mine,
-                                args.timeout, args.show_invalid)
+                                args.timeout, args.show_invalid, set(args.only) if args.only else None)
         report(o)
         say(f"   {n_invalid} invalid (DuckDB rejects them; left out); {len(mine)} tests")
         results.append((o, n_invalid))
