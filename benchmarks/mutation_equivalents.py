@@ -143,6 +143,16 @@ EQUIVALENT: list[Equivalent] = [
                'idx = rng.integers(t, size=(min(step, bootstrap - start), t))',
                'Generator.integers(t) is integers(0, t): the same draws'),
     Equivalent('masbench/harness/curve.py', '_pool_cells',
+               'answers, correct = df["answer"].tolist(), df["correct"].astype("boolean").fillna(False).astype(bool).tolist()',
+               'answers, correct = df["answer"].tolist(), df["correct"].astype("boolean").fillna(False).astype(None).tolist()',
+               'after fillna(False) no value is missing: float64 1.0 / 0.0 instead of True / False, and exact_majk '
+               'reads correct only for its truth'),
+    Equivalent('masbench/harness/curve.py', '_pool_cells',
+               'answers, correct = df["answer"].tolist(), df["correct"].astype("boolean").fillna(False).astype(bool).tolist()',
+               'answers, correct = df["answer"].tolist(), df["correct"].astype(None).fillna(False).astype(bool).tolist()',
+               'astype(None) makes the column float64 (NULL -> NaN, true -> 1.0), fillna(False) turns NaN into 0.0 and '
+               'astype(bool) gives the same booleans as through the nullable "boolean" dtype'),
+    Equivalent('masbench/harness/curve.py', '_pool_cells',
                'tokens, usd = df["tokens"].astype(float).to_numpy(), df["cost_usd"].astype(float).to_numpy()',
                'tokens, usd = df["tokens"].astype(None).to_numpy(), df["cost_usd"].astype(float).to_numpy()',
                'astype(None) is float64, as astype(float)'),
