@@ -112,6 +112,10 @@ _AT_X1 = ("dropping 's.x2 IS NULL AND' only adds segments with cost = x1, where 
           "the segment ending there (or, at k = 1, this one) already gives")
 _KNOT_ORDER = ("two segments match only at a knot (costs strictly increase in k), and both give the knot's y "
                "(the end of one, the start of the next): first or last, the same value")
+_ISO_KNOT = ("a segment with y1 < accuracy = y2 is skipped only to be found at the next one, which starts at that point "
+             "(y1 = accuracy: its x1, the same cost); after the last segment the last point is a segment of its own")
+_ISO_OR = ("the WHERE reads (y1 >= acc OR (y2 >= acc AND y1 < acc)): the y1 < acc term only excludes rows the first "
+           "disjunct already admits, so dropping it or making it y1 <= acc admits the same rows")
 SQL_EQUIVALENT: list[Equivalent] = [
     Equivalent("run_spend", "swap",
                "SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls",
@@ -293,6 +297,51 @@ SQL_EQUIVALENT: list[Equivalent] = [
                'ORDER BY s.k LIMIT 1) AS curve_acc_at_calls,',
                'ORDER BY s.k DESC LIMIT 1) AS curve_acc_at_calls,',
                _KNOT_ORDER),
+    Equivalent("design_comparison", "term",
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.cost_usd >= s.x1 AND (d.cost_usd <= s.x2 OR (s.x2 IS NULL AND d.cost_usd = s.x1))',
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.cost_usd >= s.x1 AND (d.cost_usd <= s.x2 OR (d.cost_usd = s.x1))',
+               _AT_X1),
+    Equivalent("design_comparison", "term",
+               'FROM seg_budget_spent s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.budget_spent >= s.x1 AND (d.budget_spent <= s.x2 OR (s.x2 IS NULL AND d.budget_spent = s.x1))',
+               'FROM seg_budget_spent s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.budget_spent >= s.x1 AND (d.budget_spent <= s.x2 OR (d.budget_spent = s.x1))',
+               _AT_X1),
+    Equivalent("design_comparison", "order",
+               'ORDER BY s.k LIMIT 1) AS curve_ci_lo_at_tokens,',
+               'ORDER BY s.k DESC LIMIT 1) AS curve_ci_lo_at_tokens,',
+               _KNOT_ORDER),
+    Equivalent("design_comparison", "order",
+               'ORDER BY s.k LIMIT 1) AS curve_ci_hi_at_tokens,',
+               'ORDER BY s.k DESC LIMIT 1) AS curve_ci_hi_at_tokens,',
+               _KNOT_ORDER),
+    Equivalent("design_comparison", "cmp",
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 > d.accuracy AND s.y1 < d.accuracy))',
+               _ISO_KNOT),
+    Equivalent("design_comparison", "cmp",
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 > d.accuracy AND s.y1 < d.accuracy))',
+               _ISO_KNOT),
+    Equivalent("design_comparison", "term",
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy))',
+               _ISO_OR),
+    Equivalent("design_comparison", "term",
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy))',
+               _ISO_OR),
+    Equivalent("design_comparison", "cmp",
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 <= d.accuracy))',
+               _ISO_OR),
+    Equivalent("design_comparison", "cmp",
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
+               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 <= d.accuracy))',
+               _ISO_OR),
+    Equivalent("design_comparison", "join",
+               'LEFT JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value',
+               'JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value',
+               ("ref has a row for every (run, axis, axis_value) of design_metrics (it is built from their DISTINCT list), "
+                "so the inner and left join keep the same rows")),
 ]
 
 

@@ -486,6 +486,10 @@ def test_the_paired_cost_difference_pairs_each_cell_with_its_own_runs_reference(
     assert got["a"]["cost_diff_tokens_ci_lo"] == pytest.approx(105 - 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_tokens_ci_hi"] == pytest.approx(105 + 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_usd"] == pytest.approx(0.0105, abs=1e-12)
+    # a's d costs 230 tokens, $.023 and budget 230 a cell on average: past the curve's last point
+    # (k = 2: 200, $.02, 200) in every unit but calls (1 = k 1), so no curve value there
+    _check(got["a"], dict(curve_acc_at_tokens=None, curve_acc_at_usd=None, curve_acc_at_budget=None,
+                          curve_acc_at_calls=0.5, cost_vs_curve="beyond"))
     # b: 1200 - 1000 on every cell
     _check(got["b"], dict(cost_diff_n_tasks=2, cost_diff_tokens=200, cost_diff_tokens_ci_lo=200,
                           cost_diff_tokens_ci_hi=200, cot_is_design=True))
