@@ -161,7 +161,8 @@ def _pool_cells(df) -> Iterator[tuple[str, int, list[str | None], list[bool], fl
     cells: dict[tuple[str, int], list[int]] = {}
     for i, key in enumerate(zip(df["task_id"].tolist(), df["seed"].tolist())):
         cells.setdefault(key, []).append(i)
-    answers, correct = df["answer"].tolist(), df["correct"].astype(bool).tolist()
+    # a NULL correct (the column is nullable) is not correct, as in the result views' coalesce(correct, false)
+    answers, correct = df["answer"].tolist(), df["correct"].astype("boolean").fillna(False).astype(bool).tolist()
     tokens, usd = df["tokens"].astype(float).to_numpy(), df["cost_usd"].astype(float).to_numpy()
     for (task_id, seed), idx in sorted(cells.items()):
         yield (str(task_id), int(seed), [a if isinstance(a, str) else None for a in (answers[i] for i in idx)],

@@ -5,6 +5,7 @@ against the normal approximation it must agree with on a large sample."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from masbench.harness.curve import (
     add_budget_spent,
     build_curve,
     cell_curve,
+    _mean,
     compute_curve,
     groups_of_results,
     groups_of_tasks,
@@ -234,8 +236,6 @@ def test_build_curve_band_from_one_resample() -> None:
 
 
 def test_build_curve_on_nothing_does_no_work() -> None:
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a mean of an empty slice
         assert build_curve(np.zeros(0), np.zeros(0), np.zeros(0)) == []
@@ -256,3 +256,41 @@ def test_the_band_resamples_tasks_not_cells() -> None:
     assert [x for p in b for x in (p.ci_lo, p.ci_hi)] == pytest.approx([x for p in a for x in (p.ci_lo, p.ci_hi)], abs=1e-12)
     w_task, w_cell = b[0].ci_hi - b[0].ci_lo, c[0].ci_hi - c[0].ci_lo
     assert w_task / w_cell == pytest.approx(2.0, rel=0.15)  # √4: cells counted as independent are too narrow
+
+
+def test_compute_curve_band_resamples_the_pools_tasks(store) -> None:
+    """Task a: one seed, right; task b: three seeds, wrong (one sample a cell). Resampling the two
+    tasks (a cell's task passed through): {a, a} mean 1 (p 1/4), {b, b} 0 (1/4), {a, b} 1/4 (1/2),
+    so with 500 draws the 2.5 / 97.5% band is exactly [0, 1]. Resampling the 4 cells as tasks
+    reaches mean 1 only when all 4 draws are a's cell (p 1/256 < 2.5%): its top is below 1; and
+    with no task per cell there would be one task and no band (.25 .. .25)."""
+    for task, seeds, ok in (("a", [0], True), ("b", [0, 1, 2], False)):
+        for seed in seeds:
+            ins(store, "pool", run_id="r", task_id=task, seed=seed, sample_index=0, answer="x" if ok else "y",
+                correct=ok, tokens=10, cost_usd=0.1, budget_spent=1.0)
+    compute_curve(store, "r", CotScSpec(k_max=1, bootstrap=500), {"a": ("g", 1), "b": ("g", 1)})
+    rows = store.sql("SELECT axis, accuracy, ci_lo, ci_hi FROM cot_sc_curve WHERE run_id = 'r' ORDER BY axis")
+    assert rows == [("all", 0.25, 0.0, 1.0), ("g", 0.25, 0.0, 1.0)]
+
+
+def test_a_pool_sample_with_unknown_correctness_does_not_make_its_answer_gold(store) -> None:
+    # cell t1/0: x (correct NULL: not scored), y (wrong): no gold answer, so every k scores 0
+    for i, (ans, ok) in enumerate((("x", None), ("y", False))):
+        ins(store, "pool", run_id="r", task_id="t1", seed=0, sample_index=i, answer=ans, correct=ok, tokens=10,
+            cost_usd=0.1, budget_spent=1.0)
+    compute_curve(store, "r", CotScSpec(k_max=2, bootstrap=0), {"t1": ("g", 1)})
+    assert store.sql("SELECT k, accuracy FROM cot_sc_task_curve WHERE run_id = 'r' ORDER BY k") == [(1, 0.0), (2, 0.0)]
+
+
+def test_one_task_with_many_seeds_has_no_band() -> None:
+    """Ten seeds of one task: nothing to resample, the band is the mean itself, exactly (a bootstrap
+    of the one task would give its cells' sum over their count, 0.09999999999999999, not 0.1)."""
+    pts = build_curve(np.full((10, 1), 0.1), np.ones(10), np.zeros(10), bootstrap=200, tasks=np.array(["t"] * 10))
+    assert [(p.accuracy, p.ci_lo, p.ci_hi) for p in pts] == [(0.1, 0.1, 0.1)]
+
+
+def test_the_mean_of_no_priced_sample_is_nan_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0 RuntimeWarning: the empty case is decided before dividing
+        assert math.isnan(_mean(np.array([np.nan, np.nan])))
+        assert _mean(np.array([0.2, np.nan, 0.4])) == pytest.approx(0.3, abs=1e-15)

@@ -444,3 +444,55 @@ def test_one_point_curve_is_read_at_its_only_cost(con_one, view_db) -> None:
                             gap_vs_kmax=-0.15, pareto=False))
     _check(rows["od_hi"], dict(accuracy=0.75, curve_tokens_at_acc=None, curve_usd_at_acc=None,
                                iso_acc_cost_ratio_tokens=None, gap_vs_kmax=0.35, pareto=True))
+
+
+# ----- runs a, b, c: the paired cost difference joins only its own run's and cell's reference ------
+
+@pytest.fixture
+def con_abc(view_db):
+    """Tasks p, q, seeds 0 and 1 in three runs. a: cot (100 tokens on seed 0, 140 on seed 1; no cot
+    cell for q's seed 1) and d (200 on seed 0, 260 on seed 1), plus a per-cell curve (500) that a
+    run with its cot design never reads; b: cot 1000 and d 1200 on the same task ids and seeds;
+    c: no cot, d 300 on seed 0 and 340 on seed 1, per-cell curve at k = 1 of 50 (seed 0) and 70 (seed 1), none for
+    q's seed 1."""
+    c = view_db.make("design_comparison")
+    cells = []
+    for run, design, tok in (("a", "cot", (100, 140)), ("a", "d", (200, 260)), ("b", "cot", (1000, 1000)),
+                             ("b", "d", (1200, 1200)), ("c", "d", (300, 340))):
+        for task in ("p", "q"):
+            for seed in (0, 1):
+                if run == "a" and design == "cot" and (task, seed) == ("q", 1):
+                    continue
+                cells.append(dict(run_id=run, design=design, task_id=task, seed=seed, source="s", correct=True,
+                                  status="ok", tokens=tok[seed], calls=1, cost_usd=tok[seed] * 1e-4,
+                                  budget_spent=float(tok[seed])))
+    view_db.insert(c, "results", *cells)
+    view_db.insert(c, "cot_sc_task_curve", *[dict(run_id=run, task_id=t, seed=s, k=1, accuracy=1.0, tokens=float(tok[s]),
+                                                  cost_usd=tok[s] * 1e-4)
+                                             for run, tok in (("a", (500, 500)), ("c", (50, 70)))
+                                             for t in ("p", "q") for s in (0, 1) if (run, t, s) != ("c", "q", 1)])
+    for run in ("a", "b", "c"):
+        view_db.insert(c, "cot_sc_curve", *[dict(run_id=run, axis="all", k=k, tokens=100.0 * k, calls=float(k),
+                                                 cost_usd=0.01 * k, budget_spent=100.0 * k, accuracy=0.5, ci_lo=0.4,
+                                                 ci_hi=0.6, n_tasks=2) for k in (1, 2)])
+    return c
+
+
+def test_the_paired_cost_difference_pairs_each_cell_with_its_own_runs_reference(con_abc, view_db) -> None:
+    got = {run: _rows(view_db, con_abc, run)["d"] for run in ("a", "b", "c")}
+    # a: p: (200 - 100, 260 - 140) -> 110; q: seed 0 only (no cot cell on seed 1): 200 - 100 = 100.
+    # mean 105, SD sqrt(50), t(1) = 12.706205: 105 -+ 12.706205 * sqrt(50) / sqrt(2) = 105 -+ 63.531025
+    _check(got["a"], dict(cost_diff_n_tasks=2, cost_diff_tokens=105, cot_is_design=True))
+    assert got["a"]["cost_diff_tokens_ci_lo"] == pytest.approx(105 - 63.531025, abs=1e-6)
+    assert got["a"]["cost_diff_tokens_ci_hi"] == pytest.approx(105 + 63.531025, abs=1e-6)
+    assert got["a"]["cost_diff_usd"] == pytest.approx(0.0105, abs=1e-12)
+    # a's d costs 230 tokens, $.023 and budget 230 a cell on average: past the curve's last point
+    # (k = 2: 200, $.02, 200) in every unit but calls (1 = k 1), so no curve value there
+    _check(got["a"], dict(curve_acc_at_tokens=None, curve_acc_at_usd=None, curve_acc_at_budget=None,
+                          curve_acc_at_calls=0.5, cost_vs_curve="beyond"))
+    # b: 1200 - 1000 on every cell
+    _check(got["b"], dict(cost_diff_n_tasks=2, cost_diff_tokens=200, cost_diff_tokens_ci_lo=200,
+                          cost_diff_tokens_ci_hi=200, cot_is_design=True))
+    # c (no cot: its own per-cell curve at k = 1): p: (300 - 50, 340 - 70) -> 260; q: seed 0 only, 250; mean 255
+    _check(got["c"], dict(cost_diff_n_tasks=2, cost_diff_tokens=255, cot_is_design=False))
+    assert got["c"]["cost_diff_usd"] == pytest.approx(0.0255, abs=1e-12)
