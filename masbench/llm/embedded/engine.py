@@ -22,17 +22,25 @@ from .decode import BatchDecoder, EmbeddedCallResult, SampleRequest
 from .locate import _IM_END, _INSTALL_LLAMA, _N_CTX, EmbeddedUnavailableError, find_gguf
 
 
+def _env_count(name: str) -> int | None:
+    """The environment variable ``name`` as a count (at least 1), None when unset or empty."""
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return None
+    try:
+        return max(1, int(env))
+    except ValueError:
+        raise EmbeddedUnavailableError(f"{name} must be an integer, got {env!r}") from None
+
+
 def engine_threads() -> int:
     """Threads for llama.cpp: ``MASBENCH_EMBEDDED_THREADS`` if set, else the cores this process may
     run on (``os.sched_getaffinity``; a container or ``taskset`` limit shows there, not in
     ``os.cpu_count()``). ggml's worker threads spin while waiting, so more threads than usable
     cores makes every token slower."""
-    env = os.environ.get("MASBENCH_EMBEDDED_THREADS", "").strip()
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            raise EmbeddedUnavailableError(f"MASBENCH_EMBEDDED_THREADS must be an integer, got {env!r}") from None
+    env = _env_count("MASBENCH_EMBEDDED_THREADS")
+    if env is not None:
+        return env
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux
@@ -47,13 +55,8 @@ def engine_decoders() -> int:
     when a core is taken by another process), so two single-threaded decoders serving two
     prompts at once are faster on 2 cores; 1 and 2 threads give bit-identical logits
     (``benchmarks/embedded_threads_numerics.py``), so the split changes no sample."""
-    env = os.environ.get("MASBENCH_EMBEDDED_DECODERS", "").strip()
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            raise EmbeddedUnavailableError(f"MASBENCH_EMBEDDED_DECODERS must be an integer, got {env!r}") from None
-    return engine_threads()
+    env = _env_count("MASBENCH_EMBEDDED_DECODERS")
+    return engine_threads() if env is None else env
 
 
 @dataclass
