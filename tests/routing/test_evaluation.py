@@ -343,7 +343,7 @@ def test_evaluate_single_model_hull_row_and_seed_column():
     q_at = 0.5 + 0.5 / 18
     assert (h["cpt50"], h["cpt80"], h["oracle_gap"], h["frac_oracle_q"], h["frac_oracle_aiq"]) == \
         pytest.approx((0.5, 0.8, 1 - q_at, q_at, 0.7 / 0.925))
-    assert math.isnan(h["entropy_norm"]) and math.isnan(h["top_share"])
+    assert np.isnan(h[["entropy_norm", "top_share"]].to_numpy(float)).all()
     assert res.per_seed["seed"].tolist() == [0] * len(res.per_seed)
     # one λ key per single-point router
     for r in ("strongest", "cheapest", "random", "oracle"):
@@ -353,6 +353,7 @@ def test_evaluate_single_model_hull_row_and_seed_column():
                                 "cluster-best", "oracle", "random (cost-matched)"]
     # sweep entropy/top share of the λ = 0.5 point: half a, half b → 1 bit / log2(3), top share 0.5
     by = res.sweeps_by_seed
+    assert by is not None
     row = by[(by["router"] == "ours") & (by["lambda"] == 0.5)].iloc[0]
     assert (row["entropy_norm"], row["top_share"]) == pytest.approx((1 / math.log2(3), 0.5))
 
@@ -389,7 +390,8 @@ def test_evaluate_two_models_one_both_best_and_cheapest():
     res = evaluate(A, n_train=2, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.0,), online=False)
     ps = res.per_seed.set_index("router")
     assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == (1.0, 1.0)
-    assert sorted(res.sweeps_by_seed.query("router == 'random (cost-matched)'")["lambda"]) == [0.0, 1.0]
+    by = res.sweeps_by_seed
+    assert by is not None and sorted(by.query("router == 'random (cost-matched)'")["lambda"]) == [0.0, 1.0]
     assert res.info["n_train"] == 2 and res.info["n_test"] == 4
 
 
@@ -429,6 +431,7 @@ def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monke
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # function-level: after choosing the backend
+    from matplotlib.colors import to_hex  # function-level: as above
     from matplotlib.markers import MarkerStyle  # function-level: as above
 
     res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0, 5.0))
@@ -447,9 +450,10 @@ def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monke
     s = res.singles
     assert sc.get_offsets().tolist() == np.column_stack([s["cost"], s["quality"]]).tolist()
     assert sc.get_label() == "single models" and sc.get_zorder() == 3
-    assert matplotlib.colors.to_hex(sc.get_facecolor()[0]) == matplotlib.colors.to_hex("grey")
+    assert to_hex(sc.get_facecolor()[0]) == to_hex("grey")
     sq = MarkerStyle("s")
-    assert sc.get_paths()[0].vertices.tolist() == sq.get_path().transformed(sq.get_transform()).vertices.tolist()
+    assert np.asarray(sc.get_paths()[0].vertices).tolist() == \
+        np.asarray(sq.get_path().transformed(sq.get_transform()).vertices).tolist()
     texts = [(t.get_text(), tuple(t.xy), t.get_fontsize(), tuple(t.xyann), t.anncoords) for t in ax.texts]
     assert texts == [(m, (c, q), 7.0, (3.0, 3.0), "offset points") for m, c, q in zip(s["model"], s["cost"], s["quality"])]
     lines = {ln.get_label(): ln for ln in ax.lines}
