@@ -330,6 +330,9 @@ def test_evaluate_ablations_keep_the_fixed_order():
     for r in ("ours − shrinkage (κ=0)", "ours − responsibility (whole credit)"):
         assert (ps.loc[r, "quality"], ps.loc[r, "cost"], ps.loc[r, "learning_cost"]) == \
             pytest.approx((1.0, 0.0015, 0.104))
+    # every learning router paid for running the three models on the 8 training tasks
+    for r in ("ours (thompson, online)", "ours − per-skill cost", "skillorchestra (as coded)", "cluster-best"):
+        assert ps.loc[r, "learning_cost"] == pytest.approx(0.104)
     assert sorted(res.sweeps["ours − per-skill cost"]["lambda"]) == [0.5]
 
 
@@ -435,14 +438,15 @@ def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monke
     from matplotlib.markers import MarkerStyle  # function-level: as above
 
     res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0, 5.0))
-    del res.sweeps["cluster-best"]  # a styled router that is missing is skipped, the later ones still drawn
     closed: list = []
     real_close = plt.close
     monkeypatch.setattr(plt, "close", closed.append)
-    out = plot_pareto(res, tmp_path / "p.png")
+    with matplotlib.rc_context({"font.size": 5.0}):  # so a size left to the default shows
+        out = plot_pareto(res, tmp_path / "p.png")
     assert out == tmp_path / "p.png"
     png = out.read_bytes()
-    assert int.from_bytes(png[16:20], "big") == 900 and int.from_bytes(png[20:24], "big") == 600  # 7.5 × 5 in at 120 dpi
+    # 7.5 × 5 in at 120 dpi
+    assert int.from_bytes(png[16:20], "big") == 900 and int.from_bytes(png[20:24], "big") == 600
     [fig] = closed
     ax = fig.axes[0]
     assert tuple(fig.get_size_inches()) == (7.5, 5.0)
@@ -455,11 +459,13 @@ def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monke
     assert np.asarray(sc.get_paths()[0].vertices).tolist() == \
         np.asarray(sq.get_path().transformed(sq.get_transform()).vertices).tolist()
     texts = [(t.get_text(), tuple(t.xy), t.get_fontsize(), tuple(t.xyann), t.anncoords) for t in ax.texts]
-    assert texts == [(m, (c, q), 7.0, (3.0, 3.0), "offset points") for m, c, q in zip(s["model"], s["cost"], s["quality"])]
+    assert texts == [(m, (c, q), 7.0, (3.0, 3.0), "offset points")
+                     for m, c, q in zip(s["model"], s["cost"], s["quality"], strict=True)]
     lines = {ln.get_label(): ln for ln in ax.lines}
-    assert list(lines) == ["ours", "skillorchestra (as coded)", "random (cost-matched)", "oracle",
+    assert list(lines) == ["ours", "cluster-best", "skillorchestra (as coded)", "random (cost-matched)", "oracle",
                            "ours (thompson, online)"]
-    want = {"ours": ("C0", "o", "-", 6), "skillorchestra (as coded)": ("C3", "D", "None", 6),
+    want = {"ours": ("C0", "o", "-", 6), "cluster-best": ("C1", "^", "-", 6),
+            "skillorchestra (as coded)": ("C3", "D", "None", 6),
             "random (cost-matched)": ("C7", "None", ":", 6), "oracle": ("k", "*", "None", 12),
             "ours (thompson, online)": ("C2", "P", "None", 6)}
     for name, (col, marker, ls, ms) in want.items():
@@ -476,8 +482,11 @@ def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monke
     assert leg._loc == 4 and {t.get_fontsize() for t in leg.get_texts()} == {7.0}  # 4: "lower right"
     assert [t.get_text() for t in leg.get_texts()] == ["single models"] + list(lines)
     real_close("all")
+    del res.sweeps["cluster-best"]  # a styled router that is missing is skipped, the later ones still drawn
     plot_pareto(res, tmp_path / "q.png", title="T", simulated=True)
-    assert closed[1].axes[0].get_title() == "SIMULATED — T"
+    ax = closed[1].axes[0]
+    assert ax.get_title() == "SIMULATED — T"
+    assert [ln.get_label() for ln in ax.lines] == [x for x in lines if x != "cluster-best"]
     real_close("all")
 
 
