@@ -348,6 +348,9 @@ def test_evaluate_single_model_hull_row_and_seed_column():
         pytest.approx((0.5, 0.8, 1 - q_at, q_at, 0.7 / 0.925))
     assert np.isnan(h[["entropy_norm", "top_share"]].to_numpy(float)).all()
     assert res.per_seed["seed"].tolist() == [0] * len(res.per_seed)
+    assert list(res.per_seed.columns) == ["seed", "router", "quality", "cost", "aiq", "apgr", "cpt50", "cpt80", "pgr",
+                                          "oracle_gap", "frac_oracle_q", "frac_oracle_aiq", "entropy", "entropy_norm",
+                                          "top_share", "learning_cost"]
     # one λ key per single-point router
     for r in ("strongest", "cheapest", "random", "oracle"):
         assert res.sweeps[r]["lambda"].tolist() == [0.0]
