@@ -11,6 +11,7 @@ import pytest
 
 from masbench.routing.evaluation import (
     ClusterBest,
+    _demands,
     SkillOrchestraAsCoded,
     evaluate,
     format_sweep,
@@ -263,6 +264,13 @@ def test_format_table_and_sweep_print_the_numbers(tmp_path):
     lines = text.splitlines()
     assert lines[0].startswith("SIMULATED") and lines[1].split()[:4] == ["router", "quality", "cost/task", "$"]
     assert set(lines[2]) == {"-"} and len(lines[2]) == len(lines[1])
+    assert lines[0] == "SIMULATED — sim/ models with known competence; not measurements of real models"
+    assert lines[1].split() == ["router", "quality", "cost/task", "$", "AIQ", "APGR", "CPT50", "CPT80", "PGR", "gap",
+                                "q/orc", "AIQ/orc", "H", "bits", "H", "norm", "learn", "$"]
+    # the oracle (a on x, b on y): AIQ 0.925, APGR 35/36, CPT50 0.028, CPT80 0.0445, PGR 1, H 1 bit / log2(3)
+    [row] = [x for x in lines if x.startswith("oracle")]
+    assert row.split()[1:] == ["1.000", "0.001500", "0.9250", "0.972", "0.03", "0.04", "1.00", "0.000", "1.000",
+                               "1.000", "1.00", "0.63", "—"]
     [row] = [x for x in lines if x.startswith("cheapest")]
     # quality .3f, cost .6f, AIQ .4f, APGR .3f, CPT50/80 "—" (never), PGR .2f, gap, q/orc, AIQ/orc, H, H norm, learn $
     assert row.split()[1:] == ["0.500", "0.001000", "0.4750", "0.000", "—", "—", "0.00", "0.500", "0.500", "0.514",
@@ -278,5 +286,227 @@ def test_format_table_and_sweep_print_the_numbers(tmp_path):
     assert [x.split()[0] for x in sweep[2:]] == ["0", "0.1", "5"]
     assert "-0.00" not in "\n".join(sweep)  # a one-model λ point has entropy 0.00, not -0.00
     assert format_sweep(res, "cheapest").splitlines()[2].split()[1:3] == ["0.001000", "0.500"]
-    out = plot_pareto(res, tmp_path / "p.png", simulated=True)
-    assert out == tmp_path / "p.png" and out.stat().st_size > 5000
+
+
+# ----- the parts the tests above did not reach (issue 29: mutation survivors) ----------------------------------
+class FakeEmbedder:
+    """Fruit questions → (1, 0), the rest → (0, 1): the nearest training tasks are exactly the same-kind ones."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.array([[1.0, 0.0] if "apple" in t else [0.0, 1.0] for t in texts])
+
+
+@pytest.mark.parametrize("name", ["gguf", "minilm"])
+def test_evaluate_with_embeddings_adds_knn_cluster_best_and_embedding_demand(name):
+    # λ = 0.5: every embedding router sends fruit (x) to a and animals (y) to b, the oracle's point
+    # (quality 1, cost (6·0.001 + 6·0.002)/12 = 0.0015 on seed 0's test part, see test_evaluate_rows_by_hand):
+    # k-NN: the same-kind neighbours carry all the weight; u(a) = 1 − 0.5·0.1 > u(c) = 1 − 0.5·1.
+    # cluster-best: the two clusters are fruit / animals. ours: the demand is the neighbours' tag (x or y).
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, default_lambda=0.5,
+                   lambdas=(0.0, 0.5), online=False, embed=FakeEmbedder(name))
+    ps = res.per_seed.set_index("router")
+    names = [f"ours ({name} embedding demand)", f"cluster-best ({name} embeddings)", f"knn ({name} embeddings)"]
+    for r in names:
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"], ps.loc[r, "learning_cost"]) == \
+            pytest.approx((1.0, 0.0015, 0.104))
+        assert sorted(res.sweeps[r]["lambda"]) == [0.0, 0.5]
+    # the fixed order puts them after skillorchestra / cluster-best and before the single-model hull
+    assert list(res.table["router"]) == ["oracle", "ours", names[0], "skillorchestra (as coded)", "cluster-best",
+                                         names[1], names[2], "single-model hull", "strongest", "cheapest", "random",
+                                         "random (cost-matched)"]
+
+
+def test_evaluate_ablations_keep_the_fixed_order():
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.5,),
+                   default_lambda=0.5, online=True, ablations=True)
+    assert list(res.table["router"])[:6] == ["oracle", "ours", "ours (thompson, online)", "ours − shrinkage (κ=0)",
+                                             "ours − responsibility (whole credit)", "ours − per-skill cost"]
+    # at λ = 0.5 the handbook sends x to a and y to b (see the cost-matched test); with no shrinkage and whole
+    # credit it has the same one-skill tasks to learn from, so the same choice
+    ps = res.per_seed.set_index("router")
+    for r in ("ours − shrinkage (κ=0)", "ours − responsibility (whole credit)"):
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"], ps.loc[r, "learning_cost"]) == \
+            pytest.approx((1.0, 0.0015, 0.104))
+    # every learning router paid for running the three models on the 8 training tasks
+    for r in ("ours (thompson, online)", "ours − per-skill cost", "skillorchestra (as coded)", "cluster-best"):
+        assert ps.loc[r, "learning_cost"] == pytest.approx(0.104)
+    assert sorted(res.sweeps["ours − per-skill cost"]["lambda"]) == [0.5]
+
+
+def test_evaluate_single_model_hull_row_and_seed_column():
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, default_lambda=0.5,
+                   lambdas=(0.0, 0.5), online=False)
+    ps = res.per_seed.set_index("router")
+    # PGR hull of the singles in cost fraction: a (0, 0), b (1/9, 0), c (1, 1): the line y = x →
+    # CPT50 0.5, CPT80 0.8; at ours' cost 0.0015: q = 0.5 + 0.5/18; q_or 1, AIQ_or 0.925, hull AIQ 0.7
+    h = ps.loc["single-model hull"]
+    q_at = 0.5 + 0.5 / 18
+    assert (h["cpt50"], h["cpt80"], h["oracle_gap"], h["frac_oracle_q"], h["frac_oracle_aiq"]) == \
+        pytest.approx((0.5, 0.8, 1 - q_at, q_at, 0.7 / 0.925))
+    assert np.isnan(h[["entropy_norm", "top_share"]].to_numpy(float)).all()
+    assert res.per_seed["seed"].tolist() == [0] * len(res.per_seed)
+    assert list(res.per_seed.columns) == ["seed", "router", "quality", "cost", "aiq", "apgr", "cpt50", "cpt80", "pgr",
+                                          "oracle_gap", "frac_oracle_q", "frac_oracle_aiq", "entropy", "entropy_norm",
+                                          "top_share", "learning_cost"]
+    # one λ key per single-point router
+    for r in ("strongest", "cheapest", "random", "oracle"):
+        assert res.sweeps[r]["lambda"].tolist() == [0.0]
+    # the sweeps keep the order the routers were added in
+    assert list(res.sweeps) == ["strongest", "cheapest", "random", "ours", "skillorchestra (as coded)",
+                                "cluster-best", "oracle", "random (cost-matched)"]
+    # sweep entropy/top share of the λ = 0.5 point: half a, half b → 1 bit / log2(3), top share 0.5
+    by = res.sweeps_by_seed
+    assert by is not None
+    row = by[(by["router"] == "ours") & (by["lambda"] == 0.5)].iloc[0]
+    assert (row["entropy_norm"], row["top_share"]) == pytest.approx((1 / math.log2(3), 0.5))
+
+
+def by_split(n: int, ntr: int, seed: int, train_rows, test_rows):
+    """Rows placed so the training part of `seed`'s split gets train_rows and the test part test_rows."""
+    perm = np.random.default_rng(seed).permutation(n)
+    rows: list = [None] * n
+    for i, r in zip(perm[:ntr], train_rows, strict=True):
+        rows[int(i)] = r
+    for i, r in zip(perm[ntr:], test_rows, strict=True):
+        rows[int(i)] = r
+    return rows
+
+
+def test_evaluate_strongest_and_cheapest_break_ties_by_cost_and_accuracy():
+    # training part: m0 (cost 1) 2/4, m1 (cost 1) 3/4, m2 (cost 5) 4/4, m3 (cost 3) 4/4.
+    # strongest = the cheapest of the most accurate (m3, not m2); cheapest = the most accurate of the
+    # cheapest (m1, not m0). Test part: m0 0/4, m1 2/4, m2 and m3 4/4.
+    tr_y = [[1, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1], [0, 0, 1, 1]]
+    te_y = [[0, 1, 1, 1], [0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]
+    Y = by_split(8, 4, 0, tr_y, te_y)
+    A = arrays(Y, [[1, 1, 5, 3]] * 8, [["x"]] * 8, ["q"] * 8)
+    res = evaluate(A, n_train=4, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["strongest", "cost"], ps.loc["strongest", "quality"]) == (3.0, 1.0)
+    assert (ps.loc["cheapest", "cost"], ps.loc["cheapest", "quality"]) == (1.0, 0.5)
+
+
+def test_evaluate_two_models_one_both_best_and_cheapest():
+    # m0 (cost 1) always right, m1 (cost 2) never: weak = strong = m0, the weak→strong span is 0 and the
+    # cost-matched mixture is m0 alone, keyed 0 (no share to match); n_train = 2, the smallest allowed
+    A = arrays([[1, 0]] * 6, [[1, 2]] * 6, [["x"]] * 6, ["q"] * 6)
+    res = evaluate(A, n_train=2, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == (1.0, 1.0)
+    by = res.sweeps_by_seed
+    assert by is not None and sorted(by.query("router == 'random (cost-matched)'")["lambda"]) == [0.0, 1.0]
+    assert res.info["n_train"] == 2 and res.info["n_test"] == 4
+
+
+def test_evaluate_no_model_right_gives_no_oracle_fractions():
+    # every test answer wrong: the oracle's quality and AIQ are 0, so the fractions of it are undefined
+    Y = by_split(6, 3, 0, [[1, 0], [0, 1], [1, 1]], [[0, 0]] * 3)
+    res = evaluate(arrays(Y, [[1, 2]] * 6, [["x"]] * 6, ["q"] * 6), n_train=3, seeds=[0], demand="tags",
+                   k_clusters=1, lambdas=(0.0,), online=False)
+    ps = res.per_seed
+    assert ps["frac_oracle_q"].isna().all() and ps["frac_oracle_aiq"].isna().all()
+
+
+def test_evaluate_defaults_and_messages():
+    res = evaluate(specialists(), demand="tags", online=False, lambdas=(0.0,))
+    # n_train 0.3 of 20 = 6; seeds 3 = [0, 1, 2]; k = 8 clusters; the default λ 0.1 joins the sweep
+    assert (res.info["n_train"], res.info["seeds"], res.info["k_clusters"], res.info["lambdas"]) == \
+        (6, [0, 1, 2], 8, [0.0, 0.1])
+    # max_test larger than the test part: all of it
+    assert evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), online=False,
+                    max_test=50).info["n_test"] == 12
+    with pytest.raises(ValueError, match=r"^n_train=1\.0 leaves 1 training and 19 test tasks of 20$"):
+        evaluate(specialists(), n_train=1.0)
+    one = specialists()
+    one = Arrays(one.task_ids, ["a"], one.Y[:, :1], one.C[:, :1], one.T[:, :1], one.skills, one.questions)
+    with pytest.raises(ValueError, match="^routing needs at least two models in the matrix$"):
+        evaluate(one)
+
+
+def test_demands_from_tags_split_evenly():
+    A = arrays([[1, 0]] * 3, [[1, 2]] * 3, [["x", "y"], [], ["x"]], ["q"] * 3)
+    hb = learn_handbook(A, name="d", cost_unit="relative")
+    assert _demands(hb, A, "tags") == [{"x": 0.5, "y": 0.5}, {}, {"x": 1.0}]
+
+
+def test_plot_pareto_draws_the_singles_the_sweeps_and_the_labels(tmp_path, monkeypatch):
+    import matplotlib  # function-level: only this test needs matplotlib (a heavy import)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # function-level: after choosing the backend
+    from matplotlib.colors import to_hex  # function-level: as above
+    from matplotlib.markers import MarkerStyle  # function-level: as above
+
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0, 5.0))
+    closed: list = []
+    real_close = plt.close
+    monkeypatch.setattr(plt, "close", closed.append)
+    with matplotlib.rc_context({"font.size": 5.0}):  # so a size left to the default shows
+        out = plot_pareto(res, tmp_path / "p.png")
+    assert out == tmp_path / "p.png"
+    png = out.read_bytes()
+    # 7.5 × 5 in at 120 dpi
+    assert int.from_bytes(png[16:20], "big") == 900 and int.from_bytes(png[20:24], "big") == 600
+    [fig] = closed
+    ax = fig.axes[0]
+    assert tuple(fig.get_size_inches()) == (7.5, 5.0)
+    [sc] = ax.collections
+    s = res.singles
+    assert sc.get_offsets().tolist() == np.column_stack([s["cost"], s["quality"]]).tolist()
+    assert sc.get_label() == "single models" and sc.get_zorder() == 3
+    assert to_hex(sc.get_facecolor()[0]) == to_hex("grey")
+    sq = MarkerStyle("s")
+    assert np.asarray(sc.get_paths()[0].vertices).tolist() == \
+        np.asarray(sq.get_path().transformed(sq.get_transform()).vertices).tolist()
+    texts = [(t.get_text(), tuple(t.xy), t.get_fontsize(), tuple(t.xyann), t.anncoords) for t in ax.texts]
+    assert texts == [(m, (c, q), 7.0, (3.0, 3.0), "offset points")
+                     for m, c, q in zip(s["model"], s["cost"], s["quality"], strict=True)]
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert list(lines) == ["ours", "cluster-best", "skillorchestra (as coded)", "random (cost-matched)", "oracle",
+                           "ours (thompson, online)"]
+    want = {"ours": ("C0", "o", "-", 6), "cluster-best": ("C1", "^", "-", 6),
+            "skillorchestra (as coded)": ("C3", "D", "None", 6),
+            "random (cost-matched)": ("C7", "None", ":", 6), "oracle": ("k", "*", "None", 12),
+            "ours (thompson, online)": ("C2", "P", "None", 6)}
+    for name, (col, marker, ls, ms) in want.items():
+        ln = lines[name]
+        assert (ln.get_color(), ln.get_marker(), ln.get_linestyle(), ln.get_markersize()) == (col, marker, ls, ms)
+        sw = res.sweeps[name].sort_values("cost")
+        assert ln.get_xdata().tolist() == sw["cost"].tolist() and ln.get_ydata().tolist() == sw["quality"].tolist()
+    assert ax.get_xscale() == "symlog" and ax.xaxis.get_transform().linthresh == pytest.approx(0.001)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("mean cost per task (USD)", "accuracy")
+    assert ax.get_title() == "Routers: cost vs quality" and ax.title.get_fontsize() == 10
+    grid = ax.xaxis.get_gridlines()[0]
+    assert grid.get_visible() and grid.get_alpha() == 0.3
+    leg = ax.get_legend()
+    assert leg._loc == 4 and {t.get_fontsize() for t in leg.get_texts()} == {7.0}  # 4: "lower right"
+    assert [t.get_text() for t in leg.get_texts()] == ["single models"] + list(lines)
+    real_close("all")
+    del res.sweeps["cluster-best"]  # a styled router that is missing is skipped, the later ones still drawn
+    plot_pareto(res, tmp_path / "q.png", title="T", simulated=True)
+    ax = closed[1].axes[0]
+    assert ax.get_title() == "SIMULATED — T"
+    assert [ln.get_label() for ln in ax.lines] == [x for x in lines if x != "cluster-best"]
+    real_close("all")
+
+
+def test_evaluate_cost_matched_is_the_weak_model_when_weak_and_strong_cost_the_same_on_test():
+    # training: m0 (cost 1) 1/3, m1 (cost 2) 3/3 → weak m0, strong m1; on the test part both cost 1.5, so
+    # no strong share can be matched: the mixture is the weak model alone (quality 0 there, m1 has 1)
+    Y = by_split(6, 3, 0, [[1, 1], [0, 1], [0, 1]], [[0, 1]] * 3)
+    C = by_split(6, 3, 0, [[1, 2]] * 3, [[1.5, 1.5]] * 3)
+    res = evaluate(arrays(Y, C, [["x"]] * 6, ["q"] * 6), n_train=3, seeds=[0], demand="tags", k_clusters=1,
+                   lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == (1.5, 0.0)
+
+
+def test_evaluate_routers_missing_from_the_fixed_order_follow_it_as_added():
+    # an embedder whose name is not in the order list: its three routers come last, in the order they were added
+    res = evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.5,),
+                   default_lambda=0.5, online=False, embed=FakeEmbedder("zz"))
+    assert list(res.table["router"])[-3:] == ["knn (zz embeddings)", "cluster-best (zz embeddings)",
+                                              "ours (zz embedding demand)"]
