@@ -16,7 +16,6 @@ supersede, by the closing summary and by ``masbench status`` alike (:func:`failu
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict
 
@@ -24,8 +23,6 @@ from .db import Store
 from .schema import CONTENT_TABLES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from duckdb import DuckDBPyConnection
 
 POOL_DESIGN = "__cot_pool__"
@@ -127,27 +124,12 @@ def _in(rows: CellRows, cells: str, alias: str = "t") -> str:
     return f"EXISTS (SELECT 1 FROM ({cells}) k WHERE {on})"
 
 
-@contextmanager
-def _transaction(store: Store) -> "Iterator[DuckDBPyConnection]":
-    """The store's connection inside one transaction, under its lock: committed when the block ends,
-    rolled back (and the error raised) when it raises."""
-    with store.lock:
-        con = store.con
-        con.begin()
-        try:
-            yield con
-            con.commit()
-        except Exception:
-            con.rollback()
-            raise
-
-
 def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
     """Delete the rows of cells that never completed (design cells without a result; pool cells
     with fewer than ``k_max`` samples), so resumed cells leave no duplicates. Returns rows deleted
     per table and kind (``calls``, ``nodes``, ``pool_calls``, ``pool``, …)."""
     counts: dict[str, int] = {}
-    with _transaction(store) as con:
+    with store.transaction() as con:
         for ct in CELL_TABLES:
             for rows in ct.rows:
                 if ct.done and rows.kind == "design":  # a results row is the done mark itself
@@ -166,7 +148,7 @@ def supersede_failed(store: Store, run_id: str) -> dict[str, int]:
     """Move the rows of failed cells to their ``superseded_to`` table or delete them, in one
     transaction; the cells then run again like ones never run. Returns the cells superseded by
     kind."""
-    with _transaction(store) as con:
+    with store.transaction() as con:
         n = {k: int(con.execute(*_bind(f"SELECT count(*) FROM ({q})", run_id)).fetchall()[0][0])
              for k, q in _FAILED.items()}
         for ct in CELL_TABLES:  # the done-marking tables last: the failed cells are read from them

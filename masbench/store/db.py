@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,20 @@ class Store:
             v = self.con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]  # an aggregate: one row
         return int(v or 0)
 
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connection inside one transaction, under ``lock``: committed when the block ends,
+        rolled back (and the error raised) when it raises."""
+        with self.lock:
+            con = self.con
+            con.begin()
+            try:
+                yield con
+                con.commit()
+            except Exception:
+                con.rollback()
+                raise
+
     def migrate(self) -> list[int]:
         """Apply every migration newer than the file's version. Returns the versions applied."""
         applied = []
@@ -94,15 +110,9 @@ class Store:
         for version, summary, sql in _schema.MIGRATIONS:
             if version <= current:
                 continue
-            with self.lock:
-                self.con.execute("BEGIN TRANSACTION")
-                try:
-                    self.con.execute(sql)
-                    self.con.execute("INSERT INTO schema_version(version, summary) VALUES (?, ?)", [version, summary])
-                    self.con.execute("COMMIT")
-                except Exception:
-                    self.con.execute("ROLLBACK")
-                    raise
+            with self.transaction() as con:
+                con.execute(sql)
+                con.execute("INSERT INTO schema_version(version, summary) VALUES (?, ?)", [version, summary])
             applied.append(version)
         return applied
 
