@@ -115,3 +115,14 @@ def test_runs_command_lists_runs(tmp_path, monkeypatch):
     assert "run-abc" in res.output and "finished" in res.output and "SIMULATED" in res.output
     res = CliRunner().invoke(app, ["runs", "--store", str(tmp_path / "missing.duckdb")])
     assert res.exit_code == 2
+
+
+def test_a_transaction_commits_its_block_and_rolls_back_a_block_that_raises(tmp_path):
+    st = Store(tmp_path / "t.duckdb")
+    with st.transaction() as con:
+        con.execute("INSERT INTO runs (run_id, suite) VALUES ('kept', 's')")
+    with pytest.raises(ValueError, match="not a DuckDB error"):
+        with st.transaction() as con:
+            con.execute("INSERT INTO runs (run_id, suite) VALUES ('dropped', 's')")
+            raise ValueError("not a DuckDB error")  # DuckDB would abort the transaction itself on its own errors
+    assert st.sql("SELECT run_id FROM runs ORDER BY run_id") == [("kept",)]
