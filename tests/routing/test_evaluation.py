@@ -510,3 +510,129 @@ def test_evaluate_routers_missing_from_the_fixed_order_follow_it_as_added():
                    default_lambda=0.5, online=False, embed=FakeEmbedder("zz"))
     assert list(res.table["router"])[-3:] == ["knn (zz embeddings)", "cluster-best (zz embeddings)",
                                               "ours (zz embedding demand)"]
+
+
+# ----- recording stand-ins: the arguments evaluate passes to the routers it builds (issue 29) -------------------
+def _test_part(seed: int, n: int, ntr: int) -> list[int]:
+    """The protocol's test tasks of `seed`, in order: default_rng(seed).permutation(n)[ntr:]."""
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)[ntr:]]
+
+
+def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome(monkeypatch):
+    from masbench.routing import evaluation  # function-level: the module whose router class is replaced
+
+    made: list = []
+
+    class Recording(evaluation.SkillRouter):
+        def __init__(self, handbook, **kw):
+            made.append(self)
+            self.given, self.kw, self.decided, self.observed = handbook, kw, [], []
+            super().__init__(handbook, **kw)
+
+        def decide(self, demand, *a, **k):
+            self.decided.append(dict(demand))
+            return super().decide(demand, *a, **k)
+
+        def observe(self, decision, *args, **kw):
+            self.observed.append((decision.model_index, args, kw))
+            super().observe(decision, *args, **kw)
+
+    monkeypatch.setattr(evaluation, "SkillRouter", Recording)
+    A = specialists()
+    res = evaluate(A, n_train=8, seeds=[3, 5], demand="tags", k_clusters=2, lambdas=(0.0,), default_lambda=0.25)
+    assert len(made) == 2
+    ps = res.per_seed.set_index(["seed", "router"])
+    for seed, r in zip([3, 5], made, strict=True):
+        # the documented setting: λ = the default λ, Thompson sampling, seeded by the split's seed
+        assert r.kw == {"lambda_": 0.25, "strategy": "thompson", "seed": seed}
+        assert r.given.models == ["a", "b", "c"]
+        test = _test_part(seed, N, 8)
+        # one decision per test task, in the test part's order, on the task's tag (x even, y odd)
+        assert r.decided == [{"x": 1.0} if i % 2 == 0 else {"y": 1.0} for i in test]
+        # each decision's outcome is fed back: that task's correctness and USD for the chosen model
+        assert [(args, kw) for _, args, kw in r.observed] == \
+            [((A.Y[i, m], A.C[i, m]), {}) for i, (m, _, _) in zip(test, r.observed, strict=True)]
+        chosen = [m for m, _, _ in r.observed]
+        row = ps.loc[(seed, "ours (thompson, online)")]
+        assert (row["quality"], row["cost"]) == pytest.approx(
+            (np.mean([A.Y[i, m] for i, m in zip(test, chosen, strict=True)]),
+             np.mean([A.C[i, m] for i, m in zip(test, chosen, strict=True)])))
+
+
+def _recording_learn(monkeypatch) -> list[dict]:
+    """Replace evaluation.learn_handbook by the real one that also records its keyword arguments
+    (the handbook's name left out: it only labels the handbook)."""
+    from masbench.routing import evaluation  # function-level: the module whose learner is replaced
+
+    calls: list[dict] = []
+
+    def learn(tr, **kw):
+        calls.append({"tasks": list(tr.task_ids), **{k: v for k, v in kw.items() if k != "name"}})
+        return learn_handbook(tr, **kw)
+
+    monkeypatch.setattr(evaluation, "learn_handbook", learn)
+    return calls
+
+
+def test_the_handbook_and_the_ablations_are_learned_with_the_documented_settings(monkeypatch):
+    calls = _recording_learn(monkeypatch)
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=2, lambdas=(0.0,), online=False,
+             shrinkage=2.5, ablations=True)
+    train = [f"t{i:02d}" for i in np.random.default_rng(3).permutation(N)[:8]]
+    # ours with the κ given; the ablations: κ = 0, and whole credit (κ as given); per-skill cost reuses ours'
+    assert calls == [
+        {"tasks": train, "shrinkage": 2.5, "cost_unit": "relative"},
+        {"tasks": train, "shrinkage": 0.0, "cost_unit": "relative"},
+        {"tasks": train, "shrinkage": 2.5, "cost_unit": "relative", "credit_mode": "whole"},
+    ]
+    calls.clear()
+    # the default κ is 4 (the handbook's documented shrinkage)
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=2, lambdas=(0.0,), online=False)
+    assert calls == [{"tasks": train, "shrinkage": 4.0, "cost_unit": "relative"}]
+
+
+def test_every_handbook_router_gets_the_demand_asked_for(monkeypatch):
+    from masbench.routing import evaluation  # function-level: the module whose demand helper is replaced
+
+    seen: list[str] = []
+    real = evaluation._demands
+
+    def demands(hb, te, how):
+        seen.append(how)
+        return real(hb, te, how)
+
+    monkeypatch.setattr(evaluation, "_demands", demands)
+    evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), online=False,
+             ablations=True)
+    assert seen == ["tags"] * 4  # ours and its three ablations
+
+
+def test_ablations_route_on_tags_when_the_questions_carry_no_indicator():
+    # every question is the same text, so the indicators learned from it infer no skill: only the tags
+    # tell x tasks (a right) from y tasks (b right). At λ = 0.5 (see the cost-matched test) each ablation
+    # on the tags sends x to a and y to b: quality 1, cost 0.0015 on seed 0's test part (6 x, 6 y).
+    A = specialists()
+    A.questions = ["what is it"] * N
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.5,), default_lambda=0.5,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    for r in ("ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)"):
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"]) == pytest.approx((1.0, 0.0015))
+
+
+def test_the_per_skill_cost_ablation_prices_every_skill_at_the_models_mean():
+    # both models always right; m0 costs 1 on x tasks and 9 on y tasks (mean 5), m1 costs 4 on both.
+    # With per-skill cost: x → m0 (1 < 4), y → m1 (4 < 9): cost (1 + 4)/2 on a half-x test part.
+    # Priced at the model's mean: m1 (4 < 5) everywhere: cost 4.
+    n = 16
+    tags = [["x"] if i % 2 == 0 else ["y"] for i in range(n)]
+    C = [[1.0, 4.0] if i % 2 == 0 else [9.0, 4.0] for i in range(n)]
+    A = arrays([[1, 1]] * n, C, tags, ["q"] * n)
+    test = _test_part(0, n, 8)
+    x_share = sum(i % 2 == 0 for i in test) / len(test)
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(1.0,), default_lambda=1.0,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    assert ps.loc["ours", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
+    assert ps.loc["ours − per-skill cost", "cost"] == pytest.approx(4.0)
+    assert ps.loc["ours − shrinkage (κ=0)", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
