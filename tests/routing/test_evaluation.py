@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from masbench.routing.evaluation import (
@@ -636,3 +637,115 @@ def test_the_per_skill_cost_ablation_prices_every_skill_at_the_models_mean():
     assert ps.loc["ours", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
     assert ps.loc["ours − per-skill cost", "cost"] == pytest.approx(4.0)
     assert ps.loc["ours − shrinkage (κ=0)", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
+
+
+def test_cluster_best_and_knn_get_k_the_seed_and_the_embedders_vectors(monkeypatch):
+    from masbench.routing import evaluation  # function-level: the module whose router classes are replaced
+
+    made: list = []
+
+    class RecCB(ClusterBest):
+        def __init__(self, *a, **kw):
+            made.append(("cb", a, kw))
+            super().__init__(*a, **kw)
+
+    class RecKNN(evaluation.KNNRouter):
+        def __init__(self, *a, **kw):
+            made.append(("knn", a, kw))
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(evaluation, "ClusterBest", RecCB)
+    monkeypatch.setattr(evaluation, "KNNRouter", RecKNN)
+    evaluate(specialists(), n_train=8, seeds=[3, 5], demand="tags", k_clusters=2, lambdas=(0.0,), online=False)
+    assert made == [("cb", (), {"k": 2, "seed": 3}), ("cb", (), {"k": 2, "seed": 5})]
+    made.clear()
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=3, lambdas=(0.0,), online=False,
+             embed=FakeEmbedder("gguf"), k_nn=4)
+    (_, a0, kw0), (_, a1, kw1), (_, a2, kw2) = made
+    assert [m[0] for m in made] == ["cb", "knn", "cb"]
+    assert a0 == () and kw0 == {"k": 3, "seed": 3}
+    # k-NN with the k given; the embedding cluster-best with k, the seed and the same vectors
+    [vec] = a1
+    assert kw1 == {"k": 4} and a2 == () and kw2 == {"k": 3, "seed": 3, "vectors": vec}
+    Xtr, Xte = vec(["apple pie", "dog"], ["fox"])
+    assert Xtr.tolist() == [[1.0, 0.0], [0.0, 1.0]] and Xte.tolist() == [[0.0, 1.0]]
+    made.clear()
+    # the default k-NN size is 10
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=3, lambdas=(0.0,), online=False,
+             embed=FakeEmbedder("gguf"))
+    assert made[1][2] == {"k": 10}
+
+
+def test_evaluate_takes_an_outcome_frame():
+    # the long form (one row per task × model) of the specialists matrix: the same protocol, so seed 0's
+    # test part has 6 x and 6 y tasks; the oracle sends x to a and y to b: quality 1, cost 0.0015
+    rows = [{"task_id": f"t{i:02d}", "model": m, "correct": float(m == "c" or (m == "a") == (i % 2 == 0)),
+             "cost_usd": c, "skills": ["x"] if i % 2 == 0 else ["y"], "question": f"q {i}"}
+            for i in range(N) for m, c in zip("abc", COST, strict=True)]
+    res = evaluate(pd.DataFrame(rows), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,),
+                   online=False)
+    assert res.info["models"] == ["a", "b", "c"] and res.info["tasks"] == N
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["oracle", "quality"], ps.loc["oracle", "cost"]) == pytest.approx((1.0, 0.0015))
+    assert (ps.loc["strongest", "quality"], ps.loc["strongest", "cost"]) == pytest.approx((1.0, 0.01))
+
+
+def _weak_strong_matrix(test_cost: list[float]) -> Arrays:
+    """Training part (8 tasks; costs m0 1, m1 2, m2 3): on x tasks m0 never right, m1 on half, m2 always; on y
+    tasks m0 and m2 never, m1 always. So weak = m0 (the cheapest), strong = m1 (0.75 against m2's 0.5), and at
+    λ = 0 the handbook sends x to m2 and y to m1. Test part (4 tasks, 2 x then 2 y): m1 always right, m2 on
+    x only, m0 never; each model's cost is `test_cost`."""
+    tr_y = [[0, 1, 1], [0, 0, 1], [0, 1, 1], [0, 0, 1]] + [[0, 1, 0]] * 4
+    te_y = [[0, 1, 1], [0, 1, 1], [0, 1, 0], [0, 1, 0]]
+    Y = by_split(12, 8, 0, tr_y, te_y)
+    C = by_split(12, 8, 0, [[1.0, 2.0, 3.0]] * 8, [test_cost] * 4)
+    tags = by_split(12, 8, 0, [["x"]] * 4 + [["y"]] * 4, [["x"]] * 2 + [["y"]] * 2)
+    return arrays(Y, C, tags, ["q"] * 12)
+
+
+def _cost_matched(A: Arrays) -> tuple:
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.0,), default_lambda=0.0,
+                   online=False)
+    ps = res.per_seed.set_index("router")
+    by = res.sweeps_by_seed
+    assert by is not None
+    sw = by[by["router"] == "random (cost-matched)"].set_index("lambda")
+    # the sweep points as [share, cost, quality, share, cost, quality, ...] in share order
+    return ps, [float(x) for k in sorted(sw.index) for x in (k, sw.loc[k, "cost"], sw.loc[k, "quality"])]
+
+
+def test_cost_matched_share_is_clipped_to_the_strong_model_and_its_line_ends_at_weak_and_strong():
+    # on the test part m2 costs 100: ours (x → m2, y → m1) costs (2·100 + 2·2)/4 = 51, beyond the strong
+    # model (m1, cost 2, quality 1); the weak model is (1, 0). The strong share (51 − 1)/(2 − 1) = 50 is
+    # clipped to 1: the mixture is the strong model, not an extrapolation past it.
+    ps, pts = _cost_matched(_weak_strong_matrix([1.0, 2.0, 100.0]))
+    assert (ps.loc["ours", "cost"], ps.loc["ours", "quality"]) == pytest.approx((51.0, 1.0))
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == \
+        pytest.approx((2.0, 1.0))
+    # the line's sweep points: share 0 is the weak model, share 1 the strong one
+    assert pts == pytest.approx([0.0, 1.0, 0.0, 1.0, 2.0, 1.0])
+
+
+def test_cost_matched_share_is_clipped_to_the_weak_model():
+    # on the test part m0 costs 5, m1 6, m2 0.1: ours costs (2·0.1 + 2·6)/4 = 3.05, below the weak model
+    # (m0, cost 5, quality 0); the share (3.05 − 5)/(6 − 5) = −1.95 is clipped to 0: the weak model alone
+    ps, pts = _cost_matched(_weak_strong_matrix([5.0, 6.0, 0.1]))
+    assert ps.loc["ours", "cost"] == pytest.approx(3.05)
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == \
+        pytest.approx((5.0, 0.0))
+    assert pts == pytest.approx([0.0, 5.0, 0.0, 1.0, 6.0, 1.0])
+
+
+def test_fractions_of_an_oracle_below_one():
+    # training: m0 (cost 1) 1/3, m1 (cost 2) 3/3 → weak m0, strong m1 (ours picks m1 too). Test part: m0 right
+    # on 1 of 4, m1 on 2, and on two tasks no model is right, so the oracle's quality is 1/2 (not 1, where a
+    # fraction of it and the quality itself coincide): cheapest 0.25 → 0.5 of the oracle, gap 0.25;
+    # strongest 0.5 → 1.0, gap 0; the single-model hull at ours' cost (m1's, 2) is m1's point, 0.5 → 1.0
+    Y = by_split(7, 3, 0, [[1, 1], [0, 1], [0, 1]], [[1, 1], [0, 1], [0, 0], [0, 0]])
+    res = evaluate(arrays(Y, [[1, 2]] * 7, [["x"]] * 7, ["q"] * 7), n_train=3, seeds=[0], demand="tags",
+                   k_clusters=1, lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert ps.loc["oracle", "quality"] == 0.5 and ps.loc["ours", "cost"] == 2.0
+    for r, q in (("cheapest", 0.25), ("strongest", 0.5), ("single-model hull", 0.5)):
+        assert (ps.loc[r, "quality"], ps.loc[r, "frac_oracle_q"], ps.loc[r, "oracle_gap"]) == \
+            pytest.approx((q, q / 0.5, 0.5 - q))
