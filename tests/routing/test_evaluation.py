@@ -749,3 +749,40 @@ def test_fractions_of_an_oracle_below_one():
     for r, q in (("cheapest", 0.25), ("strongest", 0.5), ("single-model hull", 0.5)):
         assert (ps.loc[r, "quality"], ps.loc[r, "frac_oracle_q"], ps.loc[r, "oracle_gap"]) == \
             pytest.approx((q, q / 0.5, 0.5 - q))
+
+
+def test_every_swept_router_reports_its_point_at_the_default_lambda():
+    # seed 0's training part (8 tasks): a right on 2 of its 4 x tasks, b on 2 of its 4 y tasks, c (10× a's cost)
+    # on all; the test part (12): the same, 3 of 6 each. Utility acc − λ·cost/cost(c): at λ = 0 c wins everywhere
+    # (1 against 0.5); at the default λ = 2, on x a (0.5 − 2·0.1 = 0.3) beats c (1 − 2 = −1), on y b
+    # (0.5 − 2·0.2 = 0.1) beats a (0 − 0.2) and c. Each λ-swept router must report the λ = 2 point: x → a,
+    # y → b: cost (6·0.001 + 6·0.002)/12 = 0.0015, quality 6/12; the sweep's only other point, λ = 0, is c's.
+    x = "apple banana cherry"
+    y = "dog elephant fox"
+    half = [[1, 0, 1], [0, 0, 1]]
+    tr = [(r, ["x"], x) for r in half * 2] + [([r[1], r[0], 1], ["y"], y) for r in half * 2]
+    te = [(r, ["x"], x) for r in sorted(half * 3)] + [([r[1], r[0], 1], ["y"], y) for r in sorted(half * 3)]
+    rows = by_split(N, 8, 0, tr, te)
+    A = arrays([r[0] for r in rows], [COST] * N, [r[1] for r in rows], [f"{r[2]} item {i}" for i, r in enumerate(rows)])
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), default_lambda=2.0,
+                   online=False, ablations=True, embed=FakeEmbedder("gguf"))
+    ps = res.per_seed.set_index("router")
+    by = res.sweeps_by_seed
+    assert by is not None
+    swept = ["ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost",
+             "cluster-best", "knn (gguf embeddings)", "cluster-best (gguf embeddings)", "ours (gguf embedding demand)"]
+    for r in swept:
+        assert (ps.loc[r, "cost"], ps.loc[r, "quality"]) == pytest.approx((0.0015, 0.5))
+        at0 = by[(by["router"] == r) & (by["lambda"] == 0.0)].iloc[0]
+        assert (at0["cost"], at0["quality"]) == pytest.approx((0.01, 1.0))
+
+
+def test_ablations_with_demand_inferred_from_the_question_text():
+    # demand="indicators": each ablation infers its test tasks' demand with its own handbook's indicators
+    # (fruit words → x, animal words → y, learned on the training part), so at λ = 0.5 they route like the
+    # tags (see the cost-matched test): x → a, y → b, quality 1, cost 0.0015 on seed 0's test part
+    res = evaluate(specialists(), n_train=8, seeds=[0], k_clusters=2, lambdas=(0.5,), default_lambda=0.5,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    for r in ("ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost"):
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"]) == pytest.approx((1.0, 0.0015))
