@@ -786,3 +786,16 @@ def test_ablations_with_demand_inferred_from_the_question_text():
     ps = res.per_seed.set_index("router")
     for r in ("ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost"):
         assert (ps.loc[r, "quality"], ps.loc[r, "cost"]) == pytest.approx((1.0, 0.0015))
+
+
+def test_a_weak_to_strong_span_of_1e_15_usd_counts_as_none():
+    # training: m0 (cost 1) 1/3, m1 (cost 2) 3/3 → weak m0, strong m1, and ours picks m1. On the test part m0
+    # costs $0 and m1 $1e-15: a span at the 1e-15 guard is float noise, not a line to match a share on, so
+    # the mixture is the weak model alone (cost 0, quality 0), not the strong share 1 that 1e-15/1e-15 gives
+    Y = by_split(6, 3, 0, [[0, 1], [1, 1], [0, 1]], [[0, 1]] * 3)
+    C = by_split(6, 3, 0, [[1.0, 2.0]] * 3, [[0.0, 1e-15]] * 3)
+    res = evaluate(arrays(Y, C, [["x"]] * 6, ["q"] * 6), n_train=3, seeds=[0], demand="tags", k_clusters=1,
+                   lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["ours", "cost"], ps.loc["ours", "quality"]) == (1e-15, 1.0)
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == (0.0, 0.0)
