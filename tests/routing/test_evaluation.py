@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from masbench.routing import evaluation
 from masbench.routing.evaluation import (
     ClusterBest,
     _demands,
@@ -520,8 +521,6 @@ def _test_part(seed: int, n: int, ntr: int) -> list[int]:
 
 
 def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome(monkeypatch):
-    from masbench.routing import evaluation  # function-level: the module whose router class is replaced
-
     made: list = []
 
     class Recording(evaluation.SkillRouter):
@@ -542,7 +541,7 @@ def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome
     A = specialists()
     res = evaluate(A, n_train=8, seeds=[3, 5], demand="tags", k_clusters=2, lambdas=(0.0,), default_lambda=0.25)
     assert len(made) == 2
-    ps = res.per_seed.set_index(["seed", "router"])
+    ps = res.per_seed
     for seed, r in zip([3, 5], made, strict=True):
         # the documented setting: λ = the default λ, Thompson sampling, seeded by the split's seed
         assert r.kw == {"lambda_": 0.25, "strategy": "thompson", "seed": seed}
@@ -554,7 +553,7 @@ def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome
         assert [(args, kw) for _, args, kw in r.observed] == \
             [((A.Y[i, m], A.C[i, m]), {}) for i, (m, _, _) in zip(test, r.observed, strict=True)]
         chosen = [m for m, _, _ in r.observed]
-        row = ps.loc[(seed, "ours (thompson, online)")]
+        row = ps[(ps["seed"] == seed) & (ps["router"] == "ours (thompson, online)")].iloc[0]
         assert (row["quality"], row["cost"]) == pytest.approx(
             (np.mean([A.Y[i, m] for i, m in zip(test, chosen, strict=True)]),
              np.mean([A.C[i, m] for i, m in zip(test, chosen, strict=True)])))
@@ -563,8 +562,6 @@ def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome
 def _recording_learn(monkeypatch) -> list[dict]:
     """Replace evaluation.learn_handbook by the real one that also records its keyword arguments
     (the handbook's name left out: it only labels the handbook)."""
-    from masbench.routing import evaluation  # function-level: the module whose learner is replaced
-
     calls: list[dict] = []
 
     def learn(tr, **kw):
@@ -593,8 +590,6 @@ def test_the_handbook_and_the_ablations_are_learned_with_the_documented_settings
 
 
 def test_every_handbook_router_gets_the_demand_asked_for(monkeypatch):
-    from masbench.routing import evaluation  # function-level: the module whose demand helper is replaced
-
     seen: list[str] = []
     real = evaluation._demands
 
@@ -640,8 +635,6 @@ def test_the_per_skill_cost_ablation_prices_every_skill_at_the_models_mean():
 
 
 def test_cluster_best_and_knn_get_k_the_seed_and_the_embedders_vectors(monkeypatch):
-    from masbench.routing import evaluation  # function-level: the module whose router classes are replaced
-
     made: list = []
 
     class RecCB(ClusterBest):
@@ -709,9 +702,9 @@ def _cost_matched(A: Arrays) -> tuple:
     ps = res.per_seed.set_index("router")
     by = res.sweeps_by_seed
     assert by is not None
-    sw = by[by["router"] == "random (cost-matched)"].set_index("lambda")
+    sw = by[by["router"] == "random (cost-matched)"].sort_values("lambda")
     # the sweep points as [share, cost, quality, share, cost, quality, ...] in share order
-    return ps, [float(x) for k in sorted(sw.index) for x in (k, sw.loc[k, "cost"], sw.loc[k, "quality"])]
+    return ps, sw[["lambda", "cost", "quality"]].to_numpy(float).ravel().tolist()
 
 
 def test_cost_matched_share_is_clipped_to_the_strong_model_and_its_line_ends_at_weak_and_strong():
