@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from masbench.routing import evaluation
 from masbench.routing.evaluation import (
     ClusterBest,
     _demands,
@@ -510,3 +512,283 @@ def test_evaluate_routers_missing_from_the_fixed_order_follow_it_as_added():
                    default_lambda=0.5, online=False, embed=FakeEmbedder("zz"))
     assert list(res.table["router"])[-3:] == ["knn (zz embeddings)", "cluster-best (zz embeddings)",
                                               "ours (zz embedding demand)"]
+
+
+# ----- recording stand-ins: the arguments evaluate passes to the routers it builds (issue 29) -------------------
+def _test_part(seed: int, n: int, ntr: int) -> list[int]:
+    """The protocol's test tasks of `seed`, in order: default_rng(seed).permutation(n)[ntr:]."""
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)[ntr:]]
+
+
+def test_thompson_router_gets_the_default_lambda_the_seed_and_every_test_outcome(monkeypatch):
+    made: list = []
+
+    class Recording(evaluation.SkillRouter):
+        def __init__(self, handbook, **kw):
+            made.append(self)
+            self.given, self.kw, self.decided, self.observed = handbook, kw, [], []
+            super().__init__(handbook, **kw)
+
+        def decide(self, demand, *a, **k):
+            self.decided.append(dict(demand))
+            return super().decide(demand, *a, **k)
+
+        def observe(self, decision, *args, **kw):
+            self.observed.append((decision.model_index, args, kw))
+            super().observe(decision, *args, **kw)
+
+    monkeypatch.setattr(evaluation, "SkillRouter", Recording)
+    A = specialists()
+    res = evaluate(A, n_train=8, seeds=[3, 5], demand="tags", k_clusters=2, lambdas=(0.0,), default_lambda=0.25)
+    assert len(made) == 2
+    ps = res.per_seed
+    for seed, r in zip([3, 5], made, strict=True):
+        # the documented setting: λ = the default λ, Thompson sampling, seeded by the split's seed
+        assert r.kw == {"lambda_": 0.25, "strategy": "thompson", "seed": seed}
+        assert r.given.models == ["a", "b", "c"]
+        test = _test_part(seed, N, 8)
+        # one decision per test task, in the test part's order, on the task's tag (x even, y odd)
+        assert r.decided == [{"x": 1.0} if i % 2 == 0 else {"y": 1.0} for i in test]
+        # each decision's outcome is fed back: that task's correctness and USD for the chosen model
+        assert [(args, kw) for _, args, kw in r.observed] == \
+            [((A.Y[i, m], A.C[i, m]), {}) for i, (m, _, _) in zip(test, r.observed, strict=True)]
+        chosen = [m for m, _, _ in r.observed]
+        row = ps[(ps["seed"] == seed) & (ps["router"] == "ours (thompson, online)")].iloc[0]
+        assert (row["quality"], row["cost"]) == pytest.approx(
+            (np.mean([A.Y[i, m] for i, m in zip(test, chosen, strict=True)]),
+             np.mean([A.C[i, m] for i, m in zip(test, chosen, strict=True)])))
+
+
+def _recording_learn(monkeypatch) -> list[dict]:
+    """Replace evaluation.learn_handbook by the real one that also records its keyword arguments
+    (the handbook's name left out: it only labels the handbook)."""
+    calls: list[dict] = []
+
+    def learn(tr, **kw):
+        calls.append({"tasks": list(tr.task_ids), **{k: v for k, v in kw.items() if k != "name"}})
+        return learn_handbook(tr, **kw)
+
+    monkeypatch.setattr(evaluation, "learn_handbook", learn)
+    return calls
+
+
+def test_the_handbook_and_the_ablations_are_learned_with_the_documented_settings(monkeypatch):
+    calls = _recording_learn(monkeypatch)
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=2, lambdas=(0.0,), online=False,
+             shrinkage=2.5, ablations=True)
+    train = [f"t{i:02d}" for i in np.random.default_rng(3).permutation(N)[:8]]
+    # ours with the κ given; the ablations: κ = 0, and whole credit (κ as given); per-skill cost reuses ours'
+    assert calls == [
+        {"tasks": train, "shrinkage": 2.5, "cost_unit": "relative"},
+        {"tasks": train, "shrinkage": 0.0, "cost_unit": "relative"},
+        {"tasks": train, "shrinkage": 2.5, "cost_unit": "relative", "credit_mode": "whole"},
+    ]
+    calls.clear()
+    # the default κ is 4 (the handbook's documented shrinkage)
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=2, lambdas=(0.0,), online=False)
+    assert calls == [{"tasks": train, "shrinkage": 4.0, "cost_unit": "relative"}]
+
+
+def test_every_handbook_router_gets_the_demand_asked_for(monkeypatch):
+    seen: list[str] = []
+    real = evaluation._demands
+
+    def demands(hb, te, how):
+        seen.append(how)
+        return real(hb, te, how)
+
+    monkeypatch.setattr(evaluation, "_demands", demands)
+    evaluate(specialists(), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), online=False,
+             ablations=True)
+    assert seen == ["tags"] * 4  # ours and its three ablations
+
+
+def test_ablations_route_on_tags_when_the_questions_carry_no_indicator():
+    # every question is the same text, so the indicators learned from it infer no skill: only the tags
+    # tell x tasks (a right) from y tasks (b right). At λ = 0.5 (see the cost-matched test) each ablation
+    # on the tags sends x to a and y to b: quality 1, cost 0.0015 on seed 0's test part (6 x, 6 y).
+    A = specialists()
+    A.questions = ["what is it"] * N
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.5,), default_lambda=0.5,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    for r in ("ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)"):
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"]) == pytest.approx((1.0, 0.0015))
+
+
+def test_the_per_skill_cost_ablation_prices_every_skill_at_the_models_mean():
+    # both models always right; m0 costs 1 on x tasks and 9 on y tasks (mean 5), m1 costs 4 on both.
+    # With per-skill cost: x → m0 (1 < 4), y → m1 (4 < 9): cost (1 + 4)/2 on a half-x test part.
+    # Priced at the model's mean: m1 (4 < 5) everywhere: cost 4.
+    n = 16
+    tags = [["x"] if i % 2 == 0 else ["y"] for i in range(n)]
+    C = [[1.0, 4.0] if i % 2 == 0 else [9.0, 4.0] for i in range(n)]
+    A = arrays([[1, 1]] * n, C, tags, ["q"] * n)
+    test = _test_part(0, n, 8)
+    x_share = sum(i % 2 == 0 for i in test) / len(test)
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(1.0,), default_lambda=1.0,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    assert ps.loc["ours", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
+    assert ps.loc["ours − per-skill cost", "cost"] == pytest.approx(4.0)
+    assert ps.loc["ours − shrinkage (κ=0)", "cost"] == pytest.approx(x_share * 1 + (1 - x_share) * 4)
+
+
+def test_cluster_best_and_knn_get_k_the_seed_and_the_embedders_vectors(monkeypatch):
+    made: list = []
+
+    class RecCB(ClusterBest):
+        def __init__(self, *a, **kw):
+            made.append(("cb", a, kw))
+            super().__init__(*a, **kw)
+
+    class RecKNN(evaluation.KNNRouter):
+        def __init__(self, *a, **kw):
+            made.append(("knn", a, kw))
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(evaluation, "ClusterBest", RecCB)
+    monkeypatch.setattr(evaluation, "KNNRouter", RecKNN)
+    evaluate(specialists(), n_train=8, seeds=[3, 5], demand="tags", k_clusters=2, lambdas=(0.0,), online=False)
+    assert made == [("cb", (), {"k": 2, "seed": 3}), ("cb", (), {"k": 2, "seed": 5})]
+    made.clear()
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=3, lambdas=(0.0,), online=False,
+             embed=FakeEmbedder("gguf"), k_nn=4)
+    (_, a0, kw0), (_, a1, kw1), (_, a2, kw2) = made
+    assert [m[0] for m in made] == ["cb", "knn", "cb"]
+    assert a0 == () and kw0 == {"k": 3, "seed": 3}
+    # k-NN with the k given; the embedding cluster-best with k, the seed and the same vectors
+    [vec] = a1
+    assert kw1 == {"k": 4} and a2 == () and kw2 == {"k": 3, "seed": 3, "vectors": vec}
+    Xtr, Xte = vec(["apple pie", "dog"], ["fox"])
+    assert Xtr.tolist() == [[1.0, 0.0], [0.0, 1.0]] and Xte.tolist() == [[0.0, 1.0]]
+    made.clear()
+    # the default k-NN size is 10
+    evaluate(specialists(), n_train=8, seeds=[3], demand="tags", k_clusters=3, lambdas=(0.0,), online=False,
+             embed=FakeEmbedder("gguf"))
+    assert made[1][2] == {"k": 10}
+
+
+def test_evaluate_takes_an_outcome_frame():
+    # the long form (one row per task × model) of the specialists matrix: the same protocol, so seed 0's
+    # test part has 6 x and 6 y tasks; the oracle sends x to a and y to b: quality 1, cost 0.0015
+    rows = [{"task_id": f"t{i:02d}", "model": m, "correct": float(m == "c" or (m == "a") == (i % 2 == 0)),
+             "cost_usd": c, "skills": ["x"] if i % 2 == 0 else ["y"], "question": f"q {i}"}
+            for i in range(N) for m, c in zip("abc", COST, strict=True)]
+    res = evaluate(pd.DataFrame(rows), n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,),
+                   online=False)
+    assert res.info["models"] == ["a", "b", "c"] and res.info["tasks"] == N
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["oracle", "quality"], ps.loc["oracle", "cost"]) == pytest.approx((1.0, 0.0015))
+    assert (ps.loc["strongest", "quality"], ps.loc["strongest", "cost"]) == pytest.approx((1.0, 0.01))
+
+
+def _weak_strong_matrix(test_cost: list[float]) -> Arrays:
+    """Training part (8 tasks; costs m0 1, m1 2, m2 3): on x tasks m0 never right, m1 on half, m2 always; on y
+    tasks m0 and m2 never, m1 always. So weak = m0 (the cheapest), strong = m1 (0.75 against m2's 0.5), and at
+    λ = 0 the handbook sends x to m2 and y to m1. Test part (4 tasks, 2 x then 2 y): m1 always right, m2 on
+    x only, m0 never; each model's cost is `test_cost`."""
+    tr_y = [[0, 1, 1], [0, 0, 1], [0, 1, 1], [0, 0, 1]] + [[0, 1, 0]] * 4
+    te_y = [[0, 1, 1], [0, 1, 1], [0, 1, 0], [0, 1, 0]]
+    Y = by_split(12, 8, 0, tr_y, te_y)
+    C = by_split(12, 8, 0, [[1.0, 2.0, 3.0]] * 8, [test_cost] * 4)
+    tags = by_split(12, 8, 0, [["x"]] * 4 + [["y"]] * 4, [["x"]] * 2 + [["y"]] * 2)
+    return arrays(Y, C, tags, ["q"] * 12)
+
+
+def _cost_matched(A: Arrays) -> tuple:
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=1, lambdas=(0.0,), default_lambda=0.0,
+                   online=False)
+    ps = res.per_seed.set_index("router")
+    by = res.sweeps_by_seed
+    assert by is not None
+    sw = by[by["router"] == "random (cost-matched)"].sort_values("lambda")
+    # the sweep points as [share, cost, quality, share, cost, quality, ...] in share order
+    return ps, sw[["lambda", "cost", "quality"]].to_numpy(float).ravel().tolist()
+
+
+def test_cost_matched_share_is_clipped_to_the_strong_model_and_its_line_ends_at_weak_and_strong():
+    # on the test part m2 costs 100: ours (x → m2, y → m1) costs (2·100 + 2·2)/4 = 51, beyond the strong
+    # model (m1, cost 2, quality 1); the weak model is (1, 0). The strong share (51 − 1)/(2 − 1) = 50 is
+    # clipped to 1: the mixture is the strong model, not an extrapolation past it.
+    ps, pts = _cost_matched(_weak_strong_matrix([1.0, 2.0, 100.0]))
+    assert (ps.loc["ours", "cost"], ps.loc["ours", "quality"]) == pytest.approx((51.0, 1.0))
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == \
+        pytest.approx((2.0, 1.0))
+    # the line's sweep points: share 0 is the weak model, share 1 the strong one
+    assert pts == pytest.approx([0.0, 1.0, 0.0, 1.0, 2.0, 1.0])
+
+
+def test_cost_matched_share_is_clipped_to_the_weak_model():
+    # on the test part m0 costs 5, m1 6, m2 0.1: ours costs (2·0.1 + 2·6)/4 = 3.05, below the weak model
+    # (m0, cost 5, quality 0); the share (3.05 − 5)/(6 − 5) = −1.95 is clipped to 0: the weak model alone
+    ps, pts = _cost_matched(_weak_strong_matrix([5.0, 6.0, 0.1]))
+    assert ps.loc["ours", "cost"] == pytest.approx(3.05)
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == \
+        pytest.approx((5.0, 0.0))
+    assert pts == pytest.approx([0.0, 5.0, 0.0, 1.0, 6.0, 1.0])
+
+
+def test_fractions_of_an_oracle_below_one():
+    # training: m0 (cost 1) 1/3, m1 (cost 2) 3/3 → weak m0, strong m1 (ours picks m1 too). Test part: m0 right
+    # on 1 of 4, m1 on 2, and on two tasks no model is right, so the oracle's quality is 1/2 (not 1, where a
+    # fraction of it and the quality itself coincide): cheapest 0.25 → 0.5 of the oracle, gap 0.25;
+    # strongest 0.5 → 1.0, gap 0; the single-model hull at ours' cost (m1's, 2) is m1's point, 0.5 → 1.0
+    Y = by_split(7, 3, 0, [[1, 1], [0, 1], [0, 1]], [[1, 1], [0, 1], [0, 0], [0, 0]])
+    res = evaluate(arrays(Y, [[1, 2]] * 7, [["x"]] * 7, ["q"] * 7), n_train=3, seeds=[0], demand="tags",
+                   k_clusters=1, lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert ps.loc["oracle", "quality"] == 0.5 and ps.loc["ours", "cost"] == 2.0
+    for r, q in (("cheapest", 0.25), ("strongest", 0.5), ("single-model hull", 0.5)):
+        assert (ps.loc[r, "quality"], ps.loc[r, "frac_oracle_q"], ps.loc[r, "oracle_gap"]) == \
+            pytest.approx((q, q / 0.5, 0.5 - q))
+
+
+def test_every_swept_router_reports_its_point_at_the_default_lambda():
+    # seed 0's training part (8 tasks): a right on 2 of its 4 x tasks, b on 2 of its 4 y tasks, c (10× a's cost)
+    # on all; the test part (12): the same, 3 of 6 each. Utility acc − λ·cost/cost(c): at λ = 0 c wins everywhere
+    # (1 against 0.5); at the default λ = 2, on x a (0.5 − 2·0.1 = 0.3) beats c (1 − 2 = −1), on y b
+    # (0.5 − 2·0.2 = 0.1) beats a (0 − 0.2) and c. Each λ-swept router must report the λ = 2 point: x → a,
+    # y → b: cost (6·0.001 + 6·0.002)/12 = 0.0015, quality 6/12; the sweep's only other point, λ = 0, is c's.
+    x = "apple banana cherry"
+    y = "dog elephant fox"
+    half = [[1, 0, 1], [0, 0, 1]]
+    tr = [(r, ["x"], x) for r in half * 2] + [([r[1], r[0], 1], ["y"], y) for r in half * 2]
+    te = [(r, ["x"], x) for r in sorted(half * 3)] + [([r[1], r[0], 1], ["y"], y) for r in sorted(half * 3)]
+    rows = by_split(N, 8, 0, tr, te)
+    A = arrays([r[0] for r in rows], [COST] * N, [r[1] for r in rows], [f"{r[2]} item {i}" for i, r in enumerate(rows)])
+    res = evaluate(A, n_train=8, seeds=[0], demand="tags", k_clusters=2, lambdas=(0.0,), default_lambda=2.0,
+                   online=False, ablations=True, embed=FakeEmbedder("gguf"))
+    ps = res.per_seed.set_index("router")
+    by = res.sweeps_by_seed
+    assert by is not None
+    swept = ["ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost",
+             "cluster-best", "knn (gguf embeddings)", "cluster-best (gguf embeddings)", "ours (gguf embedding demand)"]
+    for r in swept:
+        assert (ps.loc[r, "cost"], ps.loc[r, "quality"]) == pytest.approx((0.0015, 0.5))
+        at0 = by[(by["router"] == r) & (by["lambda"] == 0.0)].iloc[0]
+        assert (at0["cost"], at0["quality"]) == pytest.approx((0.01, 1.0))
+
+
+def test_ablations_with_demand_inferred_from_the_question_text():
+    # demand="indicators": each ablation infers its test tasks' demand with its own handbook's indicators
+    # (fruit words → x, animal words → y, learned on the training part), so at λ = 0.5 they route like the
+    # tags (see the cost-matched test): x → a, y → b, quality 1, cost 0.0015 on seed 0's test part
+    res = evaluate(specialists(), n_train=8, seeds=[0], k_clusters=2, lambdas=(0.5,), default_lambda=0.5,
+                   online=False, ablations=True)
+    ps = res.per_seed.set_index("router")
+    for r in ("ours", "ours − shrinkage (κ=0)", "ours − responsibility (whole credit)", "ours − per-skill cost"):
+        assert (ps.loc[r, "quality"], ps.loc[r, "cost"]) == pytest.approx((1.0, 0.0015))
+
+
+def test_a_weak_to_strong_span_of_1e_15_usd_counts_as_none():
+    # training: m0 (cost 1) 1/3, m1 (cost 2) 3/3 → weak m0, strong m1, and ours picks m1. On the test part m0
+    # costs $0 and m1 $1e-15: a span at the 1e-15 guard is float noise, not a line to match a share on, so
+    # the mixture is the weak model alone (cost 0, quality 0), not the strong share 1 that 1e-15/1e-15 gives
+    Y = by_split(6, 3, 0, [[0, 1], [1, 1], [0, 1]], [[0, 1]] * 3)
+    C = by_split(6, 3, 0, [[1.0, 2.0]] * 3, [[0.0, 1e-15]] * 3)
+    res = evaluate(arrays(Y, C, [["x"]] * 6, ["q"] * 6), n_train=3, seeds=[0], demand="tags", k_clusters=1,
+                   lambdas=(0.0,), online=False)
+    ps = res.per_seed.set_index("router")
+    assert (ps.loc["ours", "cost"], ps.loc["ours", "quality"]) == (1e-15, 1.0)
+    assert (ps.loc["random (cost-matched)", "cost"], ps.loc["random (cost-matched)", "quality"]) == (0.0, 0.0)
