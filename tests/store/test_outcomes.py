@@ -2,7 +2,7 @@
 every expectation worked by hand from the rows below.
 
 ``RESULTS``: in run ``r``, design ``A`` ran t1 (source ``arith``, no axis) on seeds 0 and 1 (seed 2
-failed: it must not count, and it is the only simulated one), t2 (``depth`` at level 3) on seeds 0
+failed: it must not count, and it is t1's only simulated one), t2 (``depth`` at level 3) on seeds 0
 and 1 (one simulated, one with ``simulated`` NULL) and t3 (level 0 of ``width``; its only cell
 failed, so no row). Design ``B`` ran t1 in the same run and design ``A`` ran t1 again in run
 ``q``: each its own row. A design-less, seed-less cell (design and seed NULL) ran t4 (``logic``
@@ -24,15 +24,15 @@ def _res(run, design, task, seed, correct, usd, tokens, wall, calls, *, status="
                 simulated=simulated)
 
 
-DEPTH3 = dict(source="depth", axis="depth", level=3)
 RESULTS = [
     # r/A/t1: seeds 0, 1 count (seed 1 degraded still counts); seed 2 failed, the only simulated one
     _res("r", "A", "t1", 0, True, 0.10, 100, 1.0, 1),
     _res("r", "A", "t1", 1, False, 0.30, 300, 3.0, 4, status="degraded", simulated=False),
     _res("r", "A", "t1", 2, False, 9.00, 9000, 90.0, 90, status="failed", simulated=True),
     # r/A/t2: level 3 of depth, one seed simulated, the other NULL
-    _res("r", "A", "t2", 0, True, 0.20, 40, 2.0, 2, simulated=True, **DEPTH3),
-    _res("r", "A", "t2", 1, True, 0.60, 80, 6.0, 6, **DEPTH3),
+    _res("r", "A", "t2", 0, True, 0.20, 40, 2.0, 2, simulated=True, source="depth", axis="depth",
+         level=3),
+    _res("r", "A", "t2", 1, True, 0.60, 80, 6.0, 6, source="depth", axis="depth", level=3),
     # r/A/t3: its only cell failed
     _res("r", "A", "t3", 0, True, 1.00, 10, 1.0, 1, status="failed", source="width", axis="width", level=0),
     # the same task id under another design and another run
@@ -111,9 +111,9 @@ def test_routing_choices_counts_choices_and_scored_per_node_chosen_handbook_and_
              "accuracy FROM routing_choices"))
     assert got == [
         ("q", "A", "hb1", "n1", "big", "arith", 1, 1, 1.0),
-        # d1, d2, d3 (d8 on t9 is its own group: no skill): 3 choices, 2 scored, 1 of 2 correct
         ("r", "-", "hb1", "n1", "big", "logic.L2", 1, 1, 0.0),
         ("r", "A", "hb1", "n1", "big", "depth.L3", 2, 2, 1.0),
+        # d8 (no result row: no skill), a group of its own; then d1, d2, d3: 3 choices, 2 scored, 1 of 2 correct
         ("r", "A", "hb1", "n1", "small", "-", 1, 0, None),
         ("r", "A", "hb1", "n1", "small", "arith", 3, 2, 0.5),
         ("r", "A", "hb1", "n2", "small", "arith", 1, 1, 0.0),
