@@ -83,6 +83,8 @@ TESTS: dict[str, list[str]] = {
     "tool_usage": ["tests/store/test_tool_views.py"],
     "sequential_decisions": ["tests/store/test_sequential_store.py"],
     "sequential_run_saving": ["tests/store/test_sequential_store.py"],
+    "design_task_outcomes": ["tests/store/test_outcomes.py"],
+    "routing_choices": ["tests/store/test_outcomes.py"],
 }
 
 # Survivors that cannot change what a view returns, each read and argued. Matched by view
