@@ -103,6 +103,9 @@ MODULES: dict[str, list[str]] = {
     # only the direct tests: test_study.py's fixture explores 500 tasks through the gateway and
     # test_routing.py's CLI test renders a plot, ~20 s a mutant
     "masbench/routing/evaluation.py": ["tests/routing/test_evaluation.py"],
+    # fill_outcomes decides which routing decisions learn an outcome (the handbook's evidence); its views'
+    # SQL is covered by sql_mutation.py (design_task_outcomes, routing_choices)
+    "masbench/store/outcomes.py": ["tests/store/test_outcomes.py"],
 
     # --- end part C ---
 }
@@ -191,6 +194,7 @@ def _function(name: str) -> str:
 # modules whose string literals are SQL: a mutant that only changes the case of a query is equivalent
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
+SQL_MODULES |= {"masbench/store/outcomes.py"}  # fill_outcomes' UPDATE and counts
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
