@@ -97,11 +97,12 @@ _SAME = "s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINC
 
 def _iso_cost(col: str, y: str = "y") -> str:
     """The curve's ``y`` (accuracy; ``lo`` / ``hi``: its 95% band) linearly interpolated at the
-    design's cost ``col`` (NULL outside the curve). The one iso-cost interpolation: the gaps and
-    the report's band at the design's cost read it alike."""
+    design's cost ``col`` (NULL outside the curve), on the first segment that holds it (``= s.x1``
+    adds only the last point, whose x2 is NULL: the curve's costs never decrease in k). The one
+    iso-cost interpolation: the gaps and the report's band at the design's cost read it alike."""
     return f"""(SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.{y}1
                         ELSE s.{y}1 + (s.{y}2 - s.{y}1) * (d.{col} - s.x1) / (s.x2 - s.x1) END
-              FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR (s.x2 IS NULL AND d.{col} = s.x1))
+              FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR d.{col} = s.x1)
               ORDER BY s.k LIMIT 1)"""
 
 
