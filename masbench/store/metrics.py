@@ -206,11 +206,12 @@ SELECT x.*,
        cost_usd / nullif(curve_usd_at_acc, 0) AS iso_acc_cost_ratio_usd,
        CASE WHEN NOT coalesce(same_cost_tokens, false)
             THEN 100 * (accuracy - cot_accuracy) / nullif((tokens - cot_tokens) / 1000.0, 0) END AS mu_pp_per_1k_tokens,
-       CASE WHEN NOT coalesce(same_cost_usd, false)
-            THEN 100 * (accuracy - cot_accuracy) / nullif(cost_usd - cot_cost_usd, 0) END AS mu_pp_per_usd,
+       -- false only where the costs differ (equal costs >= 0 are under the floor, or both 0: NULL)
+       CASE WHEN NOT same_cost_usd
+            THEN 100 * (accuracy - cot_accuracy) / (cost_usd - cot_cost_usd) END AS mu_pp_per_usd,
        NOT EXISTS (
            SELECT 1 FROM design_metrics o WHERE o.run_id = x.run_id AND o.axis = x.axis
-             AND o.axis_value IS NOT DISTINCT FROM x.axis_value AND o.design <> x.design
+             AND o.axis_value IS NOT DISTINCT FROM x.axis_value
              AND o.tokens <= x.tokens AND o.accuracy >= x.accuracy AND (o.tokens < x.tokens OR o.accuracy > x.accuracy))
        AND NOT EXISTS (
            SELECT 1 FROM cot_sc_curve c WHERE c.run_id = x.run_id AND c.axis = x.axis

@@ -581,3 +581,38 @@ def test_the_curve_reaches_an_accuracy_it_starts_at(con_fg, view_db, run) -> Non
     d = _rows(view_db, con_fg, run)["d"]
     _check(d, dict(accuracy=0.5, curve_tokens_at_acc=100, curve_usd_at_acc=0.01, iso_acc_cost_ratio_tokens=1.5,
                    iso_acc_cost_ratio_usd=1.5))
+
+
+# ----- run dead: every CoT sample failed before a call (the pool's costs are 0 at every k) -----------
+
+@pytest.fixture
+def con_dead(view_db):
+    """Run dead: no cot design; its curve (k = 1..5) and per-cell curve cost 0 tokens and $0 at every
+    k, accuracy 0. Designs on four tasks: ``d`` right on 2 (200 tokens, $.02 a cell), ``d0`` on none
+    (100 tokens, $.01)."""
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "cot_sc_curve", *[dict(run_id="dead", axis="all", k=k, tokens=0.0, calls=0.0, cost_usd=0.0,
+                                             budget_spent=0.0, accuracy=0.0, ci_lo=0.0, ci_hi=0.2, n_tasks=4)
+                                        for k in range(1, 6)])
+    view_db.insert(c, "cot_sc_task_curve", *[dict(run_id="dead", task_id=f"y{i}", seed=0, k=k, accuracy=0.0,
+                                                  tokens=0.0, cost_usd=0.0) for i in range(4) for k in (1, 2)])
+    for d, tok, right in (("d", 200, 2), ("d0", 100, 0)):
+        view_db.insert(c, "results", *[dict(run_id="dead", design=d, task_id=f"y{i}", seed=0, source="s",
+                                            correct=i < right, status="ok", tokens=tok, calls=1, cost_usd=tok * 1e-4,
+                                            budget_spent=float(tok)) for i in range(4)])
+    return c
+
+
+def test_a_pool_that_cost_nothing_gives_no_multiples_and_no_ratios(con_dead, view_db) -> None:
+    rows = _rows(view_db, con_dead, "dead")
+    for r in rows.values():  # CoT (the curve at k = 1) and CoT-SC@5 cost 0: no multiple of them
+        _check(r, dict(cot_is_design=False, cot_tokens=0, cot_cost_usd=0, sc5_tokens=0, sc5_cost_usd=0,
+                       x_cot_tokens=None, x_cot_usd=None, x_sc5_tokens=None, x_sc5_usd=None, cost_vs_curve="beyond",
+                       curve_acc_at_tokens=None, same_cost_tokens=False, same_cost_usd=False))
+    # d: .5 is never reached; per cell 200 - 0 tokens, $.02 - 0: 100 * .5 / .2 = 250 pp per 1k tokens,
+    # 100 * .5 / .02 = 2500 pp per USD
+    _check(rows["d"], dict(accuracy=0.5, curve_tokens_at_acc=None, iso_acc_cost_ratio_tokens=None,
+                           cost_diff_tokens=200, mu_pp_per_1k_tokens=250, mu_pp_per_usd=2500))
+    # d0: accuracy 0 is reached at k = 1, at 0 tokens and $0: no ratio over a zero cost
+    _check(rows["d0"], dict(accuracy=0.0, curve_tokens_at_acc=0, curve_usd_at_acc=0, iso_acc_cost_ratio_tokens=None,
+                            iso_acc_cost_ratio_usd=None))
