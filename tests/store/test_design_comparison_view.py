@@ -561,7 +561,8 @@ def test_a_flat_zero_budget_curve_is_read_at_its_first_point(con_zb, view_db) ->
 @pytest.fixture
 def con_fg(view_db):
     """Two curves at 100, 200, 300 tokens ($.01, $.02, $.03): f flat at .5 on k1..2, then .9; g at .5,
-    then down to .25, then .75. In each run a design right on 2 of 4 tasks (.5) at 150 tokens, $.015."""
+    then down to .25, then .75. In each run a design ``d`` right on 2 of 4 tasks (.5) at 150 tokens,
+    $.015; in f also ``e``."""
     c = view_db.make("design_comparison")
     for run, accs in (("f", (0.5, 0.5, 0.9)), ("g", (0.5, 0.25, 0.75))):
         view_db.insert(c, "cot_sc_curve", *[dict(run_id=run, axis="all", k=k, tokens=100.0 * k, calls=float(k),
@@ -570,7 +571,18 @@ def con_fg(view_db):
         view_db.insert(c, "results", *[dict(run_id=run, design="d", task_id=f"x{i}", seed=0, source="s", correct=i < 2,
                                             status="ok", tokens=150, calls=1, cost_usd=0.015, budget_spent=150.0)
                                        for i in range(4)])
+    # f's e: right on 3 of 4 (.75) at 300 tokens, the cost of f's k = 3 (.9)
+    view_db.insert(c, "results", *[dict(run_id="f", design="e", task_id=f"x{i}", seed=0, source="s", correct=i < 3,
+                                        status="ok", tokens=300, calls=1, cost_usd=0.03, budget_spent=300.0)
+                                   for i in range(4)])
     return c
+
+
+def test_a_curve_point_at_the_same_tokens_and_higher_accuracy_dominates(con_fg, view_db) -> None:
+    rows = _rows(view_db, con_fg, "f")
+    # e (300, .75): only f's k = 3 (300, .9) dominates it (same tokens, higher accuracy); the other
+    # points (100, .5), (200, .5) and d (150, .5) are less accurate. d (150, .5): k = 1 (100, .5) dominates it.
+    assert {d: r["pareto"] for d, r in rows.items()} == {"e": False, "d": False}
 
 
 @pytest.mark.parametrize("run", ["f", "g"])
