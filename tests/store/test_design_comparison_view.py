@@ -326,6 +326,8 @@ def test_each_group_reads_its_own_curve_and_designs(rr, group) -> None:
     cot_acc = pts["cot"][1]
     for d, r in rows.items():
         assert r["cot_accuracy"] == pytest.approx(cot_acc) and r["cot_tokens"] == 120
+        # the group's own cells paired with cot's: every cell's difference is the design's tokens - 120
+        _check(r, dict(cost_diff_n_tasks=len(tasks), cost_diff_tokens=DESIGNS[d][0] - 120))
         if group == ("depth", 2):  # costlier than every design: below it, no k = 5 (k_max 4, accuracy .5)
             _check(r, dict(curve_acc_at_tokens=None, curve_acc_at_calls=None, curve_acc_at_usd=None,
                            curve_acc_at_budget=None, cost_vs_curve="below", k_max=4, kmax_accuracy=0.5,
@@ -486,6 +488,9 @@ def test_the_paired_cost_difference_pairs_each_cell_with_its_own_runs_reference(
     assert got["a"]["cost_diff_tokens_ci_lo"] == pytest.approx(105 - 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_tokens_ci_hi"] == pytest.approx(105 + 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_usd"] == pytest.approx(0.0105, abs=1e-12)
+    # in USD (tokens x 1e-4): .011 and .010, SD sqrt(.5) x .001: .0105 -+ 12.706205 x .001 sqrt(.5) / sqrt(2)
+    assert got["a"]["cost_diff_usd_ci_lo"] == pytest.approx(0.0105 - 0.0063531025, abs=1e-9)
+    assert got["a"]["cost_diff_usd_ci_hi"] == pytest.approx(0.0105 + 0.0063531025, abs=1e-9)
     # a's d costs 230 tokens, $.023 and budget 230 a cell on average: past the curve's last point
     # (k = 2: 200, $.02, 200) in every unit but calls (1 = k 1), so no curve value there
     _check(got["a"], dict(curve_acc_at_tokens=None, curve_acc_at_usd=None, curve_acc_at_budget=None,
@@ -527,6 +532,9 @@ def test_a_group_without_cot_cells_is_paired_with_the_curve_and_only_that_group(
     # B has no cot cell at all: its reference is the per-cell curve, 300 - 60, 330 - 80 = 240, 250:
     # mean 245, SD sqrt(50), 245 -+ 12.706205 * sqrt(50) / sqrt(2) = 245 -+ 63.531025
     _check(got["B"], dict(cot_is_design=False, cost_diff_n_tasks=2, cost_diff_tokens=245))
+    # ... but s has no curve, so B has no CoT cost to compare with: no same-cost flag, no ratio
+    _check(got["B"], dict(cot_tokens=None, cot_cost_usd=None, same_cost_tokens=None, same_cost_usd=None,
+                          mu_pp_per_1k_tokens=None, mu_pp_per_usd=None))
     assert got["B"]["cost_diff_tokens_ci_hi"] == pytest.approx(245 + 63.531025, abs=1e-6)
     assert got["B"]["cost_diff_usd"] == pytest.approx(0.0245, abs=1e-12)
 
@@ -536,14 +544,15 @@ def test_a_group_without_cot_cells_is_paired_with_the_curve_and_only_that_group(
 @pytest.fixture
 def con_zb(view_db):
     """Run zb: run z's curve and designs with the budget on USD: every budget_spent is 0, so the
-    curve is flat at 0 on the budget axis and every design sits on all of its knots."""
+    curve is flat at 0 on the budget axis and every design sits on all of its knots. Its cot makes 2
+    calls a cell (the curve's k = 1: 1), zd 1."""
     c = view_db.make("design_comparison")
     view_db.insert(c, "cot_sc_curve", *[dict(run_id="zb", axis="all", k=k, tokens=10.0 * k, calls=float(k),
                                              cost_usd=0.0, budget_basis="usd", budget_spent=0.0, accuracy=0.2 * k,
                                              ci_lo=0.2 * k - 0.1, ci_hi=0.2 * k + 0.15, n_tasks=4) for k in (1, 2, 3)])
-    for d, tok, right in (("cot", 10, 1), ("zd", 25, 2)):
+    for d, tok, calls, right in (("cot", 10, 2, 1), ("zd", 25, 1, 2)):
         view_db.insert(c, "results", *[dict(run_id="zb", design=d, task_id=f"v{i}", seed=0, source="s",
-                                            correct=i < right, status="ok", tokens=tok, calls=1, cost_usd=0.0,
+                                            correct=i < right, status="ok", tokens=tok, calls=calls, cost_usd=0.0,
                                             budget_basis="usd", budget_spent=0.0) for i in range(4)])
     return c
 
@@ -554,6 +563,8 @@ def test_a_flat_zero_budget_curve_is_read_at_its_first_point(con_zb, view_db) ->
     _check(rows["zd"], dict(accuracy=0.5, budget_basis="usd", budget_spent=0.0, curve_acc_at_budget=0.2,
                             iso_gap_budget=0.3, curve_acc_at_usd=0.2))
     _check(rows["cot"], dict(accuracy=0.25, curve_acc_at_budget=0.2, iso_gap_budget=0.05))
+    for r in rows.values():  # CoT's calls are the cot design's (2), not the curve's at k = 1 (1)
+        _check(r, dict(cot_is_design=True, cot_calls=2, cot_tokens=10))
 
 
 # ----- runs f, g: the iso-accuracy cost where the curve is exactly at the design's accuracy ---------
@@ -628,3 +639,13 @@ def test_a_pool_that_cost_nothing_gives_no_multiples_and_no_ratios(con_dead, vie
     # d0: accuracy 0 is reached at k = 1, at 0 tokens and $0: no ratio over a zero cost
     _check(rows["d0"], dict(accuracy=0.0, curve_tokens_at_acc=0, curve_usd_at_acc=0, iso_acc_cost_ratio_tokens=None,
                             iso_acc_cost_ratio_usd=None))
+
+
+def test_pareto_compares_designs_of_the_same_run_only(view_db) -> None:
+    """Runs p1 and p2 without a curve, one design ``a`` each: p1's at 100 tokens, right on 1 of 2;
+    p2's at 50 tokens, right on both (it would dominate p1's, were runs mixed)."""
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "results", *[dict(run_id=run, design="a", task_id=f"q{i}", seed=0, source="s",
+                                        correct=i < right, status="ok", tokens=tok, calls=1, cost_usd=tok * 1e-4)
+                                   for run, tok, right in (("p1", 100, 1), ("p2", 50, 2)) for i in range(2)])
+    assert _rows(view_db, c, "p1")["a"]["pareto"] is True and _rows(view_db, c, "p2")["a"]["pareto"] is True

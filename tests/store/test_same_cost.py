@@ -138,11 +138,15 @@ def test_the_t_quantile_matches_the_t_distribution(view_db, nu) -> None:
 # - ``free``: 500 tokens and $0 on every task, right on e0 (1/3): a free design against a paid CoT
 #   is compared in USD like any other: |0 − 10| = 10 is over the floor, the differences −10, −10
 #   give [−10, −10]: not the same cost; 0 / 10 = 0 × CoT; 100 · (1/3 − 1/2) / (0 − 10) = 1.6667 pp per USD.
+# - ``lone``: e0 and e2 only, 3000 tokens and $30, right on both (1.0): one paired task (e0), so no
+#   interval (one difference has no SD); 3000 is far over the floor: not the same cost,
+#   100 · (1 − 1/2) / 2 = 25 pp per 1k tokens, 100 · 0.5 / 20 = 2.5 pp per USD.
 
 EDGE = {"cot": ((1000, 1000, None), (10.0, 10.0, None), "e0"),
         "edge": ((1100, 1100, 1100), (11.0, 11.0, 11.0), "e0 e1"),
         "paired_zero": ((1000, 1000, 4000), (10.0, 10.0, 40.0), "e0"),
-        "free": ((500, 500, 500), (0.0, 0.0, 0.0), "e0")}
+        "free": ((500, 500, 500), (0.0, 0.0, 0.0), "e0"),
+        "lone": ((3000, None, 3000), (30.0, None, 30.0), "e0 e2")}
 
 
 @pytest.fixture
@@ -177,3 +181,8 @@ def test_the_same_cost_rule_at_its_boundaries(con_b, view_db, axis) -> None:
     assert (free["cost_diff_usd"], free["cost_diff_usd_ci_lo"], free["cost_diff_usd_ci_hi"]) == (-10, -10, -10)
     assert free["same_cost_usd"] is False and free["mu_pp_per_usd"] == pytest.approx(100 * (1 / 3 - 1 / 2) / -10)
     assert free["same_cost_tokens"] is False and free["mu_pp_per_1k_tokens"] == pytest.approx(100 * (1 / 3 - 1 / 2) / -0.5)
+    lone = rows["lone"]
+    assert lone["cost_diff_n_tasks"] == 1 and lone["cost_diff_tokens"] == 2000
+    assert lone["cost_diff_tokens_ci_lo"] is None and lone["cost_diff_usd_ci_hi"] is None
+    assert lone["same_cost_tokens"] is False and lone["same_cost_usd"] is False  # no interval is not "holds 0"
+    assert lone["mu_pp_per_1k_tokens"] == pytest.approx(25) and lone["mu_pp_per_usd"] == pytest.approx(2.5)
