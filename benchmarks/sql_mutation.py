@@ -103,21 +103,36 @@ _M_J = ("FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis "
 _MW_J = ("JOIN mw ON mw.run_id = r.run_id AND mw.axis = r.axis AND mw.axis_value IS NOT DISTINCT FROM r.axis_value "
          "AND mw.design = r.design")
 _K1_J = "JOIN cot_sc_task_curve k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1"
-# design_comparison (issue 29, branch i29-sql): the curve's costs in tokens and calls are k x a mean
-# sample cost > 0 (harness/curve.py), so strictly increasing in k: at most one segment holds a cost
-# strictly inside, and a cost on a knot is the end of one segment and the start of the next
-_SEG_BAND_UNREAD = ("only seg_tokens' band (lo1, hi1, lo2, hi2) is read (curve_ci_lo/hi_at_tokens); the calls, USD and "
-                    "budget segments are read for y only, so which band column holds which does not matter")
-_KNOT = ("at a cost on a knot x2 of segment k the next segment starts there (x1 = the cost, or it is the last point, "
-         "x2 NULL and cost = x1), and its y1 is segment k's y2: the same value; the costs strictly increase in k")
-_AT_X1 = ("dropping 's.x2 IS NULL AND' only adds segments with cost = x1, where the interpolation gives y1, the value "
-          "the segment ending there (or, at k = 1, this one) already gives")
+# design_comparison (issue 29): the curve's costs in tokens and calls are k x a mean sample cost > 0
+# (harness/curve.py), so strictly increasing in k: at most one segment holds a cost strictly inside,
+# and a cost on a knot is the end of one segment and the start of the next
+_KNOT = ("'< x2' drops segment k only at a cost = its x2 > its x1 (at cost = x1 it matches by '= s.x1'); the next "
+         "segment starts there (x1 = the cost: matched by '= s.x1', the last point too) and gives its y1, segment k's "
+         "y2: the same value (to the interpolation's last bit); costs never decrease in k (harness/curve.py), a flat "
+         "stretch included")
 _KNOT_ORDER = ("two segments match only at a knot (costs strictly increase in k), and both give the knot's y "
                "(the end of one, the start of the next): first or last, the same value")
 _ISO_KNOT = ("a segment with y1 < accuracy = y2 is skipped only to be found at the next one, which starts at that point "
              "(y1 = accuracy: its x1, the same cost); after the last segment the last point is a segment of its own")
-_ISO_OR = ("the WHERE reads (y1 >= acc OR (y2 >= acc AND y1 < acc)): the y1 < acc term only excludes rows the first "
-           "disjunct already admits, so dropping it or making it y1 <= acc admits the same rows")
+
+
+def _dc_at_cost(col: str, le: str = "<=") -> str:
+    """design_comparison's iso-cost WHERE on ``col`` (three times on tokens: the accuracy and its band)."""
+    one = (f"FROM seg_{col} s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM "
+           f"d.axis_value AND d.{col} >= s.x1 AND (d.{col} {le} s.x2 OR d.{col} = s.x1)")
+    return " / ".join([one] * (3 if col == "tokens" else 1))
+
+
+def _dc_at_acc(col: str, ge: str = ">=") -> str:
+    """design_comparison's iso-accuracy WHERE on ``col``."""
+    return (f"FROM seg_{col} s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM "
+            f"d.axis_value AND (s.y1 >= d.accuracy OR s.y2 {ge} d.accuracy)")
+
+
+_DC_ORDER = [Equivalent("design_comparison", "order", f"ORDER BY s.k LIMIT 1) AS {c},", f"ORDER BY s.k DESC LIMIT 1) AS {c},",
+                        _KNOT_ORDER)
+             for c in ("curve_acc_at_tokens", "curve_acc_at_calls", "curve_ci_lo_at_tokens", "curve_ci_hi_at_tokens")]
+_DC_GROUPS = "ON {a}.run_id = {b}.run_id AND {a}.axis = {b}.axis AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
 SQL_EQUIVALENT: list[Equivalent] = [
     Equivalent("run_spend", "swap",
                "SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls",
@@ -225,125 +240,30 @@ SQL_EQUIVALENT: list[Equivalent] = [
                "1 - CAST(l.n_tasks AS DOUBLE) / l.max_tasks AS saved_tasks",
                "max_tasks is the sequence's cap, at least 1: `--max-tasks` has min=1 and plan_sequence refuses a cap "
                "outside 1..n (harness/sequence.py), and the default is the suite's task count"),
-    # sequential_run_saving (tests/store/test_sequential_store.py)
-    Equivalent("design_comparison", "swap",
-               'SELECT run_id, axis, axis_value, k, calls AS x1, accuracy AS y1, ci_lo AS lo1, ci_hi AS hi1,',
-               'SELECT run_id, axis, axis_value, k, calls AS x1, accuracy AS y1, ci_hi AS lo1, ci_lo AS hi1,',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "swap",
-               'lead(calls) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_lo) OVER w AS lo2, / lead(ci_hi) OVER w AS hi2',
-               'lead(calls) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_hi) OVER w AS lo2, / lead(ci_lo) OVER w AS hi2',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "swap",
-               'SELECT run_id, axis, axis_value, k, cost_usd AS x1, accuracy AS y1, ci_lo AS lo1, ci_hi AS hi1,',
-               'SELECT run_id, axis, axis_value, k, cost_usd AS x1, accuracy AS y1, ci_hi AS lo1, ci_lo AS hi1,',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "swap",
-               'lead(cost_usd) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_lo) OVER w AS lo2, / lead(ci_hi) OVER w AS hi2',
-               'lead(cost_usd) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_hi) OVER w AS lo2, / lead(ci_lo) OVER w AS hi2',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "swap",
-               'SELECT run_id, axis, axis_value, k, budget_spent AS x1, accuracy AS y1, ci_lo AS lo1, ci_hi AS hi1,',
-               'SELECT run_id, axis, axis_value, k, budget_spent AS x1, accuracy AS y1, ci_hi AS lo1, ci_lo AS hi1,',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "swap",
-               'lead(budget_spent) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_lo) OVER w AS lo2, / lead(ci_hi) OVER w AS hi2',
-               'lead(budget_spent) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_hi) OVER w AS lo2, / lead(ci_lo) OVER w AS hi2',
-               _SEG_BAND_UNREAD),
-    Equivalent("design_comparison", "join",
-               'JOIN ref f ON f.run_id = g.run_id AND f.axis = g.axis AND f.axis_value IS NOT DISTINCT FROM g.axis_value',
-               'LEFT JOIN ref f ON f.run_id = g.run_id AND f.axis = g.axis AND f.axis_value IS NOT DISTINCT FROM g.axis_value',
+    # design_comparison (tests/store/test_design_comparison_view.py, test_same_cost.py)
+    Equivalent("design_comparison", "join", "JOIN ref f " + _DC_GROUPS.format(a="f", b="g"),
+               "LEFT JOIN ref f " + _DC_GROUPS.format(a="f", b="g"),
                ("every gr row has its ref row: ref holds every (run, axis, axis_value) of design_metrics, and gr and "
                 "design_metrics group the same results rows the same way, so the inner and left join keep the same rows")),
-    Equivalent("design_comparison", "cmp",
-               'cds.m_t - (CASE WHEN (cds.n_t - 1) < 1 THEN NULL WHEN (cds.n_t - 1) <= 30 THEN (CASE CAST(cds.n_t - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_t - 1) ^ 1 + 2.8224986157396112 / (cds.n_t - 1) ^ 2 + 2.555849679507722 / (cds.n_t - 1) ^ 3 + 1.5895340533938225 / (cds.n_t - 1) ^ 4 END) * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_lo,',
-               'cds.m_t - (CASE WHEN (cds.n_t - 1) < 1 THEN NULL WHEN (cds.n_t - 1) < 30 THEN (CASE CAST(cds.n_t - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_t - 1) ^ 1 + 2.8224986157396112 / (cds.n_t - 1) ^ 2 + 2.555849679507722 / (cds.n_t - 1) ^ 3 + 1.5895340533938225 / (cds.n_t - 1) ^ 4 END) * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_lo,',
-               ("at exactly 30 degrees of freedom the table's 2.042272 and the Cornish-Fisher series (error < 1e-6 past 30) "
-                "differ by 4.3e-7: no reported figure reads that digit")),
-    Equivalent("design_comparison", "cmp",
-               'cds.m_t + (CASE WHEN (cds.n_t - 1) < 1 THEN NULL WHEN (cds.n_t - 1) <= 30 THEN (CASE CAST(cds.n_t - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_t - 1) ^ 1 + 2.8224986157396112 / (cds.n_t - 1) ^ 2 + 2.555849679507722 / (cds.n_t - 1) ^ 3 + 1.5895340533938225 / (cds.n_t - 1) ^ 4 END) * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_hi,',
-               'cds.m_t + (CASE WHEN (cds.n_t - 1) < 1 THEN NULL WHEN (cds.n_t - 1) < 30 THEN (CASE CAST(cds.n_t - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_t - 1) ^ 1 + 2.8224986157396112 / (cds.n_t - 1) ^ 2 + 2.555849679507722 / (cds.n_t - 1) ^ 3 + 1.5895340533938225 / (cds.n_t - 1) ^ 4 END) * cds.s_t / sqrt(cds.n_t) AS cost_diff_tokens_ci_hi,',
-               ("at exactly 30 degrees of freedom the table's 2.042272 and the Cornish-Fisher series (error < 1e-6 past 30) "
-                "differ by 4.3e-7: no reported figure reads that digit")),
-    Equivalent("design_comparison", "cmp",
-               'cds.m_u - (CASE WHEN (cds.n_u - 1) < 1 THEN NULL WHEN (cds.n_u - 1) <= 30 THEN (CASE CAST(cds.n_u - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_u - 1) ^ 1 + 2.8224986157396112 / (cds.n_u - 1) ^ 2 + 2.555849679507722 / (cds.n_u - 1) ^ 3 + 1.5895340533938225 / (cds.n_u - 1) ^ 4 END) * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_lo,',
-               'cds.m_u - (CASE WHEN (cds.n_u - 1) < 1 THEN NULL WHEN (cds.n_u - 1) < 30 THEN (CASE CAST(cds.n_u - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_u - 1) ^ 1 + 2.8224986157396112 / (cds.n_u - 1) ^ 2 + 2.555849679507722 / (cds.n_u - 1) ^ 3 + 1.5895340533938225 / (cds.n_u - 1) ^ 4 END) * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_lo,',
-               ("at exactly 30 degrees of freedom the table's 2.042272 and the Cornish-Fisher series (error < 1e-6 past 30) "
-                "differ by 4.3e-7: no reported figure reads that digit")),
-    Equivalent("design_comparison", "cmp",
-               'cds.m_u + (CASE WHEN (cds.n_u - 1) < 1 THEN NULL WHEN (cds.n_u - 1) <= 30 THEN (CASE CAST(cds.n_u - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_u - 1) ^ 1 + 2.8224986157396112 / (cds.n_u - 1) ^ 2 + 2.555849679507722 / (cds.n_u - 1) ^ 3 + 1.5895340533938225 / (cds.n_u - 1) ^ 4 END) * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_hi,',
-               'cds.m_u + (CASE WHEN (cds.n_u - 1) < 1 THEN NULL WHEN (cds.n_u - 1) < 30 THEN (CASE CAST(cds.n_u - 1 AS INTEGER) WHEN 1 THEN 12.706205 WHEN 2 THEN 4.302653 WHEN 3 THEN 3.182446 WHEN 4 THEN 2.776445 WHEN 5 THEN 2.570582 WHEN 6 THEN 2.446912 WHEN 7 THEN 2.364624 WHEN 8 THEN 2.306004 WHEN 9 THEN 2.262157 WHEN 10 THEN 2.228139 WHEN 11 THEN 2.200985 WHEN 12 THEN 2.178813 WHEN 13 THEN 2.160369 WHEN 14 THEN 2.144787 WHEN 15 THEN 2.13145 WHEN 16 THEN 2.119905 WHEN 17 THEN 2.109816 WHEN 18 THEN 2.100922 WHEN 19 THEN 2.093024 WHEN 20 THEN 2.085963 WHEN 21 THEN 2.079614 WHEN 22 THEN 2.073873 WHEN 23 THEN 2.068658 WHEN 24 THEN 2.063899 WHEN 25 THEN 2.059539 WHEN 26 THEN 2.055529 WHEN 27 THEN 2.051831 WHEN 28 THEN 2.048407 WHEN 29 THEN 2.04523 WHEN 30 THEN 2.042272 END) ELSE 1.959963984540054 + 2.372271230298562 / (cds.n_u - 1) ^ 1 + 2.8224986157396112 / (cds.n_u - 1) ^ 2 + 2.555849679507722 / (cds.n_u - 1) ^ 3 + 1.5895340533938225 / (cds.n_u - 1) ^ 4 END) * cds.s_u / sqrt(cds.n_u) AS cost_diff_usd_ci_hi,',
-               ("at exactly 30 degrees of freedom the table's 2.042272 and the Cornish-Fisher series (error < 1e-6 past 30) "
-                "differ by 4.3e-7: no reported figure reads that digit")),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))',
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens < s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens < s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens < s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))',
-               _KNOT),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_calls s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.calls >= s.x1 AND (d.calls <= s.x2 OR (s.x2 IS NULL AND d.calls = s.x1))',
-               'FROM seg_calls s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.calls >= s.x1 AND (d.calls < s.x2 OR (s.x2 IS NULL AND d.calls = s.x1))',
-               _KNOT),
-    Equivalent("design_comparison", "term",
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (s.x2 IS NULL AND d.tokens = s.x1))',
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (d.tokens = s.x1)) / FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.tokens >= s.x1 AND (d.tokens <= s.x2 OR (d.tokens = s.x1))',
-               _AT_X1),
-    Equivalent("design_comparison", "term",
-               'FROM seg_calls s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.calls >= s.x1 AND (d.calls <= s.x2 OR (s.x2 IS NULL AND d.calls = s.x1))',
-               'FROM seg_calls s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.calls >= s.x1 AND (d.calls <= s.x2 OR (d.calls = s.x1))',
-               _AT_X1),
-    Equivalent("design_comparison", "order",
-               'ORDER BY s.k LIMIT 1) AS curve_acc_at_tokens,',
-               'ORDER BY s.k DESC LIMIT 1) AS curve_acc_at_tokens,',
-               _KNOT_ORDER),
-    Equivalent("design_comparison", "order",
-               'ORDER BY s.k LIMIT 1) AS curve_acc_at_calls,',
-               'ORDER BY s.k DESC LIMIT 1) AS curve_acc_at_calls,',
-               _KNOT_ORDER),
-    Equivalent("design_comparison", "term",
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.cost_usd >= s.x1 AND (d.cost_usd <= s.x2 OR (s.x2 IS NULL AND d.cost_usd = s.x1))',
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.cost_usd >= s.x1 AND (d.cost_usd <= s.x2 OR (d.cost_usd = s.x1))',
-               _AT_X1),
-    Equivalent("design_comparison", "term",
-               'FROM seg_budget_spent s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.budget_spent >= s.x1 AND (d.budget_spent <= s.x2 OR (s.x2 IS NULL AND d.budget_spent = s.x1))',
-               'FROM seg_budget_spent s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND d.budget_spent >= s.x1 AND (d.budget_spent <= s.x2 OR (d.budget_spent = s.x1))',
-               _AT_X1),
-    Equivalent("design_comparison", "order",
-               'ORDER BY s.k LIMIT 1) AS curve_ci_lo_at_tokens,',
-               'ORDER BY s.k DESC LIMIT 1) AS curve_ci_lo_at_tokens,',
-               _KNOT_ORDER),
-    Equivalent("design_comparison", "order",
-               'ORDER BY s.k LIMIT 1) AS curve_ci_hi_at_tokens,',
-               'ORDER BY s.k DESC LIMIT 1) AS curve_ci_hi_at_tokens,',
-               _KNOT_ORDER),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 > d.accuracy AND s.y1 < d.accuracy))',
-               _ISO_KNOT),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 > d.accuracy AND s.y1 < d.accuracy))',
-               _ISO_KNOT),
-    Equivalent("design_comparison", "term",
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy))',
-               _ISO_OR),
-    Equivalent("design_comparison", "term",
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy))',
-               _ISO_OR),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_tokens s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 <= d.accuracy))',
-               _ISO_OR),
-    Equivalent("design_comparison", "cmp",
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))',
-               'FROM seg_cost_usd s WHERE s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINCT FROM d.axis_value AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 <= d.accuracy))',
-               _ISO_OR),
-    Equivalent("design_comparison", "join",
-               'LEFT JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value',
-               'JOIN ref r ON r.run_id = d.run_id AND r.axis = d.axis AND r.axis_value IS NOT DISTINCT FROM d.axis_value',
+    Equivalent("design_comparison", "join", "LEFT JOIN ref r " + _DC_GROUPS.format(a="r", b="d"),
+               "JOIN ref r " + _DC_GROUPS.format(a="r", b="d"),
                ("ref has a row for every (run, axis, axis_value) of design_metrics (it is built from their DISTINCT list), "
                 "so the inner and left join keep the same rows")),
+    Equivalent("design_comparison", "join", "LEFT JOIN cds " + _DC_GROUPS.format(a="cds", b="d"),
+               "JOIN cds " + _DC_GROUPS.format(a="cds", b="d"),
+               ("every design_metrics row has its cds row: cdt keeps every gr row (its ref join always matches, the "
+                "others are left joins) and gr groups the same results rows as design_metrics, so each (run, group, "
+                "design) has a cds row, with counts 0 when no cell has a reference; inner and left join keep the same rows")),
+    Equivalent("design_comparison", "cmp", _dc_at_cost("tokens"), _dc_at_cost("tokens", "<"), _KNOT),
+    *[Equivalent("design_comparison", "cmp", _dc_at_cost(c), _dc_at_cost(c, "<"), _KNOT)
+      for c in ("calls", "cost_usd", "budget_spent")],
+    *_DC_ORDER,
+    Equivalent("design_comparison", "coalesce", "CASE WHEN NOT coalesce(same_cost_tokens, false)",
+               "CASE WHEN NOT coalesce(same_cost_tokens, true)",
+               ("same_cost_tokens is NULL only on CoT's own row (tokens = cot_tokens: the ratio divides by nullif(0, 0)) "
+                "or where tokens or cot_tokens is NULL (the ratio is NULL): the ratio is NULL whichever the default")),
+    Equivalent("design_comparison", "cmp", _dc_at_acc("tokens"), _dc_at_acc("tokens", ">"), _ISO_KNOT),
+    Equivalent("design_comparison", "cmp", _dc_at_acc("cost_usd"), _dc_at_acc("cost_usd", ">"), _ISO_KNOT),
 ]
 
 

@@ -40,17 +40,16 @@ _T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 
 
 
 def _t975(nu: str) -> str:
-    """SQL for Student's t 97.5% quantile at ``nu`` degrees of freedom: the table up to 30, beyond
-    it the Cornish-Fisher expansion around the normal quantile (Abramowitz & Stegun 26.7.5; error
-    below 1e-6 past 30)."""
+    """SQL for Student's t 97.5% quantile at ``nu`` (an integer) degrees of freedom: the table at 1..30,
+    else the Cornish-Fisher expansion around the normal quantile (Abramowitz & Stegun 26.7.5; error
+    below 1e-6 past 30); NULL below 1."""
     z = _Z
     g = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
          (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
          (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
     table = " ".join(f"WHEN {i + 1} THEN {t}" for i, t in enumerate(_T975))
     series = " + ".join(f"{c!r} / ({nu}) ^ {i + 1}" for i, c in enumerate(g))
-    return (f"(CASE WHEN ({nu}) < 1 THEN NULL WHEN ({nu}) <= 30 THEN (CASE CAST({nu} AS INTEGER) {table} END) "
-            f"ELSE {z!r} + {series} END)")
+    return f"(CASE WHEN ({nu}) >= 1 THEN coalesce(CASE CAST({nu} AS INTEGER) {table} END, {z!r} + {series}) END)"
 
 DESIGN_METRICS = f"""
 WITH base AS (
@@ -98,32 +97,36 @@ _SAME = "s.run_id = d.run_id AND s.axis = d.axis AND s.axis_value IS NOT DISTINC
 
 def _iso_cost(col: str, y: str = "y") -> str:
     """The curve's ``y`` (accuracy; ``lo`` / ``hi``: its 95% band) linearly interpolated at the
-    design's cost ``col`` (NULL outside the curve). The one iso-cost interpolation: the gaps and
-    the report's band at the design's cost read it alike."""
+    design's cost ``col`` (NULL outside the curve), on the first segment that holds it (``= s.x1``
+    adds only the last point, whose x2 is NULL: the curve's costs never decrease in k). The one
+    iso-cost interpolation: the gaps and the report's band at the design's cost read it alike."""
     return f"""(SELECT CASE WHEN s.x2 IS NULL OR s.x2 = s.x1 THEN s.{y}1
                         ELSE s.{y}1 + (s.{y}2 - s.{y}1) * (d.{col} - s.x1) / (s.x2 - s.x1) END
-              FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR (s.x2 IS NULL AND d.{col} = s.x1))
+              FROM seg_{col} s WHERE {_SAME} AND d.{col} >= s.x1 AND (d.{col} <= s.x2 OR d.{col} = s.x1)
               ORDER BY s.k LIMIT 1)"""
 
 
 def _iso_acc(col: str) -> str:
-    """Cost (``col``) at which the curve first reaches the design's accuracy (NULL if never)."""
+    """Cost (``col``) at which the curve first reaches the design's accuracy (NULL if never): the
+    first segment whose start or end reaches it (curve accuracies are never NULL: harness/curve.py)."""
     return f"""(SELECT CASE WHEN s.y1 >= d.accuracy THEN s.x1
                         ELSE s.x1 + (d.accuracy - s.y1) * (s.x2 - s.x1) / (s.y2 - s.y1) END
-              FROM seg_{col} s WHERE {_SAME} AND (s.y1 >= d.accuracy OR (s.y2 >= d.accuracy AND s.y1 < d.accuracy))
+              FROM seg_{col} s WHERE {_SAME} AND (s.y1 >= d.accuracy OR s.y2 >= d.accuracy)
               ORDER BY s.k LIMIT 1)"""
 
 
-def _seg(col: str) -> str:
+def _seg(col: str, band: bool = False) -> str:
+    """The curve's segments on cost ``col``: (x1, y1) to the next point (x2, y2), x2 NULL after the
+    last; ``band``: also the 95% band at both ends (lo1, hi1, lo2, hi2), read on tokens only."""
+    lohi = (", ci_lo AS lo1, ci_hi AS hi1, lead(ci_lo) OVER w AS lo2, lead(ci_hi) OVER w AS hi2" if band else "")
     return f"""seg_{col} AS (
-        SELECT run_id, axis, axis_value, k, {col} AS x1, accuracy AS y1, ci_lo AS lo1, ci_hi AS hi1,
-               lead({col}) OVER w AS x2, lead(accuracy) OVER w AS y2, lead(ci_lo) OVER w AS lo2,
-               lead(ci_hi) OVER w AS hi2
+        SELECT run_id, axis, axis_value, k, {col} AS x1, accuracy AS y1, lead({col}) OVER w AS x2,
+               lead(accuracy) OVER w AS y2{lohi}
         FROM cot_sc_curve WINDOW w AS (PARTITION BY run_id, axis, axis_value ORDER BY k))"""
 
 
 DESIGN_COMPARISON = f"""
-WITH {_seg('tokens')}, {_seg('calls')}, {_seg('cost_usd')}, {_seg('budget_spent')},
+WITH {_seg('tokens', band=True)}, {_seg('calls')}, {_seg('cost_usd')}, {_seg('budget_spent')},
 ref AS (  -- the CoT reference: the 'cot' design if present, else the curve at k = 1
     SELECT d.run_id, d.axis, d.axis_value,
            coalesce(c.accuracy, k1.accuracy) AS cot_accuracy, coalesce(c.tokens, k1.tokens) AS cot_tokens,
@@ -203,11 +206,12 @@ SELECT x.*,
        cost_usd / nullif(curve_usd_at_acc, 0) AS iso_acc_cost_ratio_usd,
        CASE WHEN NOT coalesce(same_cost_tokens, false)
             THEN 100 * (accuracy - cot_accuracy) / nullif((tokens - cot_tokens) / 1000.0, 0) END AS mu_pp_per_1k_tokens,
-       CASE WHEN NOT coalesce(same_cost_usd, false)
-            THEN 100 * (accuracy - cot_accuracy) / nullif(cost_usd - cot_cost_usd, 0) END AS mu_pp_per_usd,
+       -- false only where the costs differ (equal costs >= 0 are under the floor, or both 0: NULL)
+       CASE WHEN NOT same_cost_usd
+            THEN 100 * (accuracy - cot_accuracy) / (cost_usd - cot_cost_usd) END AS mu_pp_per_usd,
        NOT EXISTS (
            SELECT 1 FROM design_metrics o WHERE o.run_id = x.run_id AND o.axis = x.axis
-             AND o.axis_value IS NOT DISTINCT FROM x.axis_value AND o.design <> x.design
+             AND o.axis_value IS NOT DISTINCT FROM x.axis_value
              AND o.tokens <= x.tokens AND o.accuracy >= x.accuracy AND (o.tokens < x.tokens OR o.accuracy > x.accuracy))
        AND NOT EXISTS (
            SELECT 1 FROM cot_sc_curve c WHERE c.run_id = x.run_id AND c.axis = x.axis

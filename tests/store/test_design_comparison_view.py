@@ -326,6 +326,8 @@ def test_each_group_reads_its_own_curve_and_designs(rr, group) -> None:
     cot_acc = pts["cot"][1]
     for d, r in rows.items():
         assert r["cot_accuracy"] == pytest.approx(cot_acc) and r["cot_tokens"] == 120
+        # the group's own cells paired with cot's: every cell's difference is the design's tokens - 120
+        _check(r, dict(cost_diff_n_tasks=len(tasks), cost_diff_tokens=DESIGNS[d][0] - 120))
         if group == ("depth", 2):  # costlier than every design: below it, no k = 5 (k_max 4, accuracy .5)
             _check(r, dict(curve_acc_at_tokens=None, curve_acc_at_calls=None, curve_acc_at_usd=None,
                            curve_acc_at_budget=None, cost_vs_curve="below", k_max=4, kmax_accuracy=0.5,
@@ -486,6 +488,9 @@ def test_the_paired_cost_difference_pairs_each_cell_with_its_own_runs_reference(
     assert got["a"]["cost_diff_tokens_ci_lo"] == pytest.approx(105 - 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_tokens_ci_hi"] == pytest.approx(105 + 63.531025, abs=1e-6)
     assert got["a"]["cost_diff_usd"] == pytest.approx(0.0105, abs=1e-12)
+    # in USD (tokens x 1e-4): .011 and .010, SD sqrt(.5) x .001: .0105 -+ 12.706205 x .001 sqrt(.5) / sqrt(2)
+    assert got["a"]["cost_diff_usd_ci_lo"] == pytest.approx(0.0105 - 0.0063531025, abs=1e-9)
+    assert got["a"]["cost_diff_usd_ci_hi"] == pytest.approx(0.0105 + 0.0063531025, abs=1e-9)
     # a's d costs 230 tokens, $.023 and budget 230 a cell on average: past the curve's last point
     # (k = 2: 200, $.02, 200) in every unit but calls (1 = k 1), so no curve value there
     _check(got["a"], dict(curve_acc_at_tokens=None, curve_acc_at_usd=None, curve_acc_at_budget=None,
@@ -496,3 +501,151 @@ def test_the_paired_cost_difference_pairs_each_cell_with_its_own_runs_reference(
     # c (no cot: its own per-cell curve at k = 1): p: (300 - 50, 340 - 70) -> 260; q: seed 0 only, 250; mean 255
     _check(got["c"], dict(cost_diff_n_tasks=2, cost_diff_tokens=255, cot_is_design=False))
     assert got["c"]["cost_diff_usd"] == pytest.approx(0.0255, abs=1e-12)
+
+
+# ----- run s: CoT ran on one source only ------------------------------------------------------------
+
+@pytest.fixture
+def con_s(view_db):
+    """Run s: tasks a0, a1 from source A and b0, b1 from source B (no axis), one seed. ``cot`` ran on
+    A only (100 tokens, $.01 a cell); ``d`` on all four: 200, 220, 300, 330 tokens (× 1e-4 USD). The
+    per-cell curve at k = 1: 50, 70, 60, 80 tokens (× 1e-4 USD)."""
+    c = view_db.make("design_comparison")
+    tok = {"cot": {"a0": 100, "a1": 100}, "d": {"a0": 200, "a1": 220, "b0": 300, "b1": 330}}
+    view_db.insert(c, "results", *[dict(run_id="s", design=d, task_id=t, seed=0, source=t[0].upper(), correct=True,
+                                        status="ok", tokens=v, calls=1, cost_usd=v * 1e-4)
+                                   for d, cells in tok.items() for t, v in cells.items()])
+    view_db.insert(c, "cot_sc_task_curve", *[dict(run_id="s", task_id=t, seed=0, k=1, accuracy=1.0, tokens=float(v),
+                                                  cost_usd=v * 1e-4)
+                                             for t, v in (("a0", 50), ("a1", 70), ("b0", 60), ("b1", 80))])
+    return c
+
+
+def test_a_group_without_cot_cells_is_paired_with_the_curve_and_only_that_group(con_s, view_db) -> None:
+    got = {g: _rows(view_db, con_s, "s", g)["d"] for g in ("all", "A", "B")}
+    # the whole run and A have the cot design: d - cot on a0, a1 (100, 120), b0 and b1 have no cot
+    # cell to pair with: n 2, mean 110, SD sqrt(200), 110 -+ 12.706205 * sqrt(200) / sqrt(2) = 110 -+ 127.06205
+    for g in ("all", "A"):
+        _check(got[g], dict(cot_is_design=True, cost_diff_n_tasks=2, cost_diff_tokens=110))
+        assert got[g]["cost_diff_tokens_ci_lo"] == pytest.approx(110 - 127.06205, abs=1e-6)
+        assert got[g]["cost_diff_usd"] == pytest.approx(0.011, abs=1e-12)
+    # B has no cot cell at all: its reference is the per-cell curve, 300 - 60, 330 - 80 = 240, 250:
+    # mean 245, SD sqrt(50), 245 -+ 12.706205 * sqrt(50) / sqrt(2) = 245 -+ 63.531025
+    _check(got["B"], dict(cot_is_design=False, cost_diff_n_tasks=2, cost_diff_tokens=245))
+    # ... but s has no curve, so B has no CoT cost to compare with: no same-cost flag, no ratio
+    _check(got["B"], dict(cot_tokens=None, cot_cost_usd=None, same_cost_tokens=None, same_cost_usd=None,
+                          mu_pp_per_1k_tokens=None, mu_pp_per_usd=None))
+    assert got["B"]["cost_diff_tokens_ci_hi"] == pytest.approx(245 + 63.531025, abs=1e-6)
+    assert got["B"]["cost_diff_usd"] == pytest.approx(0.0245, abs=1e-12)
+
+
+# ----- run zb: a free model with the budget on USD (every budget_spent 0) ----------------------------
+
+@pytest.fixture
+def con_zb(view_db):
+    """Run zb: run z's curve and designs with the budget on USD: every budget_spent is 0, so the
+    curve is flat at 0 on the budget axis and every design sits on all of its knots. Its cot makes 2
+    calls a cell (the curve's k = 1: 1), zd 1."""
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "cot_sc_curve", *[dict(run_id="zb", axis="all", k=k, tokens=10.0 * k, calls=float(k),
+                                             cost_usd=0.0, budget_basis="usd", budget_spent=0.0, accuracy=0.2 * k,
+                                             ci_lo=0.2 * k - 0.1, ci_hi=0.2 * k + 0.15, n_tasks=4) for k in (1, 2, 3)])
+    for d, tok, calls, right in (("cot", 10, 2, 1), ("zd", 25, 1, 2)):
+        view_db.insert(c, "results", *[dict(run_id="zb", design=d, task_id=f"v{i}", seed=0, source="s",
+                                            correct=i < right, status="ok", tokens=tok, calls=calls, cost_usd=0.0,
+                                            budget_basis="usd", budget_spent=0.0) for i in range(4)])
+    return c
+
+
+def test_a_flat_zero_budget_curve_is_read_at_its_first_point(con_zb, view_db) -> None:
+    rows = _rows(view_db, con_zb, "zb")
+    # budget 0 is on every point (0, 0, 0): the first one, k = 1 at .2 (not k = 3's .6)
+    _check(rows["zd"], dict(accuracy=0.5, budget_basis="usd", budget_spent=0.0, curve_acc_at_budget=0.2,
+                            iso_gap_budget=0.3, curve_acc_at_usd=0.2))
+    _check(rows["cot"], dict(accuracy=0.25, curve_acc_at_budget=0.2, iso_gap_budget=0.05))
+    for r in rows.values():  # CoT's calls are the cot design's (2), not the curve's at k = 1 (1)
+        _check(r, dict(cot_is_design=True, cot_calls=2, cot_tokens=10))
+
+
+# ----- runs f, g: the iso-accuracy cost where the curve is exactly at the design's accuracy ---------
+
+@pytest.fixture
+def con_fg(view_db):
+    """Two curves at 100, 200, 300 tokens ($.01, $.02, $.03): f flat at .5 on k1..2, then .9; g at .5,
+    then down to .25, then .75. In each run a design ``d`` right on 2 of 4 tasks (.5) at 150 tokens,
+    $.015; in f also ``e``."""
+    c = view_db.make("design_comparison")
+    for run, accs in (("f", (0.5, 0.5, 0.9)), ("g", (0.5, 0.25, 0.75))):
+        view_db.insert(c, "cot_sc_curve", *[dict(run_id=run, axis="all", k=k, tokens=100.0 * k, calls=float(k),
+                                                 cost_usd=0.01 * k, budget_spent=100.0 * k, accuracy=a, ci_lo=a - 0.1,
+                                                 ci_hi=a + 0.1, n_tasks=4) for k, a in enumerate(accs, start=1)])
+        view_db.insert(c, "results", *[dict(run_id=run, design="d", task_id=f"x{i}", seed=0, source="s", correct=i < 2,
+                                            status="ok", tokens=150, calls=1, cost_usd=0.015, budget_spent=150.0)
+                                       for i in range(4)])
+    # f's e: right on 3 of 4 (.75) at 300 tokens, the cost of f's k = 3 (.9)
+    view_db.insert(c, "results", *[dict(run_id="f", design="e", task_id=f"x{i}", seed=0, source="s", correct=i < 3,
+                                        status="ok", tokens=300, calls=1, cost_usd=0.03, budget_spent=300.0)
+                                   for i in range(4)])
+    return c
+
+
+def test_a_curve_point_at_the_same_tokens_and_higher_accuracy_dominates(con_fg, view_db) -> None:
+    rows = _rows(view_db, con_fg, "f")
+    # e (300, .75): only f's k = 3 (300, .9) dominates it (same tokens, higher accuracy); the other
+    # points (100, .5), (200, .5) and d (150, .5) are less accurate. d (150, .5): k = 1 (100, .5) dominates it.
+    assert {d: r["pareto"] for d, r in rows.items()} == {"e": False, "d": False}
+
+
+@pytest.mark.parametrize("run", ["f", "g"])
+def test_the_curve_reaches_an_accuracy_it_starts_at(con_fg, view_db, run) -> None:
+    # f: .5 is reached at k = 1 (100 tokens, $.01), where the flat segment starts (its interpolation
+    # would divide 0 by 0); g: at k = 1 too, though the curve then falls below .5 (not at g's later
+    # crossing, 200 + 100 * .25/.5 = 250). The design's 150 tokens, $.015 over it: 1.5 both ways.
+    d = _rows(view_db, con_fg, run)["d"]
+    _check(d, dict(accuracy=0.5, curve_tokens_at_acc=100, curve_usd_at_acc=0.01, iso_acc_cost_ratio_tokens=1.5,
+                   iso_acc_cost_ratio_usd=1.5))
+
+
+# ----- run dead: every CoT sample failed before a call (the pool's costs are 0 at every k) -----------
+
+@pytest.fixture
+def con_dead(view_db):
+    """Run dead: no cot design; its curve (k = 1..5) and per-cell curve cost 0 tokens and $0 at every
+    k, accuracy 0. Designs on four tasks: ``d`` right on 2 (200 tokens, $.02 a cell), ``d0`` on none
+    (100 tokens, $.01)."""
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "cot_sc_curve", *[dict(run_id="dead", axis="all", k=k, tokens=0.0, calls=0.0, cost_usd=0.0,
+                                             budget_spent=0.0, accuracy=0.0, ci_lo=0.0, ci_hi=0.2, n_tasks=4)
+                                        for k in range(1, 6)])
+    view_db.insert(c, "cot_sc_task_curve", *[dict(run_id="dead", task_id=f"y{i}", seed=0, k=k, accuracy=0.0,
+                                                  tokens=0.0, cost_usd=0.0) for i in range(4) for k in (1, 2)])
+    for d, tok, right in (("d", 200, 2), ("d0", 100, 0)):
+        view_db.insert(c, "results", *[dict(run_id="dead", design=d, task_id=f"y{i}", seed=0, source="s",
+                                            correct=i < right, status="ok", tokens=tok, calls=1, cost_usd=tok * 1e-4,
+                                            budget_spent=float(tok)) for i in range(4)])
+    return c
+
+
+def test_a_pool_that_cost_nothing_gives_no_multiples_and_no_ratios(con_dead, view_db) -> None:
+    rows = _rows(view_db, con_dead, "dead")
+    for r in rows.values():  # CoT (the curve at k = 1) and CoT-SC@5 cost 0: no multiple of them
+        _check(r, dict(cot_is_design=False, cot_tokens=0, cot_cost_usd=0, sc5_tokens=0, sc5_cost_usd=0,
+                       x_cot_tokens=None, x_cot_usd=None, x_sc5_tokens=None, x_sc5_usd=None, cost_vs_curve="beyond",
+                       curve_acc_at_tokens=None, same_cost_tokens=False, same_cost_usd=False))
+    # d: .5 is never reached; per cell 200 - 0 tokens, $.02 - 0: 100 * .5 / .2 = 250 pp per 1k tokens,
+    # 100 * .5 / .02 = 2500 pp per USD
+    _check(rows["d"], dict(accuracy=0.5, curve_tokens_at_acc=None, iso_acc_cost_ratio_tokens=None,
+                           cost_diff_tokens=200, mu_pp_per_1k_tokens=250, mu_pp_per_usd=2500))
+    # d0: accuracy 0 is reached at k = 1, at 0 tokens and $0: no ratio over a zero cost
+    _check(rows["d0"], dict(accuracy=0.0, curve_tokens_at_acc=0, curve_usd_at_acc=0, iso_acc_cost_ratio_tokens=None,
+                            iso_acc_cost_ratio_usd=None))
+
+
+def test_pareto_compares_designs_of_the_same_run_only(view_db) -> None:
+    """Runs p1 and p2 without a curve, one design ``a`` each: p1's at 100 tokens, right on 1 of 2;
+    p2's at 50 tokens, right on both (it would dominate p1's, were runs mixed)."""
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "results", *[dict(run_id=run, design="a", task_id=f"q{i}", seed=0, source="s",
+                                        correct=i < right, status="ok", tokens=tok, calls=1, cost_usd=tok * 1e-4)
+                                   for run, tok, right in (("p1", 100, 1), ("p2", 50, 2)) for i in range(2)])
+    assert _rows(view_db, c, "p1")["a"]["pareto"] is True and _rows(view_db, c, "p2")["a"]["pareto"] is True

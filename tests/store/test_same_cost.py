@@ -122,3 +122,67 @@ def test_the_t_quantile_matches_the_t_distribution(view_db, nu) -> None:
     q = con.execute(f"SELECT {_t975(str(nu))}").fetchone()[0]
     assert _t_cdf(q, nu) == pytest.approx(0.975, abs=2e-6)
     assert con.execute(f"SELECT {_t975('0')}").fetchone()[0] is None  # one task: no interval
+
+
+# ----- run b: the rule's boundaries -----------------------------------------------------------------
+# Tasks e0, e1, e2, one seed, group ``s``. CoT has cells on e0 and e1 only (no cell on e2): 1000 tokens
+# and $10 each (mean 1000 tokens, $10; the floor is 100 tokens, $1), right on e0 (accuracy 0.5).
+# The paired difference is over e0 and e1 only (e2 has no CoT cell to pair with).
+# - ``edge``: 1100 tokens and $11 on every task, right on e0 and e1 (2/3): |1100 - 1000| = 100 is
+#   exactly the floor, not under it; the differences 100, 100 (SD 0) give the interval [100, 100],
+#   which excludes 0: not the same cost. 100 · (2/3 − 1/2) / (100 / 1000) = 166.67 pp per 1k tokens;
+#   100 · (1/6) / 1 = 16.667 pp per USD.
+# - ``paired_zero``: 1000, 1000 and 4000 tokens ($10, $10, $40), right on e0 (1/3): mean 2000
+#   tokens ($20), far over the floor, but its differences on the paired tasks are 0 and 0: the
+#   interval is exactly [0, 0], which holds 0: the same cost, no ratio.
+# - ``free``: 500 tokens and $0 on every task, right on e0 (1/3): a free design against a paid CoT
+#   is compared in USD like any other: |0 − 10| = 10 is over the floor, the differences −10, −10
+#   give [−10, −10]: not the same cost; 0 / 10 = 0 × CoT; 100 · (1/3 − 1/2) / (0 − 10) = 1.6667 pp per USD.
+# - ``lone``: e0 and e2 only, 3000 tokens and $30, right on both (1.0): one paired task (e0), so no
+#   interval (one difference has no SD); 3000 is far over the floor: not the same cost,
+#   100 · (1 − 1/2) / 2 = 25 pp per 1k tokens, 100 · 0.5 / 20 = 2.5 pp per USD.
+
+EDGE = {"cot": ((1000, 1000, None), (10.0, 10.0, None), "e0"),
+        "edge": ((1100, 1100, 1100), (11.0, 11.0, 11.0), "e0 e1"),
+        "paired_zero": ((1000, 1000, 4000), (10.0, 10.0, 40.0), "e0"),
+        "free": ((500, 500, 500), (0.0, 0.0, 0.0), "e0"),
+        "lone": ((3000, None, 3000), (30.0, None, 30.0), "e0 e2")}
+
+
+@pytest.fixture
+def con_b(view_db):
+    c = view_db.make("design_comparison")
+    view_db.insert(c, "results", *[dict(run_id="b", design=d, task_id=f"e{i}", seed=0, source="s",
+                                        correct=f"e{i}" in right.split(), status="ok", tokens=tok[i], calls=1,
+                                        cost_usd=usd[i])
+                                   for d, (tok, usd, right) in EDGE.items() for i in range(3) if tok[i] is not None])
+    return c
+
+
+@pytest.mark.parametrize("axis", ["all", "s"])
+def test_the_same_cost_rule_at_its_boundaries(con_b, view_db, axis) -> None:
+    rows = _by_design(view_db, con_b, "b", axis)
+    assert rows["edge"]["cot_tokens"] == 1000 and rows["edge"]["cot_cost_usd"] == 10.0
+    edge = rows["edge"]
+    assert edge["cost_diff_n_tasks"] == 2 and edge["cost_diff_tokens"] == 100 and edge["cost_diff_usd"] == 1.0
+    assert (edge["cost_diff_tokens_ci_lo"], edge["cost_diff_tokens_ci_hi"]) == (100, 100)
+    assert edge["same_cost_tokens"] is False and edge["same_cost_usd"] is False  # on the floor is not under it
+    assert edge["mu_pp_per_1k_tokens"] == pytest.approx(100 * (2 / 3 - 1 / 2) / 0.1)
+    assert edge["mu_pp_per_usd"] == pytest.approx(100 * (2 / 3 - 1 / 2) / 1.0)
+    zero = rows["paired_zero"]
+    assert zero["tokens"] == 2000 and zero["cost_usd"] == 20.0
+    assert zero["cost_diff_n_tasks"] == 2
+    assert (zero["cost_diff_tokens_ci_lo"], zero["cost_diff_tokens_ci_hi"]) == (0, 0)
+    assert (zero["cost_diff_usd_ci_lo"], zero["cost_diff_usd_ci_hi"]) == (0, 0)
+    assert zero["same_cost_tokens"] is True and zero["same_cost_usd"] is True  # an interval ending at 0 holds 0
+    assert zero["mu_pp_per_1k_tokens"] is None and zero["mu_pp_per_usd"] is None
+    free = rows["free"]
+    assert free["cost_usd"] == 0 and free["x_cot_usd"] == 0
+    assert (free["cost_diff_usd"], free["cost_diff_usd_ci_lo"], free["cost_diff_usd_ci_hi"]) == (-10, -10, -10)
+    assert free["same_cost_usd"] is False and free["mu_pp_per_usd"] == pytest.approx(100 * (1 / 3 - 1 / 2) / -10)
+    assert free["same_cost_tokens"] is False and free["mu_pp_per_1k_tokens"] == pytest.approx(100 * (1 / 3 - 1 / 2) / -0.5)
+    lone = rows["lone"]
+    assert lone["cost_diff_n_tasks"] == 1 and lone["cost_diff_tokens"] == 2000
+    assert lone["cost_diff_tokens_ci_lo"] is None and lone["cost_diff_usd_ci_hi"] is None
+    assert lone["same_cost_tokens"] is False and lone["same_cost_usd"] is False  # no interval is not "holds 0"
+    assert lone["mu_pp_per_1k_tokens"] == pytest.approx(25) and lone["mu_pp_per_usd"] == pytest.approx(2.5)
