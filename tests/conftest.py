@@ -18,6 +18,8 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 
 import pytest
 
+from masbench import text
+from masbench.harness.stats import majk
 from masbench.store import Store
 from offline_support import litellm_price_map_source
 
@@ -27,6 +29,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("embedded") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _pure_caches_start_empty():
+    """Every test starts with the memoized pure functions of ``masbench.text`` and
+    ``harness.stats.majk`` empty. A result cached earlier in
+    the process would hide a change to the code under it: under mutmut every mutant runs in a fork of
+    a process that already ran the tests, so with warm caches 58 mutants of text.py's helpers
+    survived every test (2026-12-05)."""
+    for f in (text.parse_number, text.numeric_value, text.normalize_answer, majk._binom_row, majk._one_plus_x,
+              majk._gauss, majk._split, majk._priority):
+        f.cache_clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

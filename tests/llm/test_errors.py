@@ -11,9 +11,12 @@ import sys
 import time
 import types
 
+import httpx
+import openai
 import pytest
 
 from masbench.llm import Gateway, errors
+from masbench.llm._litellm import litellm
 from masbench.llm.backends import Attempt, Reply
 from masbench.llm.errors import SimFault, describe, is_retryable, misconfig_hint, retry_after_s, systemic_reason
 from masbench.llm.health import BreakerConfig
@@ -138,6 +141,93 @@ def test_describe_is_type_status_and_the_first_line_cut_at_300() -> None:
     assert describe(E("boom", None)) == "E: boom"
     assert describe(E("\nsecond", 500)) == "E[500]"  # an empty first line: no message
     assert describe(ValueError("x" * 301 + "\n")) == "ValueError: " + "x" * 300
+
+
+# ----- the two HTTP clients' errors: one description whichever client raised it ---------------------
+
+_REQ = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+
+def _sdk(cls: type[openai.APIStatusError], status: int, text: str, body: object = None) -> openai.APIStatusError:
+    return cls(text, response=httpx.Response(status, request=_REQ), body=body)
+
+
+# the openai SDK's class per HTTP status, written out from its documentation (its README's error
+# table): 400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError, 404
+# NotFoundError, 409 ConflictError, 422 UnprocessableEntityError, 429 RateLimitError, >= 500
+# InternalServerError, any other status APIStatusError
+SDK_NAME_BY_STATUS = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                      404: "NotFoundError", 409: "ConflictError", 422: "UnprocessableEntityError",
+                      429: "RateLimitError", 500: "InternalServerError", 502: "InternalServerError",
+                      499: "APIStatusError", 418: "APIStatusError", 408: "APIStatusError"}
+
+
+@pytest.mark.parametrize("status", sorted(SDK_NAME_BY_STATUS))
+def test_an_sdk_error_is_named_by_its_status_whatever_class_carried_it(status) -> None:
+    # the generic APIStatusError class: the name comes from the status, as the SDK itself would pick it
+    e = _sdk(openai.APIStatusError, status, f"Error code: {status} - the provider's words")
+    assert describe(e) == f"{SDK_NAME_BY_STATUS[status]}[{status}]: the provider's words"
+
+
+@pytest.mark.parametrize("exc, want", [
+    # the error body's message wins over the text
+    (lambda: _sdk(openai.RateLimitError, 429, "Error code: 429 - {'error': {'message': 'slow down'}}",
+                  {"message": "slow down"}), "RateLimitError[429]: slow down"),
+    # no body, an empty message, a message that is not text: the text without the client's prefix
+    (lambda: _sdk(openai.RateLimitError, 429, "Error code: 429 - rate limited\nsecond line"),
+     "RateLimitError[429]: rate limited"),
+    (lambda: _sdk(openai.InternalServerError, 503, "Error code: 503 - busy", {"message": ""}),
+     "InternalServerError[503]: busy"),
+    (lambda: _sdk(openai.APIStatusError, 418, "Error code: 418 - teapot", {"message": 5}), "APIStatusError[418]: teapot"),
+    # litellm's prefixes, both forms
+    (lambda: _sdk(openai.RateLimitError, 429, "litellm.RateLimitError: RateLimitError: OpenAIException - slow down"),
+     "RateLimitError[429]: slow down"),
+    (lambda: litellm.RateLimitError("slow down", "openai", "m"), "RateLimitError[429]: slow down"),
+    (lambda: litellm.ServiceUnavailableError("svc", "openai", "m"), "InternalServerError[503]: svc"),
+    (lambda: litellm.BadRequestError("bad param", "m", "openai"), "BadRequestError[400]: bad param"),
+    # no HTTP answer: no status, the SDK's own words (litellm says 408 for its timeout)
+    (lambda: openai.APITimeoutError(request=_REQ), "APITimeoutError: Request timed out."),
+    (lambda: openai.APIConnectionError(request=_REQ), "APIConnectionError: Connection error."),
+    (lambda: litellm.Timeout("t", "m", "openai"), "APITimeoutError: Request timed out."),
+    # the provider's message is cut like any other
+    (lambda: _sdk(openai.NotFoundError, 404, "Error code: 404 - " + "y" * 400), "NotFoundError[404]: " + "y" * 300),
+], ids=["body", "no-body", "empty-message", "non-text-message", "litellm-prefix", "litellm-429", "litellm-503",
+        "litellm-400", "sdk-timeout", "sdk-connection", "litellm-timeout", "cut"])
+def test_describe_an_http_clients_error(exc, want) -> None:
+    assert describe(exc()) == want
+
+
+def test_only_the_sdks_own_module_makes_an_sdk_error() -> None:
+    # a class of another package whose name starts with "openai" keeps its own name, status and text
+    look = type("Lookalike", (Exception,), {"__module__": "openai_compat.errors", "status_code": 429})
+    assert describe(look("Error code: 429 - x")) == "Lookalike[429]: Error code: 429 - x"
+    # a subclass of an SDK error defined anywhere is an SDK error (its MRO reaches the SDK's class)
+    sub = type("MyRateLimit", (openai.RateLimitError,), {"__module__": "mypkg"})
+    assert describe(_sdk(sub, 429, "Error code: 429 - slow")) == "RateLimitError[429]: slow"
+    # a class of a submodule of the SDK is the SDK's (the first dotted segment decides), even one
+    # without the SDK's error body
+    inner = type("APIStatusError", (Exception,), {"__module__": "openai.lib.azure", "status_code": 429})
+    assert describe(inner("Error code: 429 - rate limited")) == "RateLimitError[429]: rate limited"
+
+
+def test_the_sdks_types_count_before_litellm_is_imported(no_litellm, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", openai)
+    retry, fatal = errors._client_types()
+    assert retry == (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError, openai.Timeout,
+                     openai.APITimeoutError, asyncio.TimeoutError, TimeoutError, ConnectionError)
+    assert fatal == (openai.AuthenticationError, openai.PermissionDeniedError, openai.BadRequestError,
+                     openai.NotFoundError)
+    assert errors._types is None  # litellm not in yet: looked up again on the next failed attempt
+    assert is_retryable(openai.APITimeoutError(request=_REQ))  # no status: the type decides
+    assert not is_retryable(type("Denied", (openai.PermissionDeniedError,), {})(
+        "no", response=httpx.Response(500, request=_REQ), body=None))  # a fatal type whatever its status
+    # with litellm in too, its types come first, the SDK's after them, and the pair is cached
+    Rate = type("RateLimitError", (Exception,), {})
+    Auth = type("AuthenticationError", (Exception,), {})
+    monkeypatch.setitem(sys.modules, "litellm", _fake_litellm(RateLimitError=Rate, AuthenticationError=Auth))
+    retry, fatal = errors._client_types()
+    assert retry[:2] == (Rate, openai.RateLimitError) and fatal[:2] == (Auth, openai.AuthenticationError)
+    assert errors._types == (retry, fatal)
 
 
 # ----- systemic_reason -------------------------------------------------------------------------------

@@ -175,7 +175,23 @@ def test_require_prices_names_every_unpriced_model() -> None:
     with pytest.raises(SpecError) as exc:  # a model a flag named: the problem names the flag, not a file
         require_prices({k: models[k] for k in ("bad", "worse")}, "suite.yaml", {"bad": "--model bad=openai/nope"})
     assert [str(p).split(":")[0] for p in exc.value.problems] == ["--model bad=openai/nope", "suite.yaml"]
-    assert "add --free bad" in exc.value.problems[0].message
+    assert exc.value.problems[0].message == (
+        "no price known for model 'bad' (openai/nope-model-xyz): if it is a free local server add --free bad (and "
+        "--api-base bad=URL for its address); else name a model YAML that prices it: --model bad=NAME "
+        "(models/NAME.yaml) or --model bad=PATH.yaml")
+    assert exc.value.problems[1].message.startswith("no price known for model 'worse' (anthropic/nope-model-abc): set")
+
+
+def test_a_client_that_does_not_apply_is_a_problem_at_the_models_client_and_the_rest_are_still_checked() -> None:
+    models = {"s": ModelSpec(id="sim/perfect", client="openai"), "ok": ModelSpec(id="sim/perfect"),
+              "e": ModelSpec(id="embedded/smollm2", client="litellm")}
+    with pytest.raises(SpecError) as exc:
+        require_prices(models, "suite.yaml")
+    assert [(p.file, p.line, p.col, p.field, p.message) for p in exc.value.problems] == [
+        ("suite.yaml", 1, 1, "models.s.client", "client: openai does not apply to 'sim/perfect': its provider 'sim' "
+                                                "has a backend of its own (leave client at auto)"),
+        ("suite.yaml", 1, 1, "models.e.client", "client: litellm does not apply to 'embedded/smollm2': its provider "
+                                                "'embedded' has a backend of its own (leave client at auto)")]
 
 
 def test_require_prices_points_at_the_model_in_the_suite_file() -> None:
