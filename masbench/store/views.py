@@ -6,6 +6,8 @@ metric and design-search views are lazy entries in the modules that document the
 
 from __future__ import annotations
 
+import hashlib
+
 from ..registry import Registry
 
 VIEWS: Registry[str] = Registry("view", {
@@ -73,7 +75,7 @@ VIEWS: Registry[str] = Registry("view", {
     "design_task_outcomes": "masbench.store.outcomes:DESIGN_TASK_OUTCOMES",
     "routing_choices": "masbench.store.outcomes:ROUTING_CHOICES",
 })
-"""View name → SELECT body. Created (or replaced) every time a store is opened for writing."""
+"""View name → SELECT body. Created (or replaced) when a store is opened for writing and its views differ from these."""
 
 
 def register_view(name: str, sql: str) -> None:
@@ -81,10 +83,31 @@ def register_view(name: str, sql: str) -> None:
     VIEWS.add(name, sql, replace=True)
 
 
+_STAMP = "masbench views "
+"""Start of the comment each view carries: this prefix and the digest of the whole list it was made from."""
+
+
+def views_digest() -> str:
+    """A digest of every listed view's name and body, in order (changes when any view does)."""
+    h = hashlib.blake2b(digest_size=12)
+    for name, body in VIEWS.items():
+        h.update(f"{name}\0{body}\0".encode())
+    return h.hexdigest()
+
+
 def create_views(con) -> None:
-    """(Re)create every listed view on a DuckDB connection."""
+    """(Re)create every listed view on a DuckDB connection, unless the file already holds exactly
+    these views (each stamped, in a comment, with the digest of the list that made it). Recreating
+    the 25 views took ~85 ms of every write-open of a store; reading the stamps takes ~5 ms."""
+    stamp = _STAMP + views_digest()
+    names = list(VIEWS)
+    held = dict(con.execute("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal AND "
+                            "view_name IN (SELECT unnest(?::VARCHAR[]))", [names]).fetchall())
+    if len(held) == len(names) and all(c == stamp for c in held.values()):
+        return
     for name, body in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
+        con.execute(f"COMMENT ON VIEW {name} IS '{stamp}'")
 
 
 def ensure_views(store) -> None:
