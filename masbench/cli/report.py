@@ -8,7 +8,6 @@ from typing import Annotated, Callable, Optional
 import typer
 from rich.console import Console
 
-from ..report.build import write_report
 from ..report.data import ReportError, TraceLinks
 from ..store import Store
 from ..view import Grid, LiveLinks, Run, export_site, grid_href, run_href
@@ -67,6 +66,8 @@ def register(app: typer.Typer) -> None:
         if traces not in TRACE_MODES:
             err.print(f"error: --traces {traces!r}: use one of {', '.join(TRACE_MODES)}", style="red", markup=False)
             raise typer.Exit(2)
+        from ..report.build import write_report  # deferred: matplotlib (~0.3 s), which `compare` never needs
+
         try:
             res = write_report(store, out, run, links=trace_links(traces, store, out, viewer_url))
         except ReportError as exc:

@@ -9,10 +9,25 @@ Every number is read from the store's SQL views (``design_comparison``, ``design
 - :func:`verdict` — the one-line verdict rule (docs/metrics.md)
 """
 
-from .build import ReportResult, write_report
+from typing import TYPE_CHECKING
+
 from .data import BASELINES, ReportError, RunInfo, TraceLinks, comparison, curve, open_store, run_info
 from .terminal import compare
 from .verdict import Verdict, verdict, verdicts
+
+if TYPE_CHECKING:
+    from .build import ReportResult, write_report
+
+
+def __getattr__(name: str) -> object:
+    """``write_report`` and ``ReportResult`` are imported on first use: they draw with matplotlib
+    (~0.3 s of import), which the commands that only print (``run``'s verdict lines, ``compare``)
+    never need."""
+    if name in ("write_report", "ReportResult"):
+        from . import build  # deferred: matplotlib, only for what writes the report's files
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["TraceLinks", "BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",
            "open_store", "run_info", "verdict", "verdicts", "write_report"]
