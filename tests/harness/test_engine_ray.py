@@ -142,10 +142,11 @@ async def test_rate_limits_hold_across_ray_workers(tmp_path, ray_cluster, http_s
     # tokens in any 0.6 s and 150 in any 0.1 s; never 5 open at once
     model = (f"{{id: openai/fake-model, api_base: '{srv.base_url}', api_key_env: MASBENCH_TEST_KEY, price: 0, "
              f"rpm: 6000, tpm: 90000, max_in_flight: 4, rate_window_s: {WINDOW_S:g}}}")
-    suite = limited_suite(tmp_path, "limits", model, n=40)
+    # 80 calls: at 25 tokens each, twice what 0.6 s admits, and a burst of them would pass 10 in 0.1 s
+    suite = limited_suite(tmp_path, "limits", model, n=20)
     s = await run_suite(RunOptions(suite=str(suite), engine="ray", workers=2))
     pts = call_points(s.store, s.run_id)
-    assert len(pts) == 160 == srv.stats.requests and s.failed == 0
+    assert len(pts) == 80 == srv.stats.requests and s.failed == 0
     reqs = [(t, 1.0) for t, _, _ in pts]
     toks = [(t, float(n)) for t, _, n in pts]
     assert most_in_window(reqs, WINDOW_S) <= 60 and most_in_window(reqs, WINDOW_S / 6) <= 10

@@ -132,15 +132,15 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     slow.mkdir()
     suite = write_suite(slow, name="slow", model="slowsim", n=10,
                         designs="[cot, {design: cot-sc, params: {k: 3}}, debate]", k_max=4)
-    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 600}}")
+    text = suite.read_text().replace("default: slowsim", "default: {id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 300}}")
     suite.write_text(text)
     # one progress line per line, at most one every 5 s (not 10: the wait for the lines below)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "5"}
     proc = subprocess.Popen(_run_cmd(suite, "--no-cache", "--concurrency", "2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     # Kill on what the run reports, not after a fixed sleep. A progress line is printed after the
-    # finished cell's rows are flushed, and lines are >= 5 s apart (600 ms a call: the run lasts
-    # well past the third line) while the writer flushes every
+    # finished cell's rows are flushed, and lines are >= 5 s apart (300 ms a call at concurrency 2: the
+    # run lasts ~30 s, well past the third line) while the writer flushes every
     # 2 s, so every cell counted on one line is in the store once the NEXT line appears.
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
@@ -178,7 +178,8 @@ def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     assert status == "running"
     assert 0 < acked - pool_first <= partial < want["results"], (acked, partial, want)
     print(f"\nkilled after {acked}/{total} cells reported; the store held {partial}/{want['results']} results")
-    res = masbench("run", str(suite), "--no-cache", "--concurrency", "8",
+    # the rest at a higher concurrency (a resume may change it): every remaining cell in flight at once
+    res = masbench("run", str(suite), "--no-cache", "--concurrency", "64",
                    env={"COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "5"})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == run_id  # resumed, not restarted

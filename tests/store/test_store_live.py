@@ -54,11 +54,11 @@ def reference(tmp_path: Path, n: int = 8) -> dict:
 
 
 def test_status_and_runs_read_the_store_while_a_run_writes_it_and_a_second_writer_is_refused(tmp_path):
-    want = reference(tmp_path)
-    # slow enough (~4x the reference's latency) that a second `masbench run` and `masbench runs`, each a
-    # fresh Python process, still find the run going on a loaded 2-core machine (at 60 ms the run could
-    # finish first: the test then failed on main's code too)
-    suite = slow_suite(tmp_path / "live", latency_ms=250)
+    want = reference(tmp_path, n=4)
+    # slow enough (~4x the reference's latency: ~10 s for these 4-per-value tasks) that a second `masbench
+    # run` and `masbench runs` still find the run going on a loaded 2-core machine (at 60 ms and twice
+    # the tasks the run could finish first: the test then failed on main's code too)
+    suite = slow_suite(tmp_path / "live", n=4, latency_ms=250)
     store = tmp_path / "live" / "runs" / "live.duckdb"
     proc = start(suite)
     try:
