@@ -1,4 +1,4 @@
-"""Opening a store: connect, migrate forward, (re)create views."""
+"""Opening a store: seed a new file from the template, connect, migrate forward, (re)create views."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from . import schema as _schema
+from .template import seed_from_template
 from .views import create_views
 
 
@@ -37,6 +38,8 @@ class Store:
         self.reconnects = 0
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if not read_only:
+                seed_from_template(Path(self.path), _build_template)
         self.lock = threading.RLock()
         self._con: duckdb.DuckDBPyConnection | None = self._connect()
         if not read_only:
@@ -141,6 +144,11 @@ class Store:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _build_template(path: Path) -> None:
+    """A complete new store at ``path``, made the usual way (migrations, views)."""
+    Store(path).close()
 
 
 def _merged_already(con) -> bool:
