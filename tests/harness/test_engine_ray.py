@@ -28,9 +28,10 @@ from masbench.harness import RunOptions, run_suite  # noqa: E402
 from masbench.store import live_path  # noqa: E402
 from simsuite import counts, write_suite  # noqa: E402
 
-SLOW = "{id: sim/slow, sim: {accuracy: {default: 0.6}, latency_ms: 250}}"
-"""A simulated model slow enough (250 ms a call, 2 cells in flight per worker) that a run is still
-going when a test kills a part of it."""
+SLOW = "{id: sim/slow, sim: {accuracy: {default: 0.6}, latency_ms: 120}}"
+"""A simulated model slow enough (120 ms a call, 2 cells in flight per worker: a worker's part of the
+run lasts ~4 s, its kill comes after 3 of its ~30 cells) that a run is still going when a test kills
+a part of it."""
 
 
 @pytest.fixture(scope="session")
