@@ -5,8 +5,9 @@ binding the views' SQL; copying a closed file that already holds them takes unde
 the copy ~30 ms (it is checked like any store: its version is the latest, its views carry the
 current stamp). A process that makes many stores (a test session makes hundreds, a driver one per
 worker part) pays the binding once. The template is keyed by the digest of the migrations and the
-views, so a changed list makes a new one. It lives in a temporary folder removed when the process
-that made it exits.
+views, so a changed list makes a new one. It lives in a temporary folder named by the process's pid,
+removed when the process exits; one left by a process that was killed is removed by the next
+process that makes a template.
 """
 
 from __future__ import annotations
@@ -41,9 +42,35 @@ def template_key() -> str:
     return h.hexdigest()
 
 
+PREFIX = "masbench-store-template-"
+"""A template folder is ``PREFIX + PID + "-" + random`` in the temporary directory."""
+
+
 def _remove(folder: Path, owner: int) -> None:
     if os.getpid() == owner:  # not from a forked child that inherited the handler
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def sweep_stale(root: Path | None = None) -> int:
+    """Remove the template folders of processes that are gone (a killed process runs no exit
+    handler: a run stopped by SIGKILL, a worker ended with ``os._exit``). Returns how many."""
+    removed = 0
+    for folder in Path(root or tempfile.gettempdir()).glob(PREFIX + "*-*"):
+        pid = folder.name[len(PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def _template(build: Callable[[Path], None]) -> Path:
@@ -52,7 +79,8 @@ def _template(build: Callable[[Path], None]) -> Path:
     with _lock:
         if _folder is None or _folder[0] != os.getpid():
             _templates.clear()
-            _folder = (os.getpid(), Path(tempfile.mkdtemp(prefix="masbench-store-template-")))
+            sweep_stale()
+            _folder = (os.getpid(), Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")))
             atexit.register(_remove, _folder[1], _folder[0])
         made = _templates.get(key)
         if made is not None and made.is_file():

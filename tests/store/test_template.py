@@ -95,5 +95,30 @@ def test_the_template_folder_goes_when_its_process_ends(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out[1] == "1"  # one template for both stores
-    assert out[0].startswith(os.path.join(os.path.dirname(out[0]), "masbench-store-template-"))
+    assert os.path.basename(out[0]).startswith(template_mod.PREFIX)
     assert not os.path.exists(out[0])
+
+
+def test_a_killed_process_leaves_its_template_folder_and_the_next_one_removes_it(tmp_path):
+    code = textwrap.dedent(f"""
+        import os, signal
+        from masbench.store import Store
+        from masbench.store import template
+        Store({str(tmp_path / "a.duckdb")!r}).close()
+        print(template._folder[1], flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # no exit handler runs
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    left = proc.communicate()[0].strip()
+    assert proc.returncode == -9
+    assert os.path.basename(left).startswith(f"{template_mod.PREFIX}{proc.pid}-") and os.path.isdir(left)
+    root = tmp_path / "tmp"
+    root.mkdir()
+    dead = root / os.path.basename(left)
+    os.rename(left, dead)
+    mine = root / f"{template_mod.PREFIX}{os.getpid()}-x"  # a live process's folder stays
+    mine.mkdir()
+    odd = root / f"{template_mod.PREFIX}notapid-x"
+    odd.mkdir()
+    assert template_mod.sweep_stale(root) == 1
+    assert sorted(p.name for p in root.iterdir()) == sorted([mine.name, odd.name])
