@@ -33,6 +33,9 @@ SLOW = "{id: sim/slow, sim: {accuracy: {default: 0.6}, latency_ms: 120}}"
 run lasts ~4 s, its kill comes after 3 of its ~30 cells) that a run is still going when a test kills
 a part of it."""
 
+SLOWER = SLOW.replace("latency_ms: 120", "latency_ms: 250")
+"""For the killed driver: its run must still be going 3 s after its first cell (see that test)."""
+
 
 @pytest.fixture(scope="session")
 def ray_cluster():
@@ -113,14 +116,24 @@ async def test_a_killed_ray_worker_is_rerun_and_the_run_ends_whole(tmp_path, ray
 
 @pytest.mark.slow
 async def test_a_killed_driver_leaves_parts_the_rerun_merges_once(tmp_path, ray_cluster, uninterrupted):
-    suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOW,
+    suite = write_suite(tmp_path, name="slow", n=10, k_max=3, model=SLOWER,
                         designs="[cot, {design: cot-sc, params: {k: 3}}]")
     store = tmp_path / "runs" / "slow.duckdb"
+    first_done: list[float] = []
+
+    def parts_hold_rows(d: dict) -> bool:
+        # A part's writer flushes every 2 s while cells finish: 3 s after the first finished cell, each
+        # part holds rows for the rerun to skip (killed at 10 cells alone, 120 ms a call, under a CPU
+        # hog, the parts were still empty once: the rerun skipped nothing)
+        if d["done"] >= 1 and not first_done:
+            first_done.append(time.monotonic())
+        return d["done"] >= 10 and bool(first_done) and time.monotonic() - first_done[0] >= 3.0
+
     driver = subprocess.Popen([sys.executable, "-m", "masbench.cli", "run", str(suite), "--engine", "ray",
                                "--workers", "2", "--concurrency", "2", "--address", ray_cluster], cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        doc = await _live_shards(store, lambda d: d["done"] >= 10)
+        doc = await _live_shards(store, parts_hold_rows)
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()
