@@ -28,12 +28,14 @@ from masbench.harness import RunOptions, run_suite  # noqa: E402
 from masbench.store import live_path  # noqa: E402
 from simsuite import counts, write_suite  # noqa: E402
 
-SLOW = "{id: sim/slow, sim: {accuracy: {default: 0.6}, latency_ms: 120}}"
-"""A simulated model slow enough (120 ms a call, 2 cells in flight per worker: a worker's part of the
-run lasts ~4 s, its kill comes after 3 of its ~30 cells) that a run is still going when a test kills
-a part of it."""
+SIM_AT = "{{id: sim/slow, sim: {{accuracy: {{default: 0.6}}, latency_ms: {ms}}}}}"
+"""The tests' simulated model at ``ms`` a call (latency changes how long a run takes, never its rows)."""
 
-SLOWER = SLOW.replace("latency_ms: 120", "latency_ms: 250")
+SLOW = SIM_AT.format(ms=120)
+"""Slow enough (120 ms a call, 2 cells in flight per worker: a worker's part of the run lasts ~4 s, its
+kill comes after 3 of its ~30 cells) that a run is still going when a test kills a part of it."""
+
+SLOWER = SIM_AT.format(ms=250)
 """For the killed driver: its run must still be going 3 s after its first cell (see that test)."""
 
 
