@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# `make test`'s checks after setup: the import contracts, then the type checker BESIDE the test
-# suite rather than before it. basedpyright is one single-threaded process (~32 s of CPU over
-# masbench/), and the suite's xdist workers leave cores idle while tests wait on servers,
-# subprocesses and sleeps, so running it concurrently takes its time off the wall clock. Its
-# output is printed after pytest's; the exit status is non-zero if either failed.
+# `make test`'s checks after setup: the import contracts, then three things at once:
+#   - the suite minus the tests marked `waits`, on the xdist workers (the PYTEST command given);
+#   - the tests marked `waits`, in one more pytest process (-n 0): they spend most of their wall time
+#     waiting on a server's Retry-After, a run's per-call latency or a subprocess to kill, so run
+#     beside the workers they take that time off the wall clock instead of holding a worker idle
+#     (on an xdist worker, ~55 s of waiting out of ~90 s for these tests, 2026-12-06);
+#   - the type checker (basedpyright, one single-threaded process, ~32 s of CPU over masbench/).
+# Their outputs are printed in that order, each after the suite's; the exit status is non-zero if
+# any of them failed (pytest's 5, "no tests collected", included).
 #   scripts/test.sh PYTEST-COMMAND...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/lint-imports --no-cache || exit $?
+waits_log=$(mktemp)
 types_log=$(mktemp)
-trap 'rm -f "$types_log"' EXIT
+trap 'rm -f "$waits_log" "$types_log"' EXIT
 .venv/bin/basedpyright > "$types_log" 2>&1 &
 types_pid=$!
-"$@"
+"$@" -n 0 -m waits > "$waits_log" 2>&1 &
+waits_pid=$!
+"$@" -m "not waits"
 tests_rc=$?
+wait "$waits_pid"
+waits_rc=$?
+echo "pytest -m waits (run beside the workers, one process)"
+cat "$waits_log"
 wait "$types_pid"
 types_rc=$?
 echo ".venv/bin/basedpyright (run beside the tests)"
 cat "$types_log"
-if [ "$tests_rc" -ne 0 ]; then
-  exit "$tests_rc"
-fi
-exit "$types_rc"
+for rc in "$tests_rc" "$waits_rc" "$types_rc"; do
+  if [ "$rc" -ne 0 ]; then
+    exit "$rc"
+  fi
+done

@@ -36,6 +36,7 @@ def test_an_unknown_ray_mode_is_refused_naming_the_modes():
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
     # rpm 6000 over a 0.6-s window: at most 60 in any 0.6 s and 10 in any 0.1 s (enginesuite.WINDOW_S)
@@ -52,6 +53,7 @@ async def test_rpm_holds_in_every_window_across_workers(tmp_path, engine, worker
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_tpm_holds_in_every_window_across_workers(tmp_path, engine, workers):
     model = f"{{id: sim/p60, tpm: 600000, rate_window_s: {WINDOW_S:g}}}"  # 6,000 per 0.6 s, 1,000 per 0.1 s
@@ -68,6 +70,7 @@ async def test_tpm_holds_in_every_window_across_workers(tmp_path, engine, worker
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 @pytest.mark.parametrize("engine,workers", ENGINES_RUN)
 async def test_max_in_flight_seen_by_the_server(tmp_path, http_server, monkeypatch, engine, workers):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
@@ -81,6 +84,7 @@ async def test_max_in_flight_seen_by_the_server(tmp_path, http_server, monkeypat
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 async def test_a_429_pauses_every_worker_until_its_retry_after(tmp_path, http_server, monkeypatch):
     # the first 3 requests are answered 429 with Retry-After: 2 (a provider's quota hit); the
     # parent's limiter then holds both workers' next requests for 2 s (server-side timestamps)

@@ -117,6 +117,7 @@ def _run_cmd(suite: Path, *extra: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 def test_killed_mid_run_then_resumed_reaches_same_counts(tmp_path):
     # A reference run to completion in its own store.
     (tmp_path / "ref").mkdir()

@@ -31,6 +31,7 @@ def _msg(i: int) -> list[dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 @pytest.mark.parametrize("kind", ["429", "503"])
 async def test_retry_after_2_is_not_called_again_before_2_seconds(http_server, kind):
     srv = http_server(fail_first=1, fail_kinds=(kind,), retry_after="2")
@@ -57,6 +58,7 @@ def test_retry_after_as_an_http_date():
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 async def test_breaker_opens_after_n_failures_pauses_and_closes_after_a_successful_probe(http_server):
     srv = http_server(fail_first=4, fail_kinds=("503",))
     gw = Gateway({"m": _model(srv, max_attempts=10, concurrency=8)}, retry_base_s=0.01, retry_max_s=0.02,

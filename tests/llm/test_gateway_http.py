@@ -50,6 +50,7 @@ async def test_tokens_and_cost_land_in_duckdb_exactly_as_reported(http_server, s
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(http_server, store):
     srv = http_server(fail_rate=0.3, fail_kinds=("429", "500", "timeout"), timeout_sleep_s=3.0, seed=7,
                       prompt_tokens=10, completion_tokens=5)
@@ -91,6 +92,7 @@ async def test_thirty_percent_failures_all_calls_succeed_and_attempts_recorded(h
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 async def test_an_attempt_the_server_never_read_is_counted_as_sent_and_recorded_as_a_timeout(store):
     # What a loaded machine does to the test above, made certain: a server whose kernel accepts the
     # connection and takes the request bytes, but whose application never reads them (a listening

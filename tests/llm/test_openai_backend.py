@@ -165,6 +165,7 @@ async def test_truncated(tmp_path, http_server, litellm_spy, stream):
 
 
 @pytest.mark.slow
+@pytest.mark.waits
 async def test_429_with_retry_after_is_waited_for_then_retried(tmp_path, http_server, litellm_spy):
     rows, ctx = await _both(tmp_path, http_server, litellm_spy,
                             {"usage": USAGE, "fail_first": 1, "fail_kinds": ("429",), "retry_after": "1"}, [{}],

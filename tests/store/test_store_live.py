@@ -19,7 +19,7 @@ import clirun
 from clirun import Ran
 from simsuite import counts, write_suite
 
-pytestmark = pytest.mark.slow  # a `masbench run` in a subprocess, watched and killed
+pytestmark = [pytest.mark.slow, pytest.mark.waits]  # a `masbench run` in a subprocess, watched and killed
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "250"}
 SLOW = "default: {{id: sim/p60-slow, sim: {{accuracy: {{default: 0.6}}, latency_ms: {ms}}}}}"
