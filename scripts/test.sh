@@ -9,13 +9,17 @@
 # Their outputs are printed in that order, each after the suite's; the exit status is non-zero if
 # any of them failed (pytest's 5, "no tests collected", included).
 #   scripts/test.sh PYTEST-COMMAND...
+# LINT_IMPORTS and TYPECHECK name the other two commands (default: the .venv's; tests/test_make_test.py
+# puts stand-ins there).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/lint-imports --no-cache || exit $?
+LINT_IMPORTS=${LINT_IMPORTS:-.venv/bin/lint-imports --no-cache}
+TYPECHECK=${TYPECHECK:-.venv/bin/basedpyright}
+$LINT_IMPORTS || exit $?
 waits_log=$(mktemp)
 types_log=$(mktemp)
 trap 'rm -f "$waits_log" "$types_log"' EXIT
-.venv/bin/basedpyright > "$types_log" 2>&1 &
+$TYPECHECK > "$types_log" 2>&1 &
 types_pid=$!
 "$@" -n 0 -m waits > "$waits_log" 2>&1 &
 waits_pid=$!
@@ -27,7 +31,7 @@ echo "pytest -m waits (run beside the workers, one process)"
 cat "$waits_log"
 wait "$types_pid"
 types_rc=$?
-echo ".venv/bin/basedpyright (run beside the tests)"
+echo "$TYPECHECK (run beside the tests)"
 cat "$types_log"
 for rc in "$tests_rc" "$waits_rc" "$types_rc"; do
   if [ "$rc" -ne 0 ]; then
