@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .limits import USER_FILE_LIMITS, YamlLimitError, YamlLimits, check_expansion, check_size, check_tokens
+from .limits import FAST_SAFE_LOADER, USER_FILE_LIMITS, YamlLimitError, YamlLimits, check_expansion, check_size, check_tokens
 
 Pos = tuple[int, int]
 PathKey = tuple[Any, ...]
@@ -101,7 +101,13 @@ def parse_yaml(text: str, file: str = "<string>", limits: YamlLimits = USER_FILE
     except YamlLimitError as exc:
         raise YamlLimitExceeded(exc) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        try:
+            node = yaml.compose(text, Loader=FAST_SAFE_LOADER)
+        except yaml.YAMLError:
+            # The pure-Python parser again, for its messages: the same position, but it names what
+            # it found ("found character '\\t' that cannot start any token", "found undefined alias
+            # 'x'") where libyaml does not.
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
