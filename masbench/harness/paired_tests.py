@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
@@ -39,6 +38,9 @@ from .stats.power import n_range
 from .stats.tests import TestResult, get_test
 from .stats.tests.base import lattice_of
 from .stats.tests.sign_flip import SignFlip
+
+if TYPE_CHECKING:  # pandas is imported where frames are made (Store.df): a worker process never needs it
+    import pandas as pd
 
 BASELINES = ("cot", "cot-sc")
 MAX_RESAMPLES = 200_000
@@ -82,6 +84,8 @@ def _apply_holm(rows: list[dict], spec: StatsSpec, results: list[TestResult]) ->
 def _base(run_id, axis, value, design, against, unit, spec: StatsSpec, res: TestResult, method: str,
           resamples: int, **kw) -> dict:
     lo, hi = res.ci(0.95)
+    import pandas as pd  # deferred: the frames this reads imported it; a worker's imports stay without it
+
     row = dict(run_id=run_id, axis=axis, axis_value=None if pd.isna(value) else int(value), design=design,
                against=against, unit=unit, position=None, k_match=None, n_tasks=res.n, n_cells=None,
                mean_diff=res.mean, sd_task=None if math.isnan(res.sd) else res.sd, ci_lo=lo, ci_hi=hi,

@@ -18,6 +18,9 @@ The handbook YAML kind itself (and its semantic check) is data: :mod:`masbench.s
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ..spec.handbook import (
     HandbookSpec,
     Indicator,
@@ -29,13 +32,30 @@ from ..spec.handbook import (
     validate_handbook,
 )
 from .demand import IndicatorMatcher, LLMDemandClassifier, infer_demand, learn_indicators
-from .evaluation import EvalResult, evaluate, format_table, plot_pareto
 from .handbook import CompiledHandbook, compile_handbook, handbook_yaml, load_handbook, save_handbook
-from .learn import learn_handbook, propose_taxonomy, refine
-from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
 from .metrics import aiq, apgr, cpt, oracle_choice, pgr, routing_entropy
 from .router import Decision, RouteHook, SkillRouter, credit, fill_outcomes, score_batch
 from .targets import ROUTE_TARGETS, DesignTarget, ModelTarget, RouteTarget, prepare_candidates
+
+if TYPE_CHECKING:
+    from .evaluation import EvalResult, evaluate, format_table, plot_pareto
+    from .learn import learn_handbook, propose_taxonomy, refine
+    from .matrix import aexplore, explore, load_matrix, matrix_from_store, save_matrix, to_arrays
+
+_LAZY = {"evaluation": ("EvalResult", "evaluate", "format_table", "plot_pareto"),
+         "learn": ("learn_handbook", "propose_taxonomy", "refine"),
+         "matrix": ("aexplore", "explore", "load_matrix", "matrix_from_store", "save_matrix", "to_arrays")}
+
+
+def __getattr__(name: str) -> object:
+    """Evaluation, learning and outcome matrices are imported on first use: they work on pandas
+    frames (~0.3 s of import), which a run's calls, routed through :class:`RouteHook` in every
+    worker process, never need."""
+    for module, names in _LAZY.items():
+        if name in names:
+            return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ROUTE_TARGETS", "DesignTarget", "ModelTarget", "RouteTarget", "prepare_candidates",
