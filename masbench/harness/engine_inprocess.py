@@ -146,12 +146,26 @@ class CellRunner:
 async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, progress: Progress,
                     on_progress: Callable[[], None] | None = None, sem: asyncio.Semaphore | None = None) -> None:
     """Run cells with at most ``concurrency`` in flight (and, given ``sem``, at most its count across
-    several lists run at once), in order; flush the writer off the loop periodically.
+    several lists run at once), in order; flush the writer off the loop periodically, one flush at a
+    time, and count the cells it committed in ``progress.saved``.
     ``concurrency`` workers take the next cell as they finish one: a run holds that many coroutines,
     not one per cell waiting on a semaphore (at 40k cells the semaphore's wake-ups and the waiting
     tasks cost more CPU and memory than the cells' own bookkeeping)."""
     writer = runner.writer
     todo = iter(cells)
+    flushing = False
+
+    async def flush() -> None:
+        # One flush at a time: two in flight commit in either order, so a later one's commit would
+        # not mean an earlier one's rows are in (and they only queue on the store's lock anyway).
+        nonlocal flushing
+        flushing = True
+        upto = progress.done  # these cells' rows are all buffered: the flush commits them
+        try:
+            await writer.aflush()
+        finally:
+            flushing = False
+        progress.saved = max(progress.saved, upto)
 
     async def worker() -> None:
         for cell in todo:  # one iterator shared by the workers: each cell is taken once
@@ -164,8 +178,8 @@ async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, pro
             progress.failed += not ok
             if runner.gateway.fatal:  # a misconfigured model: stop the run, not just this cell
                 raise RunAborted(aborted_message(runner.gateway))
-            if writer.due():
-                await writer.aflush()
+            if writer.due() and not flushing:
+                await flush()
             if on_progress:
                 on_progress()
 
@@ -178,7 +192,7 @@ async def run_cells(runner: CellRunner, cells: list[Cell], concurrency: int, pro
         await asyncio.gather(*workers, return_exceptions=True)
         raise
     finally:
-        await writer.aflush()
+        await flush()
 
 
 class LocalEngine:

@@ -30,6 +30,9 @@ class Progress:
     done: int = 0
     skipped: int = 0
     failed: int = 0
+    saved: int = 0
+    """Of ``done``, the cells whose rows the store (a worker's part) has committed: a process killed
+    now loses none of them, a rerun skips them. Lags ``done`` by the writer's flush interval."""
     started: float = field(default_factory=time.monotonic)
 
 

@@ -34,7 +34,8 @@ from .prepare import RunOptions, prepare
 from .resume import clean_unfinished, done_cells
 
 Report = Callable[[dict[str, Any]], None]
-"""Takes one progress message: ``{"done", "failed", "stats"}`` (cumulative for the shard) or ``{"fatal"}``."""
+"""Takes one progress message: ``{"done", "failed", "saved", "stats", "pid"}`` (cumulative for the shard;
+``saved``: done cells whose rows its part has committed) or ``{"fatal"}``."""
 
 
 def _print(msg: dict[str, Any]) -> None:
@@ -65,7 +66,7 @@ class Shard:
             limiter = SocketLimiter(o["limiter"])
         self.limiter = limiter
         self.runner = CellRunner(self.prep, self.store, o["run_id"], self.cache, self.writer, limiter=limiter)
-        self.progress = Progress(total=len(wanted), done=len(self.already))
+        self.progress = Progress(total=len(wanted), done=len(self.already), saved=len(self.already))
         self.sem = asyncio.Semaphore(o["concurrency"])  # cells in flight, over every batch run at once
         self._last = 0.0
         self.tick(force=True)
@@ -75,7 +76,7 @@ class Shard:
         now = time.monotonic()
         if force or now - self._last >= 0.25:
             self._last = now
-            self.report({"done": self.progress.done, "failed": self.progress.failed,
+            self.report({"done": self.progress.done, "failed": self.progress.failed, "saved": self.progress.saved,
                          "stats": self.runner.gateway.stats, "pid": os.getpid()})
 
     async def run(self, keys: list[str] | None = None) -> None:

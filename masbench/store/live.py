@@ -32,7 +32,7 @@ class LiveBoard:
     def write(self, progress: Any, stats: dict[str, Any], limits: dict[str, Any] | None,
               shards: dict[int, dict[str, Any]] | None = None, force: bool = False) -> None:
         """``progress``: the run's counters (total, done, skipped, failed); ``shards``: per worker
-        its last report (done, failed, pid)."""
+        its last report (done, failed, saved: done cells its part has committed, pid)."""
         now = time.monotonic()
         if not force and now - self._last < self.interval_s:
             return
@@ -41,7 +41,7 @@ class LiveBoard:
                "updated": time.time(), "total": progress.total, "done": progress.done, "skipped": progress.skipped,
                "failed": progress.failed, "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
                "limits": limits or {},
-               "shards": {str(i): {k: m.get(k) for k in ("done", "failed", "pid")} for i, m in (shards or {}).items()}}
+               "shards": {str(i): {k: m.get(k) for k in ("done", "failed", "saved", "pid")} for i, m in (shards or {}).items()}}
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc))
         os.replace(tmp, self.path)

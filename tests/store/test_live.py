@@ -31,9 +31,9 @@ def test_status_reads_the_live_file_of_a_running_run(tmp_path) -> None:
     st.close()
     board = LiveBoard(path, "r", "ray", 2)
     board.write(_Counters(), {"calls": 1234, "prompt_tokens": 1000, "completion_tokens": 500, "limits": "text"},
-                LIMITS, {0: {"done": 10, "failed": 1, "pid": 42}}, force=True)
+                LIMITS, {0: {"done": 10, "failed": 1, "saved": 8, "pid": 42, "stats": {}}}, force=True)
     doc = read_live(path, "r")
-    assert doc is not None and doc["shards"] == {"0": {"done": 10, "failed": 1, "pid": 42}}
+    assert doc is not None and doc["shards"] == {"0": {"done": 10, "failed": 1, "saved": 8, "pid": 42}}
     assert read_live(path, "other") is None  # another run's file is not this run's status
     r = CliRunner().invoke(app, ["status", "r", "--store", str(path)])
     assert r.exit_code == 0, r.output
