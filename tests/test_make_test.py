@@ -57,3 +57,23 @@ def test_any_failing_part_fails_the_run(tmp_path, waits_rc, rest_rc, types, want
 def test_a_broken_import_contract_stops_before_any_test(tmp_path):
     rc, calls, _ = _run(tmp_path, lint="false")
     assert rc == 1 and calls == []
+
+
+# ----- the order the workers take the tests in (tests/conftest.py) --------------------------------
+
+class _Item:
+    def __init__(self, path: str, embedded: bool = False):
+        self.path, self.embedded = Path(path), embedded
+
+    def get_closest_marker(self, name: str):
+        return object() if name == "embedded" and self.embedded else None
+
+
+def test_modules_of_the_real_model_tests_go_first_each_kept_whole_and_in_order():
+    from conftest import longest_first
+
+    items = [_Item("a.py"), _Item("b.py"), _Item("b.py", embedded=True), _Item("b.py"), _Item("c.py"),
+             _Item("d.py", embedded=True), _Item("a2.py")]
+    got = [(str(i.path), i.embedded) for i in longest_first(items)]
+    assert got == [("b.py", False), ("b.py", True), ("b.py", False), ("d.py", True),
+                   ("a.py", False), ("c.py", False), ("a2.py", False)]
