@@ -21,7 +21,7 @@ case "$profile" in
   *) echo "usage: scripts/setup.sh [demo|full]" >&2; exit 2 ;;
 esac
 stamp="$VENV/.masbench-installed"
-want=$(cat pyproject.toml scripts/setup.sh scripts/llama_cpp_minimal.cmake | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/setup.sh scripts/uv_index.sh scripts/llama_cpp_minimal.cmake | sha256sum | cut -d' ' -f1)
 # The stamp is "<hash> <profile>": a full install also covers the demo's.
 if [ -f "$stamp" ]; then
   read -r have_hash have_profile < "$stamp" || true
@@ -53,6 +53,7 @@ step "venv + pip + uv"
 # either), byte-compiled at install as pip does, so no later `masbench` process (nor one started with
 # PYTHONDONTWRITEBYTECODE set) compiles its imports from source. It keeps what is installed when it
 # satisfies the requirement: llama-cpp-python, installed first by pip, is never rebuilt by uv.
+source scripts/uv_index.sh  # a pip-only mirror (PIP_INDEX_URL, pip.conf index-url) is uv's index too
 uv_install() {
   "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --compile-bytecode "$@"
 }
