@@ -22,6 +22,7 @@ from masbench import text
 from masbench.harness.stats import majk
 from masbench.store import Store
 from offline_support import litellm_price_map_source
+from worker_order import longest_first
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,13 +34,6 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("embedded") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
     items[:] = longest_first(items)
-
-
-def longest_first(items: list) -> list:
-    """``items`` with the modules that hold a test marked ``embedded`` moved to the front (a stable
-    sort: every module's tests stay together and in order)."""
-    heavy = {item.path for item in items if item.get_closest_marker("embedded") is not None}
-    return sorted(items, key=lambda item: item.path not in heavy)
 
 
 @pytest.fixture(autouse=True)

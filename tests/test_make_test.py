@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from worker_order import longest_first
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +60,7 @@ def test_a_broken_import_contract_stops_before_any_test(tmp_path):
     assert rc == 1 and calls == []
 
 
-# ----- the order the workers take the tests in (tests/conftest.py) --------------------------------
+# ----- the order the workers take the tests in (tests/worker_order.py, applied by tests/conftest.py) -----
 
 class _Item:
     def __init__(self, path: str, embedded: bool = False):
@@ -70,8 +71,6 @@ class _Item:
 
 
 def test_modules_of_the_real_model_tests_go_first_each_kept_whole_and_in_order():
-    from conftest import longest_first
-
     items = [_Item("a.py"), _Item("b.py"), _Item("b.py", embedded=True), _Item("b.py"), _Item("c.py"),
              _Item("d.py", embedded=True), _Item("a2.py")]
     got = [(str(i.path), i.embedded) for i in longest_first(items)]
