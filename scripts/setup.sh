@@ -106,10 +106,15 @@ fi
 # byte-compiles: compile it now (~0.3 s on 2 cores), so that no command run later, nor one with
 # PYTHONDONTWRITEBYTECODE set, compiles masbench again.
 "$VENV/bin/python" -m compileall -q -j 0 masbench > /dev/null
-"$VENV/bin/python" -c "$check"
+# The imports check and the smoke decode below run side by side (~3 s each, one core each).
+"$VENV/bin/python" -c "$check" &
+check_pid=$!
 # pip's wheel cache ignores CMAKE_ARGS: a wheel it built earlier (other flags, other machine) is
 # reused as is. One decode in a child process tells; if it crashes, drop that wheel and rebuild.
-if ! ("$VENV/bin/python" scripts/llama_smoke.py) > /dev/null 2>&1; then  # (…): the crash report stays quiet
+smoke_rc=0
+("$VENV/bin/python" scripts/llama_smoke.py) > /dev/null 2>&1 || smoke_rc=$?  # (…): the crash report stays quiet
+wait "$check_pid"  # a failed import stops the setup here (set -e), before any rebuild
+if [ "$smoke_rc" -ne 0 ]; then
   ver=$("$VENV/bin/python" -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
   echo "[setup] llama-cpp-python $ver crashed on one decode (a wheel built for other CPU flags?): rebuilding it with CMAKE_ARGS='$CMAKE_ARGS' (~2-4 min)"
   "$VENV/bin/python" -m pip cache remove llama_cpp_python > /dev/null 2>&1 || true
@@ -119,6 +124,6 @@ if ! ("$VENV/bin/python" scripts/llama_smoke.py) > /dev/null 2>&1; then  # (…)
     exit 1
   fi
 fi
-step "one decode of the embedded model"
+step "imports check + one decode of the embedded model"
 echo "$want $profile" > "$stamp"
 echo "[setup] done: $VENV ($profile) in $((SECONDS - t_all)) s"
