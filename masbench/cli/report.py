@@ -10,7 +10,6 @@ from rich.console import Console
 
 from ..report.data import ReportError, TraceLinks
 from ..store import Store
-from ..view import Grid, LiveLinks, Run, export_site, grid_href, run_href
 from ..report.terminal import compare as _compare
 from ..report.terminal import compare_against
 from .common import DEFAULT_STORE, RunOpt, StoreOpt
@@ -28,6 +27,9 @@ def trace_links(mode: str, store: Path, out: Path, viewer_url: str) -> Callable[
     viewer's pages of the run into ``out/traces`` first)."""
     if mode == "none":
         return None
+    # deferred: the viewer (jinja2, its SVG graphs, networkx: ~0.2 s of imports) is for `report`'s
+    # links only, and `compare` imports this module too
+    from ..view import Grid, LiveLinks, Run, export_site, grid_href, run_href
 
     def live(run_id: str) -> TraceLinks:
         links = LiveLinks(viewer_url)
