@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,13 +42,45 @@ def run(workers: str, marks: str, extra: list[str], out: Path) -> tuple[int, flo
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    tail: list[str] = []
-    for line in proc.stdout:
-        tail = (tail + [line.rstrip()])[-3:]
+    tail = deque((line.rstrip() for line in proc.stdout), maxlen=3)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     print("\n".join(tail))
     return os.waitstatus_to_exitcode(status), wall, usage.ru_utime, usage.ru_stime
+
+
+Test = tuple[str, str, float, float, float]
+"""One plugin line: nodeid, kind, own CPU s, waited-for subprocesses' CPU s, wall s."""
+
+
+def summary(tests: list[Test], wall: float, user: float, sys_: float, cores: int, top: int) -> list[str]:
+    """The printed figures: the tree's CPU (``user`` + ``sys_``) and its floor on ``cores``, the CPU
+    in and outside tests, by kind, and the ``top`` modules, tests and waiting tests."""
+    tree = user + sys_
+    in_tests = sum(own + kids for _, _, own, kids, _ in tests)
+    out = [f"CPU of the process tree: {tree:.0f} core-s (user {user:.0f}, system {sys_:.0f}) = "
+           f"{tree / wall / cores:.0%} of {cores} cores over the wall time",
+           f"floor: {tree / cores:.0f} s = that CPU spread over {cores} cores with none idle",
+           f"in tests: {in_tests:.0f} core-s (own {sum(t[2] for t in tests):.0f}, waited-for subprocesses "
+           f"{sum(t[3] for t in tests):.0f}); outside tests (start-up, collection, Ray's and other unwaited "
+           f"processes): {tree - in_tests:.0f}"]
+    by_kind: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    by_module: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for nodeid, kind, own, kids, w in tests:
+        for acc in (by_kind[kind], by_module[nodeid.split("::")[0]]):
+            acc[0] += own + kids
+            acc[1] += w
+            acc[2] += 1
+    for kind, (cpu, w, n) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
+        out.append(f"  {kind:9} {n:5.0f} tests  {cpu:6.0f} core-s  ({w:.0f} s of wall)")
+    out.append("\nlargest modules by CPU (core-s, wall s):")
+    out += [f"  {cpu:6.1f} {w:6.1f}  {mod}" for mod, (cpu, w, _) in sorted(by_module.items(), key=lambda kv: -kv[1][0])[:top]]
+    out.append("\nlargest tests by CPU (core-s, wall s):")
+    out += [f"  {own + kids:6.1f} {w:6.1f}  {nodeid}" for nodeid, _, own, kids, w in sorted(tests, key=lambda t: -(t[2] + t[3]))[:top]]
+    out.append("\nmostly waiting (wall − CPU, s):")
+    out += [f"  {w - own - kids:6.1f}  {nodeid}" for nodeid, _, own, kids, w in sorted(tests, key=lambda t: -(t[4] - t[2] - t[3]))[:top]
+            if w - own - kids >= 1]
+    return out
 
 
 def main() -> None:
@@ -66,38 +98,9 @@ def main() -> None:
         rows = [line.rstrip("\n").split("\t") for f in sorted(Path(d).glob("*.tsv"))
                 for line in f.read_text().splitlines() if line]
     tests = [(nodeid, kind, float(own), float(kids), float(w)) for nodeid, kind, own, kids, w in rows]
-    tree = user + sys_
-    in_tests = sum(own + kids for _, _, own, kids, _ in tests)
     print(f"\npytest -n {args.workers} -m {args.marks!r}: exit {rc}, {len(tests)} tests, wall {wall:.0f} s "
           f"(load at the start {load}, at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
-    print(f"CPU of the process tree: {tree:.0f} core-s (user {user:.0f}, system {sys_:.0f}) = "
-          f"{tree / wall / args.cores:.0%} of {args.cores} cores over the wall time")
-    print(f"floor: {tree / args.cores:.0f} s = that CPU spread over {args.cores} cores with none idle")
-    print(f"in tests: {in_tests:.0f} core-s (own {sum(t[2] for t in tests):.0f}, waited-for subprocesses "
-          f"{sum(t[3] for t in tests):.0f}); outside tests (start-up, collection, Ray's and other unwaited "
-          f"processes): {tree - in_tests:.0f}")
-
-    by_kind: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    by_module: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for nodeid, kind, own, kids, w in tests:
-        for acc in (by_kind[kind], by_module[nodeid.split("::")[0]]):
-            acc[0] += own + kids
-            acc[1] += w
-    for kind, (cpu, w) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
-        n = sum(t[1] == kind for t in tests)
-        print(f"  {kind:9} {n:5} tests  {cpu:6.0f} core-s  ({w:.0f} s of wall)")
-
-    print(f"\nlargest modules by CPU (core-s, wall s):")
-    for mod, (cpu, w) in sorted(by_module.items(), key=lambda kv: -kv[1][0])[:args.top]:
-        print(f"  {cpu:6.1f} {w:6.1f}  {mod}")
-    print(f"\nlargest tests by CPU (core-s, wall s):")
-    for nodeid, _, own, kids, w in sorted(tests, key=lambda t: -(t[2] + t[3]))[:args.top]:
-        print(f"  {own + kids:6.1f} {w:6.1f}  {nodeid}")
-    print(f"\nmostly waiting (wall − CPU, s):")
-    for nodeid, _, own, kids, w in sorted(tests, key=lambda t: -(t[4] - t[2] - t[3]))[:args.top]:
-        if w - own - kids < 1:
-            break
-        print(f"  {w - own - kids:6.1f}  {nodeid}")
+    print("\n".join(summary(tests, wall, user, sys_, args.cores, args.top)))
     sys.exit(rc)
 
 
