@@ -97,10 +97,26 @@ def register(app: typer.Typer) -> None:
                     "--axis", help="'all' (the default: every task pooled), or a task axis (depth, ...) / source: "
                     "one table per value. Repeatable: the run's header is printed once.")] = None,
                 against: Annotated[Optional[str], typer.Option("--against", help="Instead: the paired tests "
-                                   "against 'curve', 'cot' or a design label (exact McNemar).")] = None) -> None:
+                                   "against 'curve', 'cot' or a design label (exact McNemar).")] = None,
+                a: Annotated[Optional[list[str]], typer.Option("--a", help="Instead: runs against runs. A = "
+                             "RUN[:DESIGN] in --store, the reference; repeatable (paired with --b in order).")] = None,
+                b: Annotated[Optional[list[str]], typer.Option("--b", help="RUN[:DESIGN] judged against --a (in "
+                             "--b-store if given); no design on either side: every design both runs have.")] = None,
+                b_store: Annotated[Optional[Path], typer.Option("--b-store", help="The store file of --b (default: "
+                                   "--store), attached read-only.")] = None,
+                unit: Annotated[Optional[str], typer.Option("--unit", help="Runs against runs: cost unit of the "
+                                "ratio and verdict (tokens, calls, usd, budget; default: the suite's stats.match).")]
+                = None) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
-            if against:
+            if a or b:
+                from ..report.run_compare import Asked, compare_runs_command
+                from ..store.run_pairs import UNITS
+
+                if unit is not None and unit not in UNITS:
+                    raise ReportError(f"--unit {unit!r}: use one of {', '.join(UNITS)}")
+                compare_runs_command(Asked(Path(store), b_store, list(a or []), list(b or []), unit))
+            elif against:
                 compare_against(store, against, run, axis or ["all"])
             else:
                 _compare(store, run, axis or ["all"])
