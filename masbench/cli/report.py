@@ -110,8 +110,9 @@ def register(app: typer.Typer) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
             if a or b:
+                # deferred: the run-pairing modules are for this mode only; plain `compare` stays as lean
                 from ..report.run_compare import Asked, compare_runs_command
-                from ..store.run_pairs import UNITS
+                from ..store.run_pairs import UNITS  # deferred with the line above
 
                 if unit is not None and unit not in UNITS:
                     raise ReportError(f"--unit {unit!r}: use one of {', '.join(UNITS)}")

@@ -8,7 +8,8 @@ one query whichever file each side is in.
 - :func:`cells_sql` — every (task, seed) cell of either side with ``match``: ``matched``,
   ``only in A``, ``only in B`` or ``gold differs`` (the same task id with another gold answer:
   not the same task); both sides' correctness ``y_a`` / ``y_b`` (a failed cell counts as wrong,
-  as in ``design_pair_diffs``), ``diff = y_b − y_a`` and both costs in the unit asked.
+  as in ``design_pair_diffs``), ``diff = y_b − y_a``, both costs in the unit asked, and for the
+  viewer's A-vs-B grid the gold, both answers and both token counts.
 - :data:`TASKS` — the matched cells averaged over each task's seeds (the unit the paired test
   flips: seeds are clustered by task, as within a run).
 - :data:`SUMMARY` — n tasks and cells, both accuracies, both mean costs per cell, the cost ratio
@@ -79,7 +80,7 @@ def cells_sql(a: Side, b: Side, unit: str = "tokens") -> str:
 
     def side(s: Side, run: str, design: str) -> str:
         return (f"SELECT task_id, seed, gold, CAST(coalesce(correct, false) AS DOUBLE) AS y, status, "
-                f"CAST({col} AS DOUBLE) AS cost, budget_basis FROM {s.table('results')} "
+                f"CAST({col} AS DOUBLE) AS cost, budget_basis, answer, tokens FROM {s.table('results')} "
                 f"WHERE run_id = ${run} AND design = ${design}")
 
     return f"""
@@ -88,7 +89,9 @@ def cells_sql(a: Side, b: Side, unit: str = "tokens") -> str:
            CASE WHEN b.task_id IS NULL THEN '{ONLY_A}' WHEN a.task_id IS NULL THEN '{ONLY_B}'
                 WHEN a.gold IS DISTINCT FROM b.gold THEN '{GOLD_DIFFERS}' ELSE '{MATCHED}' END AS match,
            a.y AS y_a, b.y AS y_b, b.y - a.y AS diff, a.status AS status_a, b.status AS status_b,
-           a.cost AS cost_a, b.cost AS cost_b, a.budget_basis AS basis_a, b.budget_basis AS basis_b
+           a.cost AS cost_a, b.cost AS cost_b, a.budget_basis AS basis_a, b.budget_basis AS basis_b,
+           coalesce(a.gold, b.gold) AS gold, a.answer AS answer_a, b.answer AS answer_b,
+           a.tokens AS tokens_a, b.tokens AS tokens_b
     FROM a FULL JOIN b ON a.task_id = b.task_id AND a.seed = b.seed
     """
 

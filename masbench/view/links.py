@@ -5,7 +5,8 @@ builds its links through :class:`Links`, so the live pages and the exported ones
 Page references (frozen dataclasses, each with a ``KIND`` and its parameters):
 :class:`Runs` (the runs list), :class:`Run` (a run's overview), :class:`Grid` (the design × task
 grid: run, filter, design, page), :class:`Trace` (one cell: run, design, task, seed) and
-:class:`Compare` (two designs on one task and seed).
+:class:`Compare` (two designs on one task and seed, of one run or two) and :class:`Versus` (the
+A-vs-B grid: where one design is right and the other wrong).
 
 - :class:`LiveLinks` — ``/grid?run=…&filter=wrong&page=2``: the page kind is the path, the
   parameters the query string (URL-encoded: any run, design or task id works).
@@ -115,19 +116,47 @@ class Compare:
     """Task id."""
     seed: int
     """Seed."""
+    run_b: str | None = None
+    """The right design's run (None: ``run``): the same task in two runs."""
 
     def label(self) -> str:
         """The readable part of the page's static file name."""
         return f"{self.a}-vs-{self.b}-{self.task}-s{self.seed}"
 
 
-Page = Runs | Run | Grid | Trace | Compare
+@dataclass(frozen=True)
+class Versus:
+    """The A-vs-B grid: the tasks (and seeds) where design A of ``run`` is right and design B of
+    ``run_b`` wrong (``side = 'a'``), or the reverse (``side = 'b'``) (:mod:`.versus`)."""
+
+    KIND: ClassVar[str] = "versus"
+    run: str
+    """A's run id."""
+    a: str
+    """A's design label."""
+    b: str
+    """B's design label."""
+    run_b: str | None = None
+    """B's run id (None: ``run``, two designs of one run)."""
+    side: str = "a"
+    """``a``: A right, B wrong; ``b``: B right, A wrong."""
+    page: int = 1
+    """1-based page number."""
+
+    def label(self) -> str:
+        """The readable part of the page's static file name."""
+        return f"{self.a}-vs-{self.b}-{self.side}-p{self.page}"
+
+
+Page = Runs | Run | Grid | Trace | Compare | Versus
 """Any page reference."""
 
-PAGE_TYPES: dict[str, type[Page]] = {t.KIND: t for t in (Runs, Run, Grid, Trace, Compare)}
+PAGE_TYPES: dict[str, type[Page]] = {t.KIND: t for t in (Runs, Run, Grid, Trace, Compare, Versus)}
 """Page kind → its reference type (the live server's routes)."""
 
 _INT_FIELDS = {"page", "seed"}
+_OPTIONAL = {"design", "run_b"}
+"""Text parameters for which an empty value means None."""
 
 
 def params(page: Page) -> dict[str, str]:
@@ -145,7 +174,7 @@ def parse(kind: str, query: Mapping[str, str]) -> Page:
         if f.name not in query:
             continue
         raw = query[f.name]
-        kw[f.name] = int(raw) if f.name in _INT_FIELDS else (raw or None if f.name == "design" else raw)
+        kw[f.name] = int(raw) if f.name in _INT_FIELDS else (raw or None if f.name in _OPTIONAL else raw)
     try:
         return cls(**kw)  # type: ignore[arg-type]  # checked field by field above; missing → TypeError
     except TypeError as exc:
@@ -235,5 +264,5 @@ def grid_href(run: str, filter: str = "all", design: str | None = None, base: st
     return base + filename(Grid(run, filter, design, 1))
 
 
-__all__ = ["Compare", "Grid", "Links", "LiveLinks", "PAGE_TYPES", "Page", "Run", "Runs", "StaticLinks", "Trace",
+__all__ = ["Compare", "Versus", "Grid", "Links", "LiveLinks", "PAGE_TYPES", "Page", "Run", "Runs", "StaticLinks", "Trace",
            "filename", "grid_href", "params", "parse", "run_href", "slug", "trace_href"]

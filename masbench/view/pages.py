@@ -17,9 +17,10 @@ import jinja2
 from ..registry import Registry
 from ..report.tables import num, pct, usd
 from ..store import Store
-from . import graph_svg, grid, overview, trace
+from ..store.run_pairs import Side
+from . import graph_svg, grid, overview, trace, versus
 from .filters import FILTERS, SC_RULE
-from .links import Compare, Grid, Links, Page, Run, Runs, Trace
+from .links import Compare, Grid, Links, Page, Run, Runs, Trace, Versus
 from .trace import TOKEN_CLASSES, NotFound
 
 
@@ -49,7 +50,9 @@ def runs_page(store: Store, page: Runs) -> View:
 def run_page(store: Store, page: Run) -> View:
     """A run's overview."""
     ov = overview.overview(store, page.run)
-    return View("run.html", {"page": page, "ov": ov, "filters": FILTERS, "designs": grid.designs(store, page.run)})
+    designs = grid.designs(store, page.run)
+    return View("run.html", {"page": page, "ov": ov, "filters": FILTERS, "designs": designs,
+                             "pairs": versus.design_pairs(designs), "other_runs": versus.other_runs(store, page.run)})
 
 
 def grid_view(store: Store, page: Grid) -> View:
@@ -91,15 +94,35 @@ def trace_page(store: Store, page: Trace) -> View:
 
 def compare_page(store: Store, page: Compare) -> View:
     """Two designs side by side on one task and seed."""
+    run_b = page.run_b or page.run
     a = trace.trace(store, page.run, page.a, page.task, page.seed)
-    b = trace.trace(store, page.run, page.b, page.task, page.seed)
+    b = trace.trace(store, run_b, page.b, page.task, page.seed)
     return View("compare.html", {"page": page, "a": a, "b": b, "classes": TOKEN_CLASSES,
-                                 "sides": [(page.a, a), (page.b, b)]})
+                                 "sides": [(page.run, page.a, a), (run_b, page.b, b)]})
+
+
+def versus_view(store: Store, page: Versus) -> View:
+    """The A-vs-B grid (:mod:`.versus`)."""
+    run_b = page.run_b or page.run
+    if page.side not in versus.SIDES:
+        raise NotFound(f"no side {page.side!r} (sides: {', '.join(versus.SIDES)})")
+    known: dict[str, list[str]] = {}
+    for run, design in ((page.run, page.a), (run_b, page.b)):
+        _run_exists(store, run)
+        known[run] = grid.designs(store, run)
+        if design not in known[run]:
+            raise NotFound(f"run {run!r} has no design {design!r} (designs: {', '.join(known[run])})")
+    v = versus.versus_page(store, Side(page.run, page.a), Side(run_b, page.b), page.side, page.page)
+    if page.page > v.pages:
+        raise NotFound(f"page {page.page} is past the last page ({v.pages}) of this grid")
+    return View("versus.html", {"page": page, "v": v, "run_b": run_b, "designs_a": known[page.run],
+                                "designs_b": known[run_b], "sides": versus.SIDES, "rule": versus.RULE,
+                                "size": grid.PAGE_SIZE})
 
 
 PAGES: Registry[Callable[[Store, Any], View]] = Registry("viewer page", {
     Runs.KIND: runs_page, Run.KIND: run_page, Grid.KIND: grid_view, Trace.KIND: trace_page,
-    Compare.KIND: compare_page})
+    Compare.KIND: compare_page, Versus.KIND: versus_view})
 """Page kind → the function that reads its view from a store."""
 
 
@@ -128,7 +151,8 @@ def render(store: Store, page: Page, links: Links, live: bool = False) -> str:
     """The HTML of ``page`` (:class:`~.trace.NotFound` if the store does not hold it)."""
     view = PAGES[page.KIND](store, page)
     return ENV.get_template(view.template).render(**view.context, links=links, live=live,
-                                                  Runs=Runs, Run=Run, Grid=Grid, Trace=Trace, Compare=Compare)
+                                                  Runs=Runs, Run=Run, Grid=Grid, Trace=Trace, Compare=Compare,
+                                                  Versus=Versus)
 
 
 def render_error(message: str, links: Links, status: int = 404) -> str:
@@ -138,4 +162,4 @@ def render_error(message: str, links: Links, status: int = 404) -> str:
 
 
 __all__ = ["ENV", "PAGES", "View", "compare_page", "grid_view", "render", "render_error", "run_page", "runs_page",
-           "trace_page"]
+           "trace_page", "versus_view"]
