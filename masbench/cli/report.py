@@ -114,6 +114,8 @@ def register(app: typer.Typer) -> None:
                 from ..report.run_compare import Asked, compare_runs_command
                 from ..store.run_pairs import UNITS  # deferred with the line above
 
+                if against:
+                    raise ReportError("--against is the within-run test; --a/--b compare runs: give one or the other")
                 if unit is not None and unit not in UNITS:
                     raise ReportError(f"--unit {unit!r}: use one of {', '.join(UNITS)}")
                 compare_runs_command(Asked(Path(store), b_store, list(a or []), list(b or []), unit))

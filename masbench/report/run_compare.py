@@ -21,8 +21,8 @@ from rich.text import Text
 
 from ..harness.paired_tests import stats_spec_of
 from ..harness.run_compare import CHEAPER, COSTLIER, PairResult, Ref, compare_runs, resolve
-from ..store.run_pairs import GOLD_DIFFERS, ONLY_A, ONLY_B, Side, attached, run_config_json
-from .data import ReportError, open_store
+from ..store.run_pairs import GOLD_DIFFERS, ONLY_A, ONLY_B, Side, attached, run_config_json, run_header
+from .data import ReportError, RunInfo, open_store
 from .verdict import NOT_WORTH, WORTH
 
 _STYLE = {WORTH: "green", NOT_WORTH: "red"}
@@ -108,6 +108,8 @@ def left_out_lines(r: PairResult) -> list[str]:
 
 def table(results: Sequence[PairResult]) -> Table:
     """The pairs' tests, one row each."""
+    runs_a, runs_b = {r.a.run for r in results}, {r.b.run for r in results}
+    short_a, short_b = len(runs_a) == 1, len(runs_b) == 1  # one run a side: its id is in the header
     t = Table(title="runs against runs: Δ = B − A on matched tasks", title_justify="left", pad_edge=False)
     for h in ("A", "B", "tasks", "cells", "acc A", "acc B", "Δ pp", "95% CI", "p", "B+ / A+", "Holm p (m)",
               "Holm CI", "cost B/A", "verdict"):
@@ -116,7 +118,7 @@ def table(results: Sequence[PairResult]) -> Table:
     for r in results:
         acc = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
         ratio = "–" if r.cost_ratio is None else f"{r.cost_ratio:.2f}\u00d7 {r.unit}"
-        t.add_row(Text(label(r.a)), Text(label(r.b)), str(r.n_tasks), str(r.n_cells), acc(r.acc_a), acc(r.acc_b),
+        t.add_row(Text(r.a.design if short_a else label(r.a)), Text(r.b.design if short_b else label(r.b)), str(r.n_tasks), str(r.n_cells), acc(r.acc_a), acc(r.acc_b),
                   _pp(r.mean_diff), f"[{_pp(r.ci[0])}, {_pp(r.ci[1])}]", _p(r.p_value), f"{r.n_plus} / {r.n_minus}",
                   f"{_p(r.p_holm)} ({r.family_size})", f"[{_pp(r.ci_holm[0])}, {_pp(r.ci_holm[1])}]", ratio,
                   Text(r.verdict if r.n_tasks else "–", style=_STYLE.get(r.verdict, "yellow")))
@@ -128,7 +130,17 @@ def _config(store: Any, run: str) -> dict | None:
     return json.loads(cfg) if isinstance(cfg, str) else cfg
 
 
-def run_pairs(asked: Asked) -> list[PairResult]:
+@dataclass
+class Outcome:
+    """What the command computed: the pairs' results and the header of every run they read."""
+
+    results: list[PairResult]
+    """One per pair asked."""
+    runs: dict[tuple[str, str], RunInfo]
+    """(side 'A' or 'B', run id) → its header."""
+
+
+def run_pairs(asked: Asked) -> Outcome:
     """Open the store(s), resolve the pairs, test them (``ReportError`` for a bad run, design or file)."""
     if asked.b_store is not None and not asked.b_store.exists():
         raise ReportError(f"no store at {asked.b_store} (--b-store)")
@@ -150,16 +162,34 @@ def run_pairs(asked: Asked) -> list[PairResult]:
             raise ReportError(str(exc)) from exc
 
 
-def _compute(st: Any, a_refs: list[Ref], b_refs: list[Ref], cat: str, unit: str | None) -> list[PairResult]:
+def _info(st: Any, run: str, catalog: str) -> RunInfo:
+    suite, status, created, finished, models, simulated = run_header(st, run, catalog) or (None,) * 6
+    models = (json.loads(models) if isinstance(models, str) else models) or {}
+    return RunInfo(run, suite or "?", status or "?", created, finished, {str(k): str(v) for k, v in models.items()},
+                   bool(simulated))
+
+
+def _compute(st: Any, a_refs: list[Ref], b_refs: list[Ref], cat: str, unit: str | None) -> Outcome:
     pairs = resolve(st, a_refs, b_refs, cat)
-    return compare_runs(st, pairs, stats_spec_of(_config(st, pairs[0][0].run)), unit)
+    results = compare_runs(st, pairs, stats_spec_of(_config(st, pairs[0][0].run)), unit)
+    runs = {}
+    for a, b in pairs:
+        runs[("A", a.run)] = _info(st, a.run, a.catalog)
+        runs[("B", b.run)] = _info(st, b.run, b.catalog)
+    return Outcome(results, runs)
 
 
-def print_pairs(results: Sequence[PairResult], asked: Asked, console: Console | None = None) -> None:
-    """The header (which store each side reads), the table, the verdicts, what was left out."""
+def print_pairs(outcome: Outcome, asked: Asked, console: Console | None = None) -> None:
+    """The header (each run read: store, suite, models, labels), the table, the verdicts, what was left out."""
     console = console or Console()
     soft = not console.is_terminal
-    console.print(Text(f"A: store {asked.store} · B: store {asked.b_store or asked.store}"), soft_wrap=soft)
+    results = outcome.results
+    for (side, _), info in outcome.runs.items():
+        where = asked.store if side == "A" else (asked.b_store or asked.store)
+        console.print(Text(f"{side}: run {info.run_id} · suite {info.suite} · models {info.models_text} · "
+                           f"{info.created_at} · store {where}"), soft_wrap=soft)
+        if info.label:
+            console.print(Text(f"{side}: {info.label}", style="bold yellow"), soft_wrap=soft)
     console.print(table(results))
     for r in results:
         line = verdict_line(r)
@@ -174,10 +204,10 @@ def print_pairs(results: Sequence[PairResult], asked: Asked, console: Console | 
 
 def compare_runs_command(asked: Asked, console: Console | None = None) -> list[PairResult]:
     """``masbench compare --a … --b …``: compute and print; returns the results."""
-    results = run_pairs(asked)
-    print_pairs(results, asked, console)
-    return results
+    outcome = run_pairs(asked)
+    print_pairs(outcome, asked, console)
+    return outcome.results
 
 
-__all__ = ["Asked", "B_CATALOG", "RULE", "compare_runs_command", "cost_words", "evidence", "label", "left_out_lines",
+__all__ = ["Asked", "B_CATALOG", "Outcome", "RULE", "compare_runs_command", "cost_words", "evidence", "label", "left_out_lines",
            "print_pairs", "run_pairs", "table", "verdict_line"]

@@ -193,6 +193,18 @@ def run_exists(store: Store, run: str, catalog: str = "") -> bool:
     return bool(store.sql(f"SELECT 1 FROM {t} WHERE run_id = ?", [run]))
 
 
+def run_header(store: Store, run: str, catalog: str = "") -> tuple | None:
+    """(suite, status, created_at, finished_at, models JSON, simulated) of a run, simulated if the
+    run says so or any of its results does; None for no such run."""
+    runs = f"{catalog}.runs" if catalog else "runs"
+    results = f"{catalog}.results" if catalog else "results"
+    rows = store.sql(f"""SELECT suite, status, created_at, finished_at, models,
+                                coalesce(simulated, false) OR EXISTS (SELECT 1 FROM {results} x
+                                                                     WHERE x.run_id = r.run_id AND x.simulated)
+                         FROM {runs} r WHERE run_id = ?""", [run])
+    return tuple(rows[0]) if rows else None
+
+
 def run_config_json(store: Store, run: str, catalog: str = "") -> Any:
     """A run's stored config (``runs.config``), or None."""
     t = f"{catalog}.runs" if catalog else "runs"
@@ -201,5 +213,5 @@ def run_config_json(store: Store, run: str, catalog: str = "") -> Any:
 
 
 __all__ = ["GOLD_DIFFERS", "MATCHED", "ONLY_A", "ONLY_B", "SUMMARY", "Side", "TASKS", "UNITS", "UNMATCHED", "Unmatched",
-           "attached", "bases", "cells_sql", "pair_summary", "pair_tasks", "run_config_json", "run_designs",
+           "attached", "bases", "cells_sql", "pair_summary", "pair_tasks", "run_config_json", "run_header", "run_designs",
            "run_exists", "unmatched"]

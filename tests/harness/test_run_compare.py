@@ -104,13 +104,13 @@ def test_runs_split_in_two_equal_the_within_run_tests(sim_run, tmp_path):
     # every pair of the three, one design per run: Holm across the three pairs, as within the run
     asked = Asked(second, None, ["ra:cot", "ra:cot", "rb:cot-sc[k=3]"],
                   ["rb:cot-sc[k=3]", "rc:self-refine", "rc:self-refine"])
-    got = run_pairs(asked)
+    got = run_pairs(asked).results
     assert len(got) == 3
     for r in got:
         assert not r.unmatched
         assert_equal(r, _row(rows, r.a.design, r.b.design))
     # across two files: A in the original store (the whole run), B in the second one (attached)
-    one = run_pairs(Asked(store, second, [f"{run}:self-refine"], ["ra:cot"]))
+    one = run_pairs(Asked(store, second, [f"{run}:self-refine"], ["ra:cot"])).results
     two_designs = tmp_path / "two.duckdb"  # the within-run reference of one pair: a run of just those designs
     split(store, run, two_designs, {"cot": run, "self-refine": run})
     assert_equal(one[0], _row(within(two_designs, run), "cot", "self-refine"))
@@ -127,7 +127,7 @@ def test_a_task_in_only_one_run_is_reported_and_left_out(sim_run, tmp_path):
             f"UPDATE results SET gold = gold || '0' WHERE run_id = 'rb' AND task_id = '{other_gold}'")
     second = tmp_path / "split.duckdb"
     split(store, run, second, {"cot": "ra", "self-refine": "rb"}, drop)
-    got = run_pairs(Asked(second, None, ["ra:cot"], ["rb:self-refine"]))[0]
+    got = run_pairs(Asked(second, None, ["ra:cot"], ["rb:self-refine"])).results[0]
     left = {u.kind: u for u in got.unmatched}
     assert set(left) == {ONLY_A, GOLD_DIFFERS}
     assert (left[ONLY_A].cells, left[ONLY_A].tasks, left[ONLY_A].first_tasks) == (3, 2, sorted([gone, half]))
@@ -160,6 +160,9 @@ def test_a_model_swap_across_two_stores_from_the_command_line(tmp_path):
         assert "(2 pairs)" in line and "24 tasks" in line  # 24 tasks × 2 seeds: seeds clustered per task
         assert line.split(" \u2014 ")[1].startswith(WORTH)  # p95 over p30 on 12 tasks × 2 seeds, same tokens
     assert "left out" not in res.output  # the same generated tasks and seeds: all matched
+    out = " ".join(res.output.split())
+    assert f"A: run {rw} · suite swap · models default=sim/p30" in out and f"B: run {rs} · suite swap · models " \
+        "default=sim/p95" in out and "B: SIMULATED" in out
     bad = CliRunner().invoke(cli_app, ["compare", "--store", str(weak), "--a", f"{rw}:debate", "--b-store",
                                        str(strong), "--b", rs])
     assert bad.exit_code == 2 and "has no design 'debate'" in bad.output
