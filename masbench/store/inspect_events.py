@@ -213,7 +213,10 @@ class Spans:
                             else min(abs(self.times[i][0] - t), abs(self.times[i][1] - t)))]
 
     def events(self, start: float, end: float) -> list[tuple[float, float, Json]]:
-        """(time, order, event): the root's begin and end, and each node's, its metadata on its end."""
+        """(time, order, event): the root's begin and end (widened to hold every node), and each
+        node's, its metadata on its end."""
+        start = min([start, *(a for a, _ in self.times)])
+        end = max([end, *(b for _, b in self.times)])
         out: list[tuple[float, float, Json]] = [
             (start, 0, self._begin(self.root_id, None, self.root_name, "solver", start)),
             (end, 4, self._end(self.root_id, end, None))]

@@ -281,9 +281,12 @@ def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
     log: Json = {
         "version": 2, "status": status,
         "eval": {
-            "eval_id": eval_id, "run_id": src.run, "created": iso(run["created_at"]), "task": suite,
+            "eval_id": eval_id, "run_id": src.run, "created": iso(run["created_at"]),
+            "task": f"{suite}/{src.label}",  # the design in the name: inspect's log list shows only the task
             "task_id": f"{_slug(suite)}-{_slug(src.label)}", "task_version": 0,
             "task_display_name": f"{suite} · {src.label}",
+            "task_args": {"design": src.label},  # what inspect's log list shows beside the task name
+            "task_args_passed": {"design": src.label},
             "task_description": config.get("description"),
             "solver": POOL_LABEL if src.is_pool else (design_name or src.label),
             "solver_args": {"agent": (config.get("cot_sc") or {}).get("agent"), "k_max": k_max} if src.is_pool
@@ -299,7 +302,7 @@ def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
             "packages": {"masbench": run.get("masbench_version") or "unknown"},
             "metadata": {"masbench": {"run_id": src.run, "design": src.label, "design_name": design_name,
                                       "purpose": src.purpose, "simulated": bool(run.get("simulated")),
-                                      "run_status": run["status"], "models": loads(run["models"])}},
+                                      "run_status": run["status"], "models": loads(run["models"])}, **extra},
         },
         "plan": {"name": src.label, "steps": [{"solver": p["node"], "params": {"op": p["op"], "agent": p["agent"]}}
                                               for p in plan] or [{"solver": POOL_LABEL if src.is_pool else src.label,
@@ -312,7 +315,7 @@ def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
         "stats": {"started_at": iso(run["created_at"]) or "", "completed_at": iso(run.get("finished_at")) or "",
                   "model_usage": _usages(store, src, "model", False).get(None, {}),
                   "role_usage": _usages(store, src, "agent", False).get(None, {})},
-        "tags": ["masbench"], "metadata": extra, "samples": samples,
+        "samples": samples,  # (the log's own tags and metadata are the eval's: inspect derives them on reading)
     }
     if status == "error":
         log["error"] = {"message": run.get("reason") or "the run failed", "traceback": "", "traceback_ansi": ""}
@@ -342,7 +345,7 @@ def inspect_logs(store: Store, run_id: str | None = None) -> list[tuple[str, Jso
         views = RunViews(store, run["run_id"])
         for src in _sources(store, run["run_id"]):
             log = build_log(store, run, src, views)
-            out.append((f"{prefix}_{_slug(log['eval']['task'])}-{_slug(src.label)}_{log['eval']['eval_id']}.json", log))
+            out.append((f"{prefix}_{_slug(log['eval']['task'])}_{log['eval']['eval_id']}.json", log))
     return out
 
 
