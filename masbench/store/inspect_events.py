@@ -226,8 +226,9 @@ class Spans:
             depth = str(n["node"]).count(".")
             meta = {k: n.get(k) for k in ("op", "agent", "model", "calls", "tokens", "cost_usd", "status", "error",
                                           "output") if n.get(k) is not None}
-            out.append((a, depth / (depth + 2), self._begin(self.ids[i], self.root_id if p is None else self.ids[p], str(n["node"]),
-                                          str(n.get("op") or "node"), a)))
+            parent = self.root_id if p is None else self.ids[p]
+            begin = self._begin(self.ids[i], parent, str(n["node"]), str(n.get("op") or "node"), a)
+            out.append((a, depth / (depth + 2), begin))
             out.append((b, 3 - 1 / (depth + 2), self._end(self.ids[i], b, meta)))  # inner spans end first
         return out
 

@@ -46,7 +46,8 @@ cc AS (SELECT k.*, ranked.j FROM call_classes k JOIN ranked USING (call_id)
        WHERE k.run_id = $run AND k.purpose = $purpose AND k.design = $design)
 """
 
-_SUMS = """CAST(sum(prompt_tokens) AS BIGINT) AS prompt_tokens, CAST(sum(completion_tokens) AS BIGINT) AS completion_tokens,
+_SUMS = """CAST(sum(prompt_tokens) AS BIGINT) AS prompt_tokens,
+       CAST(sum(completion_tokens) AS BIGINT) AS completion_tokens,
        CAST(sum(fresh_tokens) AS BIGINT) AS fresh_tokens, CAST(sum(cached_read_tokens) AS BIGINT) AS cached_read_tokens,
        CAST(sum(cache_write_tokens) AS BIGINT) AS cache_write_tokens,
        CAST(sum(visible_tokens) AS BIGINT) AS visible_tokens, CAST(sum(reasoning_tokens) AS BIGINT) AS reasoning_tokens,
@@ -143,7 +144,8 @@ def _messages(store: Store, src: _Source) -> dict[str, tuple[list[Json], Json | 
     return out
 
 
-def _sample(src: _Source, r: Json, calls: list[Json], nodes: list[Json], msgs: dict[str, tuple[list[Json], Json | None]],
+def _sample(src: _Source, r: Json, calls: list[Json], nodes: list[Json],
+            msgs: dict[str, tuple[list[Json], Json | None]],
             cell_usage: Json | None, roles: dict[str, Json], models: dict[str, Json], one_seed: bool) -> Json:
     """One cell (or one pool draw) → an inspect ``EvalSample``."""
     end = float(r["ts"]) if r.get("ts") is not None else None
@@ -235,7 +237,8 @@ class RunViews:
         metrics = {k: {"name": k, "value": overall[k], "params": {}}
                    for k in ("accuracy", "ci_lo", "ci_hi", "tokens", "cost_usd", "iso_gap_budget")
                    if overall.get(k) is not None}
-        return metrics, {"comparison": comp, "paired_tests": tests, "verdicts": [t for t in tests if t.get("is_verdict")]}
+        verdicts = [t for t in tests if t.get("is_verdict")]
+        return metrics, {"comparison": comp, "paired_tests": tests, "verdicts": verdicts}
 
 
 def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
