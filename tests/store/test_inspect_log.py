@@ -25,10 +25,11 @@ from typer.testing import CliRunner
 
 from masbench.cli import app
 from masbench.harness import RunOptions, run_suite
-from masbench.store import POOL_DESIGN
-from masbench.store.inspect_log import POOL_LABEL
+from masbench.store import POOL_DESIGN, Store
+from masbench.store.inspect_log import POOL_LABEL, export_inspect
 
 from chromium import browser  # noqa: F401 - fixture
+from simsuite import write_suite
 
 from inspect_ai import log as inspect_log  # the `inspect` extra (scripts/setup.sh installs it): missing FAILS
 
@@ -230,6 +231,23 @@ def test_the_exporter_does_not_import_inspect_ai():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         assert names and not [n for n in names if n.split(".")[0] == "inspect_ai"], (mod, names)
+
+
+@pytest.mark.slow  # runs a whole (simulated) suite
+async def test_several_seeds_are_several_samples_of_one_task(tmp_path):
+    s = await run_suite(RunOptions(suite=str(write_suite(tmp_path, n=2, seeds="[0, 1]", k_max=3))))
+    with Store(s.store, read_only=True) as st:
+        paths = export_inspect(st, tmp_path / "logs", s.run_id)
+    for p in paths:
+        log = inspect_log.read_eval_log(str(p))
+        label = log.eval.metadata["masbench"]["design"]
+        if label == POOL_LABEL:
+            want = _q(s.store, "SELECT task_id || '@seed' || seed, sample_index + 1 FROM pool WHERE run_id = ?",
+                      [s.run_id])
+        else:
+            want = _q(s.store, "SELECT task_id || '@seed' || seed, 1 FROM results WHERE run_id = ? AND design = ?",
+                      [s.run_id, label])
+        assert sorted((x.id, x.epoch) for x in log.samples) == sorted(want) and len(want) > 4
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
