@@ -158,6 +158,36 @@ def model_event(call: Mapping[str, Any], inputs: list[Json], reply: Json, span_i
     return ev
 
 
+TOOL_ERRORS = {"invalid_args": "parsing", "unknown_tool": "parsing", "not_allowed": "permission",
+               "refused": "approval"}
+"""A tool call's failed ``status`` → inspect's ``ToolCallError.type`` (anything else: ``unknown``)."""
+
+
+def tool_event(row: Mapping[str, Any], span_id: str | None, t0: float) -> Json:
+    """One ``tool_calls`` row (its observation's text as ``text``) → an inspect ``ToolEvent``: the
+    tool, its arguments (a JSON object; raw text that failed its schema goes to the metadata), what
+    the model was shown, its error and latency."""
+    args = loads(row.get("arguments"))
+    meta = {k: row.get(k) for k in ("call_id", "node", "step", "position", "status", "bytes_out", "truncated")
+            if row.get(k) is not None}
+    if not isinstance(args, dict):
+        meta["raw_arguments"] = args
+        args = {}
+    if ids := loads(row.get("result_ids")):
+        meta["result_ids"] = ids
+    start = row.get("t_start") if row.get("t_start") is not None else row.get("ts")
+    ev: Json = {"event": "tool", "uuid": f"tool-{row['call_id']}-{row['step']}-{row['position']}", "span_id": span_id,
+                "timestamp": iso(start), "working_start": max(0.0, float(start or t0) - t0), "metadata": meta,
+                "type": "function", "id": str(row.get("tool_call_id") or f"{row['call_id']}-{row['step']}"),
+                "function": str(row.get("tool") or ""), "arguments": args, "result": row.get("text") or "",
+                "completed": iso(row.get("ts")), "working_time": row.get("latency_s"),
+                "failed": row.get("status") not in (None, "ok")}
+    if ev["failed"]:
+        ev["error"] = {"type": TOOL_ERRORS.get(str(row.get("status")), "unknown"),
+                       "message": row.get("error") or str(row.get("status"))}
+    return ev
+
+
 def call_start(call: Mapping[str, Any]) -> float | None:
     """When a call began (older rows: its record time less its latency)."""
     if call.get("t_start") is not None:

@@ -27,7 +27,7 @@ from typing import Any
 from .cells import POOL_DESIGN
 from .db import Store
 from .inspect_events import Json, Spans, call_start, iso, loads, message, model_event, model_output, ordered, \
-    reply_message, usage
+    reply_message, tool_event, usage
 
 NO_AGENT = "(no agent)"
 """The role of a call without an agent (a program design's unattributed call)."""
@@ -64,6 +64,10 @@ ORDER BY c.task_id, c.seed, ranked.j, coalesce(c.t_start, c.ts - coalesce(c.late
 _MESSAGES = """SELECT m.call_id, m.direction, m.position, m.role, t.text, m.content_type, m.extra
 FROM call_messages m JOIN texts t USING (text_hash)
 WHERE m.run_id = $run AND m.purpose = $purpose AND m.design = $design ORDER BY m.call_id, m.direction, m.position"""
+
+_TOOLS = """SELECT k.*, t.text FROM tool_calls k LEFT JOIN texts t USING (text_hash)
+WHERE k.run_id = $run AND k.purpose = $purpose AND k.design = $design
+ORDER BY k.task_id, k.seed, k.step, k.position, k.t_start"""
 
 _RESULTS = """SELECT task_id, seed, 0 AS j, answer, gold, correct, partial, prompt_tokens, completion_tokens, tokens,
        cost_usd, calls, wall_s, status, error, detail, ts, source, axis, axis_value, design_name, budget_spent
@@ -145,7 +149,7 @@ def _messages(store: Store, src: _Source) -> dict[str, tuple[list[Json], Json | 
 
 
 def _sample(src: _Source, r: Json, calls: list[Json], nodes: list[Json],
-            msgs: dict[str, tuple[list[Json], Json | None]],
+            msgs: dict[str, tuple[list[Json], Json | None]], tools: list[Json],
             cell_usage: Json | None, roles: dict[str, Json], models: dict[str, Json], one_seed: bool) -> Json:
     """One cell (or one pool draw) → an inspect ``EvalSample``."""
     end = float(r["ts"]) if r.get("ts") is not None else None
@@ -171,6 +175,9 @@ def _sample(src: _Source, r: Json, calls: list[Json], nodes: list[Json],
         conversation.append(reply)
         events.append((call_start(c) or t0, 1, model_event(c, inputs, reply_message(c, reply_row),
                                                            spans.span_of(c["node"], call_start(c)), t0)))
+    for k in tools:
+        t = k["t_start"] if k.get("t_start") is not None else k.get("ts")
+        events.append((float(t) if t is not None else t0, 1, tool_event(k, spans.span_of(k["node"], t), t0)))
     first_input = msgs.get(calls[0]["call_id"], ([], None))[0] if calls else []
     answer = r["answer"] or ""
     correct = bool(r["correct"])
@@ -255,6 +262,10 @@ def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
                              "ORDER BY coalesce(t_start, ts - coalesce(latency_s, 0)), ts", src.params):
             nodes_by_cell[(n["task_id"], n["seed"], 0)].append(n)
     msgs = _messages(store, src)
+    tools_by_cell: dict[tuple, list[Json]] = defaultdict(list)
+    if not src.is_pool and store.sql("SELECT 1 FROM information_schema.tables WHERE table_name = 'tool_calls'"):
+        for k in rows(store, _TOOLS, src.params):
+            tools_by_cell[(k["task_id"], k["seed"], 0)].append(k)
     cell_totals = {(u["task_id"], u["seed"], u["j"]): u for u in src.usage_by(store, "task_id, seed, j")}
     cell_roles, cell_models = _usages(store, src, "agent", True), _usages(store, src, "model", True)
     one_seed = len({r["seed"] for r in samples_rows}) <= 1
@@ -262,7 +273,8 @@ def build_log(store: Store, run: Json, src: _Source, views: RunViews) -> Json:
     for r in samples_rows:
         key = (r["task_id"], r["seed"], r["j"])
         samples.append(_sample(src, r, calls_by_cell.get(key, []), nodes_by_cell.get(key, []), msgs,
-                               cell_totals.get(key), cell_roles.get(key, {}), cell_models.get(key, {}), one_seed))
+                               tools_by_cell.get(key, []), cell_totals.get(key), cell_roles.get(key, {}),
+                               cell_models.get(key, {}), one_seed))
     role_models: dict[str, list[str]] = defaultdict(list)
     for a in src.usage_by(store, f"coalesce(agent, '{NO_AGENT}') AS agent, coalesce(model, 'unknown') AS model"):
         role_models[a["agent"]].append(a["model"])

@@ -250,6 +250,69 @@ async def test_several_seeds_are_several_samples_of_one_task(tmp_path):
         assert sorted((x.id, x.epoch) for x in log.samples) == sorted(want) and len(want) > 4
 
 
+def _tool_store(path: Path) -> Path:
+    """A hand-built store of one tool-using cell: a model call that asks for two tool calls (one
+    with arguments that failed their schema), the tool calls' rows, and the call that reads them."""
+    from masbench.store import CallRow, MessageRow, NodeRow, ResultRow, StoreWriter, TextRow, ToolCallRow, text_hash
+
+    cell = {"run_id": "tools", "purpose": "design", "design": "react", "task_id": "hop-0", "seed": 0}
+    st = Store(path)
+    st.sql("INSERT INTO runs(run_id, suite, status, created_at) VALUES ('tools', 'hand', 'finished', now())")
+    w = StoreWriter(st)
+
+    def text(t: str) -> str:
+        w.put(TextRow(text_hash=text_hash(t), text=t, chars=len(t)))
+        return text_hash(t)
+
+    asked = [{"id": "tc-a", "type": "function", "function": {"name": "search", "arguments": '{"query": "Vell"}'}},
+             {"id": "tc-b", "type": "function", "function": {"name": "calculator", "arguments": "2 +"}}]
+    w.put(ResultRow(answer="the Vell", gold="the Vell", correct=True, status="ok", calls=2, wall_s=10.0, ts=1010.0,
+                    **{k: v for k, v in cell.items() if k != "purpose"}))
+    w.put(NodeRow(node="act", op="react", agent="searcher", status="ok", t_start=1000.0, t_end=1009.0, ts=1009.0,
+                  **{k: v for k, v in cell.items() if k != "purpose"}))
+    for i, (t, reply) in enumerate([(1000.0, ""), (1005.0, "Answer: the Vell")]):
+        w.put(CallRow(call_id=f"c{i}", model_alias="m", model="openai/fake", node="act", agent="searcher", status="ok",
+                      prompt_tokens=50, completion_tokens=10, cost_usd=0.001, t_start=t, ts=t + 1, latency_s=1.0,
+                      finish_reason="tool_calls" if i == 0 else "stop", **cell))
+        w.put(MessageRow(call_id=f"c{i}", direction="input", position=0, text_hash=text("Which river?"), role="user",
+                         content_type="text", **cell))
+        if i == 1:
+            w.put(MessageRow(call_id="c1", direction="input", position=1, text_hash=text(""), role="assistant",
+                             content_type="text", extra=json.dumps({"tool_calls": asked}), **cell))
+            w.put(MessageRow(call_id="c1", direction="input", position=2, text_hash=text("[d7] the Vell"), role="tool",
+                             content_type="text", extra=json.dumps({"tool_call_id": "tc-a", "name": "search"}), **cell))
+        w.put(MessageRow(call_id=f"c{i}", direction="output", position=0, text_hash=text(reply), role="assistant",
+                         content_type="text", extra=json.dumps({"tool_calls": asked}) if i == 0 else None, **cell))
+    w.put(ToolCallRow(tool="search", status="ok", call_id="c0", tool_call_id="tc-a", node="act", step=0, position=0,
+                      arguments='{"query": "Vell"}', latency_s=0.01, bytes_out=13, text_hash=text("[d7] the Vell"),
+                      t_start=1002.0, ts=1002.5, **cell))
+    w.put(ToolCallRow(tool="calculator", status="invalid_args", call_id="c0", tool_call_id="tc-b", node="act", step=0,
+                      position=1, arguments=json.dumps("2 +"), error="expr: not an expression", t_start=1002.0,
+                      ts=1002.1, **cell))
+    w.flush()
+    st.close()
+    return path
+
+
+def test_tool_calls_are_tool_events_and_asked_tool_calls_are_on_the_reply(tmp_path):
+    with Store(_tool_store(tmp_path / "t.duckdb"), read_only=True) as st:
+        (path,) = export_inspect(st, tmp_path / "logs")
+    (sample,) = inspect_log.read_eval_log(str(path)).samples
+    tools = [e for e in sample.events if e.event == "tool"]
+    assert [(e.id, e.function, e.arguments, e.result, e.failed) for e in tools] == [
+        ("tc-a", "search", {"query": "Vell"}, "[d7] the Vell", False), ("tc-b", "calculator", {}, "", True)]
+    assert tools[1].error.type == "parsing" and tools[1].metadata["raw_arguments"] == "2 +"
+    node_span = next(e.id for e in sample.events if e.event == "span_begin" and e.name == "act")
+    assert {e.span_id for e in sample.events if e.event in ("tool", "model")} == {node_span}
+    first, second = [e for e in sample.events if e.event == "model"]
+    asked = first.output.choices[0].message.tool_calls
+    assert [(c.id, c.function, c.arguments, c.parse_error is None) for c in asked] == [
+        ("tc-a", "search", {"query": "Vell"}, True), ("tc-b", "calculator", {}, False)]
+    assert first.output.choices[0].stop_reason == "tool_calls" and first.tool_choice == "auto"
+    assert [m.role for m in second.input] == ["user", "assistant", "tool"]
+    assert (second.input[2].tool_call_id, second.input[2].function) == ("tc-a", "search")
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass
