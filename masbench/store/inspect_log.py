@@ -1,12 +1,12 @@
 """``masbench export --format inspect``: a run as inspect_ai eval logs, one per design and one for
 the CoT-SC pool, readable by inspect's own tools (``read_eval_log``, ``inspect view``, ``evals_df``).
 
-One log per run × design (a results ``design`` label): the suite is the task and its cells the
-dataset, the design the solver and its nodes the plan, its agents the model roles (usage and cost
-per role), one sample per cell (input, target, messages, output, score, tokens by class), each
-call a model event carrying its agent as role, each node a span, a failed cell a sample error, and
-the paired tests and verdicts in the log's metadata. The CoT-SC pool is one more log whose samples
-are the pool's draws as epochs (the curve in its metadata).
+One log per run × design (a results ``design`` label): the suite and design are the task and its
+cells the dataset, the design the solver and its nodes the plan, its agents the model roles (usage
+and cost per role), one sample per cell (input, target, messages, output, score, tokens by class),
+each call a model event carrying its agent as role, each tool call a tool event, each node a span,
+a failed cell a sample error, and the paired tests and verdicts in the eval's metadata. The CoT-SC
+pool is one more log whose samples are the pool's draws as epochs (the curve in its metadata).
 
 The log format (version 2, JSON) is the contract: the logs are built from plain JSON values, so
 exporting needs no inspect_ai, and the tests read every exported log back with inspect's reader.
