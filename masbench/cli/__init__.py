@@ -39,7 +39,8 @@ COMMANDS: dict[str, Command] = {
                                              "while it runs."),
     "view": Command("masbench.cli.view", "Browse a store's runs, task grids, traces and CoT-SC pools in a local "
                                          "web viewer (read-only)."),
-    "export": Command("masbench.cli.store", "Export the store's tables to Parquet."),
+    "export": Command("masbench.cli.store",
+                      "Export the store: its tables to Parquet, or its runs as inspect_ai eval logs."),
     "reprice": Command("masbench.cli.costs", "Re-price a finished run's token classes under other price tables "
                                              "(counterfactual pricing)."),
     "report": Command("masbench.cli.report", "Write cost/accuracy plots, marginal-utility tables (CSV, Markdown) "

@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ..store import Store, export_parquet, list_runs
+from ..registry import RegistryError
+from ..store import EXPORT_FORMATS, Store, list_runs
 from .common import DEFAULT_STORE, StoreOpt, console, err
 
 
@@ -37,17 +38,30 @@ def runs(store: StoreOpt = DEFAULT_STORE) -> None:
     console.print(t)
 
 
-def export(out: Annotated[Path, typer.Option("--out", help="Folder for the Parquet files.")],
+def export(out: Annotated[Path, typer.Option("--out", help="Folder for the exported files.")],
            store: StoreOpt = DEFAULT_STORE,
-           run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None) -> None:
-    """Export the store's tables to Parquet."""
+           run: Annotated[Optional[str], typer.Option("--run", help="Only this run.")] = None,
+           fmt: Annotated[str, typer.Option("--format", help="parquet (one file per table) or inspect (one "
+                                                             "inspect_ai eval log per run x design, and the "
+                                                             "CoT-SC pool's: `inspect view --log-dir OUT`).")]
+           = "parquet") -> None:
+    """Export the store: its tables to Parquet, or its runs as inspect_ai eval logs."""
+    try:
+        exporter = EXPORT_FORMATS[fmt]
+    except RegistryError:
+        err.print(f"unknown --format {fmt!r}: one of {', '.join(EXPORT_FORMATS)}")
+        raise typer.Exit(2) from None
     if not store.exists():
         err.print(f"no store at {store}")
         raise typer.Exit(2)
-    with Store(store, read_only=True) as st:  # reads only (Parquet files out): works while a run writes
-        files = export_parquet(st, out, run)
-    for t, p in files.items():
-        console.print(f"{t}: {p}")
+    with Store(store, read_only=True) as st:  # reads only (files out): works while a run writes
+        try:
+            files = exporter(st, out, run)
+        except KeyError as exc:  # an unknown --run
+            err.print(str(exc.args[0]) if exc.args else str(exc))
+            raise typer.Exit(2) from None
+    for p in files:
+        console.print(str(p), soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

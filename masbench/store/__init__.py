@@ -1,11 +1,11 @@
 """The DuckDB store (and the live file beside it): versioned schema, one record type per row-written table, batched writer, SQL
-views, the per-cell table list (resume and supersede), the run session, Parquet export."""
+views, the per-cell table list (resume and supersede), the run session, exports (Parquet, inspect_ai eval logs)."""
 
 from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
                     drop_orphans, failure_reasons, supersede_failed)
 from .db import Store, merge_into
 from .design_views import designer_summary
-from .export import export_parquet
+from .export import EXPORT_FORMATS, Exporter, export_parquet
 from .live import LiveBoard, describe_snapshot, live_path, read_live
 from .lock import StoreBusy, WriterLock
 from .outcomes import fill_outcomes
@@ -19,7 +19,8 @@ from .session import RunFailed, RunSession, end_status, failure_reason
 from .views import VIEWS, ensure_views, register_view
 from .writer import StoreWriter
 
-__all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "LATEST",
+__all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "EXPORT_FORMATS",
+           "Exporter", "LATEST",
            "LiveBoard", "MIGRATIONS", "MessageRow", "NodeRow", "POOL_DESIGN", "POOL_KEY", "PoolRow", "ROWS", "ResultRow",
            "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "TextRow", "ToolCallRow",
            "VIEWS", "WriterLock", "clean_unfinished", "describe_snapshot", "designer_summary", "done_keys", "drop_orphans", "end_status",

@@ -1,8 +1,12 @@
-"""Parquet export: one file per table (and per view on request), readable by any engine."""
+"""Exports of a store, by format: Parquet (one file per table, readable by any engine) and
+inspect_ai eval logs (:mod:`.inspect_log`), in one registry the ``masbench export`` command reads."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
+
+from ..registry import Registry
 
 from .db import Store
 from .schema import CONTENT_TABLES, TABLES
@@ -40,3 +44,21 @@ def export_parquet(store: Store, out_dir: str | Path, run_id: str | None = None,
             store.con.execute(f"COPY ({_select(store, t, run_id)}) TO {_quote(path.as_posix())} (FORMAT parquet)")
         written[t] = path
     return written
+
+
+class Exporter(Protocol):
+    """Write a store's rows (of one run, or all) into a folder; the files written."""
+
+    def __call__(self, store: Store, out_dir: str | Path, run_id: str | None = None, /) -> list[Path]: ...
+
+
+def _parquet(store: Store, out_dir: str | Path, run_id: str | None = None, /) -> list[Path]:
+    """:func:`export_parquet` of every table."""
+    return list(export_parquet(store, out_dir, run_id).values())
+
+
+EXPORT_FORMATS: Registry[Exporter] = Registry("export format", {
+    "parquet": _parquet,
+    "inspect": "masbench.store.inspect_log:export_inspect",
+})
+"""``masbench export --format NAME``: what writes each format."""
