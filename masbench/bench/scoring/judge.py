@@ -130,6 +130,7 @@ def judge_calls(task: TaskInstance, reply: str, spec: JudgeSpec, agent: AgentSpe
 
 _VERDICT = re.compile(r"verdict\s*[:=]?\s*\**\s*(pass|fail)", re.IGNORECASE)
 _WORD = re.compile(r"\b(pass|fail|correct|incorrect)(?:ed|es|s)?\b", re.IGNORECASE)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 _SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(-?\d+(?:\.\d+)?)(?:\s*(?:/|out of)\s*(\d+(?:\.\d+)?))?", re.IGNORECASE)
 _WINNER = re.compile(r"winner\s*[:=]?\s*\**\s*(?:reply\s+)?(A|B|tie)\b", re.IGNORECASE)
 
@@ -138,7 +139,7 @@ def parse_score(text: str | None, spec: JudgeSpec, position: str | None = None) 
     """One judge reply as a score in [0, 1], or None when it says nothing parseable.
 
     ``pass-fail``: the last "Verdict: PASS/FAIL", else the last PASS/FAIL (or CORRECT/INCORRECT)
-    word; ``graded``: the last "Score: N" (or "N/M", "N out of M") over ``max_score``, clipped;
+    word, else a reply that starts with Yes or No; ``graded``: the last "Score: N" (or "N/M", "N out of M") over ``max_score``, clipped;
     ``pairwise``: the last "Winner: A/B/TIE" — 1 when the reply won, 0.5 a tie, 0 it lost."""
     if not text:
         return None
@@ -154,10 +155,10 @@ def parse_score(text: str | None, spec: JudgeSpec, position: str | None = None) 
             return None
         w = won[-1].upper()
         return 0.5 if w == "TIE" else 1.0 if w == (position or "A") else 0.0
-    said = _VERDICT.findall(text) or _WORD.findall(text)
+    said = _VERDICT.findall(text) or _WORD.findall(text) or _YES_NO.findall(text)
     if not said:
         return None
-    return 1.0 if said[-1].lower() in ("pass", "correct") else 0.0
+    return 1.0 if said[-1].lower() in ("pass", "correct", "yes") else 0.0
 
 
 def aggregate(samples: list[float | None], spec: JudgeSpec) -> tuple[bool, float, int]:
