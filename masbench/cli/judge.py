@@ -46,6 +46,9 @@ def check_lines(row: dict[str, Any]) -> list[str]:
     if k > 1:
         lines.append(f"self-consistency over k = {k}: two samples agree {_pct(row['self_consistency'])}; "
                      f"unanimous on {_pct(row['unanimous'])} of replies")
+    if row.get("unparsed"):
+        lines.append(f"unreadable verdicts: {_pct(row['unparsed'])} of the judge's samples (counted as the judge's "
+                     "`unparsed` setting says)")
     tokens = int(row.get("judge_tokens") or 0)
     lines.append(f"judge cost: {int(row.get('judge_calls') or 0)} calls, {tokens:,} tokens, "
                  f"${float(row.get('judge_usd') or 0):.4f} (purpose scoring: in no design's cost)")

@@ -21,7 +21,7 @@ from .suite_run import RunSummary, run_suite
 CHECK_COLUMNS = ("run_id", "suite", "judge", "judge_model", "scale", "k", "n_checked", "n_tasks", "agreement",
                  "agreement_lo", "agreement_hi", "n_rule_fail", "false_pass", "false_pass_lo", "false_pass_hi",
                  "n_rule_pass", "false_fail", "false_fail_lo", "false_fail_hi", "self_consistency", "unanimous",
-                 "judge_calls", "judge_tokens", "judge_usd", "simulated", "ts")
+                 "unparsed", "judge_calls", "judge_tokens", "judge_usd", "simulated", "ts")
 """The columns of ``judge_checks``, in order."""
 
 

@@ -7,7 +7,8 @@
   also has a rule-checkable gold (``results.rule_correct``): agreement with the rule, false pass
   (judge passes | rule fails) and false fail (judge fails | rule passes) rates with Wilson 95%
   intervals, and self-consistency over the k samples (P(two samples of a reply agree), averaged
-  over replies; NULL with k = 1) and the share of unanimous replies.
+  over replies; NULL with k = 1), the share of unanimous replies, and the share of samples whose
+  verdict could not be read (``unparsed``: a judge that cannot follow the rubric's format).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _FF = wilson("false_fails", "n_rule_pass")
 JUDGE_AGREEMENT = f"""
 WITH cells AS (
     SELECT run_id, judge, judge_model, task_id, correct, rule_correct, judge_samples AS k, judge_passes AS p,
-           simulated
+           simulated, CAST(json_extract(detail, '$.judge.samples') AS DOUBLE[]) AS samples
     FROM results WHERE judge IS NOT NULL AND rule_correct IS NOT NULL AND status <> 'failed'
 ), agg AS (
     SELECT run_id, judge, judge_model, count(*) AS n_checked, count(DISTINCT task_id) AS n_tasks,
@@ -57,6 +58,7 @@ WITH cells AS (
            avg(CASE WHEN k > 1 THEN (p * (p - 1) + (k - p) * (k - p - 1)) / CAST(k * (k - 1) AS DOUBLE) END)
                AS self_consistency,
            avg(CASE WHEN k >= 1 THEN CAST(p = 0 OR p = k AS DOUBLE) END) AS unanimous,
+           sum(len(list_filter(samples, lambda x: x IS NULL))) / nullif(sum(len(samples)), 0) AS unparsed,
            bool_or(simulated) AS simulated
     FROM cells GROUP BY run_id, judge, judge_model
 )
@@ -67,7 +69,7 @@ SELECT run_id, judge, judge_model, k, n_checked, n_tasks,
        {_FP[0]} AS false_pass_lo, {_FP[1]} AS false_pass_hi,
        n_rule_pass, false_fails / nullif(CAST(n_rule_pass AS DOUBLE), 0) AS false_fail,
        {_FF[0]} AS false_fail_lo, {_FF[1]} AS false_fail_hi,
-       self_consistency, unanimous, simulated
+       self_consistency, unanimous, unparsed, simulated
 FROM agg
 """
 

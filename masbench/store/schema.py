@@ -381,6 +381,7 @@ CREATE TABLE judge_checks (
     false_fail_hi DOUBLE,
     self_consistency DOUBLE,     -- P(two of a reply's k samples agree), mean over replies (NULL: k = 1)
     unanimous DOUBLE,            -- share of replies whose k samples all agree
+    unparsed DOUBLE,             -- share of judge samples whose verdict could not be read
     judge_calls BIGINT,          -- the check's scoring calls, tokens and USD
     judge_tokens BIGINT,
     judge_usd DOUBLE,

@@ -21,7 +21,8 @@ def _write(tmp_path: Path, rows: list[dict]) -> Path:
 
 
 def test_rows_become_judged_tasks(tmp_path):
-    _write(tmp_path, [{"id": "a", "question": "Explain rain.", "rubric": "Mentions evaporation.", "reference": "Water..."},
+    _write(tmp_path, [{"id": "a", "question": "Explain rain.", "rubric": "Mentions evaporation.",
+                       "reference": "Water..."},
                       {"id": "b", "question": "2 plus 2? Explain.", "gold": 4, "check": "numeric"},
                       {"question": "Capital of France?", "gold": "Paris"}])
     tasks = load_tasks(TaskSource(path="open.jsonl", format="open", name="o"), tmp_path)

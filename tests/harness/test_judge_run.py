@@ -27,7 +27,8 @@ max_tokens: 64
 MODELS = """models:
   default: {{id: sim/solver, sim: {{accuracy: {{default: {acc}}}, completion_tokens: {{mean: 30, sd: 5}}}},
              input_usd_per_mtok: 1.0, output_usd_per_mtok: 2.0}}
-  judge: {{id: sim/grader, sim: {{grading: {{false_pass: {fp}, false_fail: {ff}}}, completion_tokens: {{mean: 20, sd: 3}}}},
+  judge: {{id: sim/grader, sim: {{grading: {{false_pass: {fp}, false_fail: {ff}}},
+                                 completion_tokens: {{mean: 20, sd: 3}}}},
            input_usd_per_mtok: 3.0, output_usd_per_mtok: 6.0}}
 """
 
@@ -69,6 +70,7 @@ store: {tmp_path / 'check.duckdb'}
     assert row["false_fail_lo"] <= 0.10 <= row["false_fail_hi"], row
     assert row["false_pass_hi"] - row["false_pass_lo"] < 0.25  # an interval that says something
     assert row["self_consistency"] is None and row["unanimous"] == 1.0  # k = 1
+    assert row["unparsed"] == 0.0  # every simulated verdict reads
     # the check's run: no pool, judged results with the rule's verdict beside the judge's
     assert _q(res.summary.store, "SELECT count(*) FROM pool WHERE run_id = ?", [res.summary.run_id]) == [(0,)]
     stored = _q(res.summary.store, "SELECT suite, false_pass, n_checked FROM judge_checks")

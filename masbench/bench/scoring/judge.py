@@ -139,7 +139,8 @@ def parse_score(text: str | None, spec: JudgeSpec, position: str | None = None) 
     """One judge reply as a score in [0, 1], or None when it says nothing parseable.
 
     ``pass-fail``: the last "Verdict: PASS/FAIL", else the last PASS/FAIL (or CORRECT/INCORRECT)
-    word, else a reply that starts with Yes or No; ``graded``: the last "Score: N" (or "N/M", "N out of M") over ``max_score``, clipped;
+    word, else a reply that starts with Yes or No; ``graded``: the last "Score: N" (or "N/M",
+    "N out of M") over ``max_score``, clipped;
     ``pairwise``: the last "Winner: A/B/TIE" — 1 when the reply won, 0.5 a tie, 0 it lost."""
     if not text:
         return None

@@ -29,7 +29,8 @@ def open_format(group: RowGroup, source: TaskSource, label: str) -> list[TaskIns
     """Rows → judged tasks (scorer ``judge``); see the module doc."""
     unknown = set(source.fields) - set(ROLES)
     if unknown:
-        raise TaskDataError(group.where, f"unknown fields {sorted(unknown)} (roles: {', '.join(ROLES)})", field="fields")
+        raise TaskDataError(group.where, f"unknown fields {sorted(unknown)} (roles: {', '.join(ROLES)})",
+                            field="fields")
     extra = set(source.params) - {"skills"}
     if extra:
         raise TaskDataError(group.where, f"unknown params {sorted(extra)} (allowed: ['skills'])", field="params")

@@ -4,6 +4,7 @@ samples, the rule's verdict beside it, and the seeded positions of a pairwise co
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -17,7 +18,7 @@ AGENT = AgentSpec(name="j", system="Grade strictly.", prompt="{question}\n(judge
 
 
 def task(**kw) -> TaskInstance:
-    base = dict(id="t1", source="s", question="What is 2 plus 3? Explain.", answers=["5"], scorer="judge",
+    base: dict[str, Any] = dict(id="t1", source="s", question="What is 2 plus 3? Explain.", answers=["5"], scorer="judge",
                 meta={"check": "numeric", "rubric": "Says 5."})
     base.update(kw)
     return TaskInstance(**base)

@@ -13,18 +13,20 @@ from masbench.bench.scoring.judge import parse_score
 from masbench.llm.sim.engine import Simulator
 from masbench.llm.sim.grade import grading_of, p_pass
 from masbench.spec import JudgeSpec
+from masbench.spec.judge import Scale
 from masbench.spec.model import SimProfile
 from masbench.spec.sim import SimGrading
 
 N = 1500
 
 
-def _rate(profile: SimProfile, truth: bool | None, scale: str = "pass-fail", position: str | None = None) -> float:
+def _rate(profile: SimProfile, truth: bool | None, scale: Scale = "pass-fail", position: str | None = None) -> float:
     sim = Simulator()
     spec = JudgeSpec(agent="j", scale=scale, rubric="{first} {second}" if scale == "pairwise" else None)
 
     async def one(i: int) -> float | None:
-        meta = {"mode": "grade", "truth": truth, "scale": scale, "task": f"t{i}", **({"position": position} if position else {})}
+        meta = {"mode": "grade", "truth": truth, "scale": scale, "task": f"t{i}",
+                **({"position": position} if position else {})}
         r = await sim.complete("sim/judge", profile, [{"role": "user", "content": f"reply {i}"}], None, i % 3, 1, meta)
         return parse_score(r.text, spec, position)
 
