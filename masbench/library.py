@@ -340,3 +340,20 @@ def check_suite(suite: SuiteSpec, located: Located, lib: Library) -> list[Proble
     if "default" not in aliases:
         problems.append(_at(located, ("models",), "models must define the alias 'default'"))
     return problems
+
+
+def check_suite_judge(suite: SuiteSpec, located: Located, lib: Library) -> list[Problem]:
+    """Suite check (``CHECKS["suite.judge"]``): the ``judge:`` agent exists and runs on a fixed model
+    the suite defines (a judge is never routed)."""
+    if suite.judge is None:
+        return []
+    name = suite.judge.agent
+    if not lib.has("agent", name):
+        return [_at(located, ("judge", "agent"), f"unknown agent {name!r}")]
+    agent = lib.agent(name)
+    if not isinstance(agent.model, str):
+        return [_at(located, ("judge", "agent"), f"judge agent {name!r} routes its model; a judge needs a fixed one")]
+    if agent.model not in suite.models and "/" not in agent.model:
+        return [_at(located, ("judge", "agent"), f"judge agent {name!r} uses model alias {agent.model!r}, which "
+                                                 "this suite's models do not define")]
+    return []

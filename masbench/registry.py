@@ -133,6 +133,7 @@ CHECKS: Registry = Registry("check", {
     "design": "masbench.runtime.check:check_design",
     "suite": "masbench.library:check_suite",
     "suite.sources": "masbench.bench.sources:check_sources",
+    "suite.judge": "masbench.library:check_suite_judge",
     "handbook": "masbench.spec.handbook:check_handbook",
 })
 """Semantic checks run by the library after schema validation: ``kind`` or ``kind.name`` →

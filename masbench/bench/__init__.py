@@ -14,6 +14,7 @@ Never calls a model. Public API::
     raw_vote_key(task, reply)             # the raw answer string the papers' CoT-SC votes on
     GENERATORS / generator(name)          # generator registry
     SCORERS / scorer(name)                # scorer registry
+    MODEL_SCORERS                         # scorers that ask a model (``judge``; scored inside a run)
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from .dag import stats as dag_stats
 from .errors import TaskDataError
 from .loaders import SuiteTasks, load_jsonl, load_parquet, load_suite, load_suite_tasks, load_tasks
 from .reads import SourceRead, read_lines
-from .registry import GENERATORS, REPLY_SCORERS, SCORERS, generator, scorer
+from .registry import GENERATORS, MODEL_SCORERS, REPLY_SCORERS, SCORERS, ModelScorer, generator, scorer
 from .scorers import score
 from .scoring import math_equal, raw_vote_key
 from .sources import FORMATS, READERS, RowGroup
 from .types import Score, TaskInstance
 
 __all__ = [
-    "FORMATS", "GENERATORS", "READERS", "RowGroup", "REPLY_SCORERS", "SCORERS", "Score", "SourceRead", "SuiteTasks", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
+    "FORMATS", "GENERATORS", "MODEL_SCORERS", "ModelScorer", "READERS", "RowGroup", "REPLY_SCORERS", "SCORERS", "Score", "SourceRead", "SuiteTasks", "TaskDataError", "TaskInstance", "dag_from_json", "dag_stats", "extract_answers",
     "extract_raw", "generator", "load_jsonl", "load_parquet", "load_suite", "load_suite_tasks", "load_tasks",
     "math_equal", "measure_axis", "normalize_answer", "raw_vote_key", "read_lines", "score", "scorer",
 ]

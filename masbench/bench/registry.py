@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Concatenate, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Concatenate, Protocol, TypeVar
 
 from ..registry import Registry
 
@@ -24,6 +24,16 @@ ReplyScorerFn = Callable[["TaskInstance", "str | None", list[str]], "Score"]
 """``fn(task, reply_text_or_None, extracted_answers) -> Score``: a scorer that reads the whole reply
 (a benchmark's own extraction rule, e.g. MASBench's ``\\boxed{}`` count)."""
 
+
+class ModelScorer(Protocol):
+    """A scorer that asks a model (the ``judge``): awaited by the harness, which hands it the
+    suite's judge settings, the judge agent and an ``ask`` coroutine (one call through the gateway,
+    purpose ``scoring``)."""
+
+    async def score(self, task: "TaskInstance", reply: str | None, answers: list[str], spec: Any, agent: Any,
+                    ask: Any) -> Any: ...
+
+
 GENERATORS: Registry[GeneratorFn] = Registry("generator")
 """Registered task generators by name (``masbench.depth``, ..., ``smfr``); the bench facade imports
 the modules that define the built-in ones."""
@@ -33,6 +43,10 @@ SCORERS: Registry[ScorerFn] = Registry("scorer")
 
 REPLY_SCORERS: Registry[ReplyScorerFn] = Registry("reply scorer")
 """Scorers that extract from the reply themselves (``masbench``, ``smfr``, ``gsm8k``, ``math``, ...)."""
+
+
+MODEL_SCORERS: Registry[ModelScorer] = Registry("model scorer")
+"""Scorers that ask a model (``judge``). A task whose scorer is one of these is scored inside a run."""
 
 
 def reply_scorer(name: str) -> Callable[[ReplyScorerFn], ReplyScorerFn]:

@@ -59,6 +59,7 @@ COMMANDS: dict[str, Command] = {
                                              "meta-designer, generated designs (stored, exported, listed)."),
     "skills": Command("masbench.cli.routing", "Skill handbooks: learn competence and cost from traces, show them."),
     "route": Command("masbench.cli.routing", "Routers: evaluate them on an outcome matrix; fill decision outcomes."),
+    "judge": Command("masbench.cli.judge", "Model judges as scorers: measure a judge against rule-checkable golds."),
 }
 """Every top-level command, in listing order → the module that registers it."""
 

@@ -17,6 +17,7 @@ from ..bench import TaskDataError
 from ..harness.engine import EngineUnavailable
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
+from ..harness.scoring import JudgeConfigError
 from ..harness.sequence import SequentialError
 from ..harness.suite_run import RunOptions, run_suite
 from ..registry import RegistryError
@@ -99,6 +100,9 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
+        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    except JudgeConfigError as exc:  # judged tasks without a usable judge: one line, before any call
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except (EngineUnavailable, RegistryError) as exc:  # an unknown --engine, or ray without its extra

@@ -60,6 +60,7 @@ _LATER_DEFAULTS: tuple[tuple[tuple[str, ...], str, object], ...] = (
     (("cot_sc",), "kind", None), (("cot_sc",), "params", {}),
     (("models", "*"), "function_calling", None), (("models", "*", "sim"), "tools", None),
     (("stats",), "test", "sign-flip"), (("stats",), "bet", "agrapa"),
+    ((), "judge", None), (("models", "*", "sim"), "grading", None),
 )
 """(path in the suite's dump, field, default) of fields added after runs were stored: left out of
 the hash while at their default, so an older suite resumes its run (``*``: every entry of a mapping)."""

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import telemetry
-from ..bench import raw_vote_key, score
+from ..bench import raw_vote_key
 from ..bench.types import TaskInstance
 from ..budget import spend_on
 from ..design.runnable import Runnable
@@ -24,6 +24,7 @@ from .failures import RunAborted, aborted_message
 from .progress import Progress
 from .prepare import POOL_DESIGN, Prepared, pool_design
 from .resolve import resolve_runnable
+from .scoring import CellScoring
 
 if TYPE_CHECKING:
     from ..llm.limits import CallLimiter
@@ -57,6 +58,9 @@ class CellRunner:
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
         self.route_hook = RouteHook(prep.library, self.gateway, writer.put)
+        # Replies are scored here, after the design's tally is closed: a judge's calls (purpose
+        # scoring) never reach a design's results row, budget or the pool's costs.
+        self.scoring = CellScoring(self.gateway, run_id, prep.suite.judge, prep.judge_agent)
 
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
@@ -87,9 +91,11 @@ class CellRunner:
             # a library design or a per-task designer (which writes its own designs rows): run alike
             res = await self.runnable(entry.name).run(task, ctx, entry.params,
                                                       design_sink=self.writer.put)
-            sc = score(task, res.answers, reply=res.text)
+            scored = await self.scoring.score(task, res.answers, res.text, entry.label, cell.seed)
+            sc = scored.score
+            detail = {**res.detail, **scored.detail} if scored.detail else res.detail
             row = self._result_row(entry, task, cell.seed, res, answer=", ".join(res.answers), correct=sc.correct,
-                                   partial=sc.partial, detail=json.dumps(res.detail, default=str))
+                                   partial=sc.partial, detail=json.dumps(detail, default=str), **scored.columns)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a harness-level failure is recorded as a failed cell, not lost
@@ -103,8 +109,9 @@ class CellRunner:
         return row.status != "failed"
 
     def _result_row(self, entry: DesignEntry, task: TaskInstance, seed: int, res: DesignResult, *, answer: str,
-                    correct: bool, partial: float, detail: str | None) -> ResultRow:
-        """The results row of one design cell: its outcome ``res`` scored, with what it spent on the budget basis."""
+                    correct: bool, partial: float, detail: str | None, **judged: Any) -> ResultRow:
+        """The results row of one design cell: its outcome ``res`` scored, with what it spent on the
+        budget basis (``judged``: the judge columns of a judged reply)."""
         basis = self.prep.suite.budget.basis
         return ResultRow(
             run_id=self.run_id, design=entry.label, design_name=entry.name, task_id=task.id,
@@ -114,7 +121,7 @@ class CellRunner:
             completion_tokens=res.completion_tokens, tokens=res.tokens, cost_usd=res.cost_usd, calls=res.calls,
             wall_s=res.wall_s, status=res.status, error=res.error, detail=detail, budget_basis=basis,
             budget_spent=spend_on(basis, res.prompt_tokens, res.completion_tokens, res.cost_usd),
-            evidence=json.dumps([str(x) for x in ev]) if (ev := task.meta.get("evidence")) else None)
+            evidence=json.dumps([str(x) for x in ev]) if (ev := task.meta.get("evidence")) else None, **judged)
 
     async def _pool_cell(self, cell: Cell) -> bool:
         task = self.tasks[cell.task_id]
@@ -127,9 +134,11 @@ class CellRunner:
             return await run_design(self._pool, task, ctx)
 
         results = await asyncio.gather(*[one(j) for j in range(k_max)])
+        scores = await asyncio.gather(*[self.scoring.score(task, res.answers, res.text, POOL_DESIGN, cell.seed)
+                                        for res in results])
         ok = True
-        for j, res in enumerate(results):
-            sc = score(task, res.answers, reply=res.text)
+        for j, (res, scored) in enumerate(zip(results, scores)):
+            sc = scored.score
             answer = ", ".join(res.answers) if res.answers and any(res.answers) else None
             if self.prep.suite.cot_sc.vote == "raw":  # the papers' vote: raw answer strings
                 answer = raw_vote_key(task, res.text) if res.status != "failed" else None
@@ -139,7 +148,7 @@ class CellRunner:
                 correct=sc.correct, prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens,
                 tokens=res.tokens, cost_usd=res.cost_usd, error=res.error, ts=time.time(),
                 budget_spent=spend_on(self.prep.suite.budget.basis, res.prompt_tokens, res.completion_tokens,
-                                      res.cost_usd)))
+                                      res.cost_usd), **scored.columns))
         return ok
 
 

@@ -9,16 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from ..bench import SourceRead, load_suite
+from ..bench.scoring.judge import rule_scorer
 from ..bench.types import TaskInstance
 from ..library import Library
 from ..llm import ModelOverride, is_simulated, models_from, overrides_json, require_prices
 from ..runtime import check_design
-from ..spec import DesignSpec, NodeSpec, SuiteSpec, TranscriptMode
+from ..spec import AgentSpec, DesignSpec, JudgeSpec, NodeSpec, SuiteSpec, TranscriptMode
 from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .model_flags import flag_texts, resolve_overrides
 from .resolve import resolve_runnable
+from .scoring import JudgeConfigError, check_judged
 from .sequence import SequencePlan, SequentialError, plan_sequence
 
 
@@ -79,6 +81,13 @@ class RunOptions:
     """``until_decided``: the task cap (default: all the suite's tasks)."""
     batch: int | None = None
     """``until_decided``: tasks per batch, one look after each (default: 20)."""
+    judge: str | None = None
+    """The judge agent of the suite's judge scorer (``--judge``; replaces the ``judge:`` block's)."""
+    judge_k: int | None = None
+    """Judge samples per reply (``--k``; replaces the ``judge:`` block's)."""
+    judge_check: bool = False
+    """``masbench judge check``: keep only the tasks with a rule-checkable gold and score each by
+    the judge, the rule's verdict kept beside it (a run of its own: suite ``<name>.judge-check``)."""
 
 
 @dataclass
@@ -103,6 +112,8 @@ class Prepared:
     folded: an id or a whole spec): what the run hashes, records and hands its workers."""
     reads: list[SourceRead] = field(default_factory=list)
     """What loading the tasks read, per source group (rows read of rows there, the cap), in order."""
+    judge_agent: AgentSpec | None = None
+    """The judge scorer's agent (``suite.judge.agent``), when some task is judged."""
 
     def cells(self, task_ids: "list[str] | tuple[str, ...] | None" = None,
               designs: "list[str] | set[str] | None" = None, pool: bool = True) -> list[Cell]:
@@ -127,11 +138,13 @@ def prepare(opts: RunOptions) -> Prepared:
     base = loaded.path.parent
     loaded_tasks = load_suite(suite, base, opts.limit)
     tasks = loaded_tasks.tasks
+    suite, tasks = judge_setup(suite, tasks, opts)
     if not tasks:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         raise ValueError(f"suite {suite.name!r}: task ids are not unique")
+    agent = check_judged(tasks, suite.judge, library, suite.name)
     designs = design_entries(suite)
     for d in designs:
         resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
@@ -145,6 +158,9 @@ def prepare(opts: RunOptions) -> Prepared:
     models = models_from(suite.models, overrides)
     # an unpriced model stops the run here, before any call, naming its suite line or its flag
     require_prices(models, loaded.located, flag_texts(opts.overrides))
+    if agent is not None and isinstance(agent.model, str) and agent.model not in models and "/" not in agent.model:
+        raise JudgeConfigError(f"judge agent {agent.name!r}: model alias {agent.model!r} is not one of the suite's "
+                               f"models ({', '.join(sorted(models))})")
     simulated = any(is_simulated(m) for m in models.values())
     store_path = Path(opts.store or suite.store)
     sequence = None
@@ -155,7 +171,39 @@ def prepare(opts: RunOptions) -> Prepared:
     return Prepared(suite, loaded.path, library, tasks, designs, models,
                     config_hash(suite, overrides_json(overrides), opts.limit, base,
                                 sequence.identity() if sequence else None),
-                    store_path, simulated, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads)
+                    store_path, simulated, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads,
+                    agent)
+
+
+JUDGE_CHECK_SUFFIX = ".judge-check"
+"""Appended to a suite's name for the runs of ``masbench judge check`` (so they never resume, or
+stand in for, the suite's own runs)."""
+
+
+def judge_setup(suite: SuiteSpec, tasks: list[TaskInstance], opts: RunOptions) -> tuple[SuiteSpec, list[TaskInstance]]:
+    """The suite with the command line's judge (``--judge``, ``--k``) in its ``judge:`` block, and
+    for ``judge_check`` only the tasks with a rule-checkable gold, each scored by the judge (the
+    rule named in ``meta["check"]``) under the suite name :data:`JUDGE_CHECK_SUFFIX` marks."""
+    judge = suite.judge
+    if opts.judge is not None:
+        judge = judge.model_copy(update={"agent": opts.judge}) if judge is not None else JudgeSpec(agent=opts.judge)
+    if opts.judge_k is not None:
+        if judge is None:
+            raise JudgeConfigError(f"suite {suite.name!r}: --k sets judge samples, but there is no judge "
+                                   "(give --judge AGENT or a `judge:` block)")
+        judge = judge.model_copy(update={"k": opts.judge_k})
+    if not opts.judge_check:
+        return (suite if judge is suite.judge else suite.model_copy(update={"judge": judge})), tasks
+    if judge is None:
+        raise JudgeConfigError(f"suite {suite.name!r}: a judge check needs a judge (--judge AGENT or a `judge:` block)")
+    checked = [t.model_copy(update={"scorer": "judge", "meta": {**t.meta, "check": rule}})
+               for t in tasks if (rule := rule_scorer(t)) is not None]
+    if not checked:
+        raise JudgeConfigError(f"suite {suite.name!r}: none of its {len(tasks)} tasks has a rule-checkable gold "
+                               "(a rule scorer, or `gold` + `check` rows of the open format)")
+    # the check measures the judge on the designs' replies: no CoT-SC pool (k_max judged samples per task)
+    cot_sc = suite.cot_sc.model_copy(update={"enabled": False})
+    return suite.model_copy(update={"judge": judge, "name": suite.name + JUDGE_CHECK_SUFFIX, "cot_sc": cot_sc}), checked
 
 
 def pool_design(agent: str, temperature: float | None = None, kind: str | None = None,
@@ -167,4 +215,4 @@ def pool_design(agent: str, temperature: float | None = None, kind: str | None =
     return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample", nodes={"sample": node})
 
 
-__all__ = ["POOL_DESIGN", "Prepared", "RunOptions", "SequencePlan", "SequentialError", "pool_design", "prepare"]
+__all__ = ["JUDGE_CHECK_SUFFIX", "POOL_DESIGN", "Prepared", "RunOptions", "SequencePlan", "SequentialError", "judge_setup", "pool_design", "prepare"]

@@ -96,7 +96,7 @@ def write_report(store_path: str | Path, out: str | Path, run_id: str | None = N
         group_curves = {label: (data.curve(st, rid, ax, _value(v)), data.curve_frontier(st, rid, ax, _value(v)))
                         for ax, v, label, _g in keys} if draw else {}
         curve_axis = data.curve_by_axis(st, rid)
-        costs = data.cost_lines(st, rid) + data.tool_lines(st, rid)
+        costs = data.cost_lines(st, rid) + data.tool_lines(st, rid) + data.judge_lines(st, rid)
     res = ReportResult(info, out)
     if len(keys) > MAX_GROUP_FIGURES:
         res.notes.append(f"{len(keys)} task groups: no cost/accuracy figure per group (at most {MAX_GROUP_FIGURES}); "

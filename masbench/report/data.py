@@ -242,6 +242,41 @@ def cost_lines(store: Store, run_id: str) -> list[str]:
     return lines
 
 
+def judge_lines(store: Store, run_id: str) -> list[str]:
+    """For a run whose verdicts rest on a model judge: each judge with its latest ``judge check``
+    (agreement on N checked tasks) or "not checked", and the judge's calls per design (purpose
+    ``scoring``, in no design's cost). Nothing for a run scored by rules only (or an older store)."""
+    have = {r[0] for r in store.sql("SELECT table_name FROM information_schema.tables "
+                                     "WHERE table_name IN ('judge_checks', 'judge_usage')")}
+    if len(have) < 2:
+        return []
+    judges = store.sql("""SELECT judge, judge_model, count(*) FROM (
+                              SELECT judge, judge_model FROM results WHERE run_id = $1 AND judge IS NOT NULL
+                              UNION ALL SELECT judge, judge_model FROM pool WHERE run_id = $1 AND judge IS NOT NULL)
+                          GROUP BY ALL ORDER BY ALL""", [run_id])
+    lines = []
+    for judge, model, n in judges:
+        check = store.sql("""SELECT agreement, agreement_lo, agreement_hi, n_tasks, false_pass, false_fail, k, run_id
+                             FROM judge_checks WHERE judge = ? AND judge_model IS NOT DISTINCT FROM ?
+                             ORDER BY ts DESC LIMIT 1""", [judge, model])
+        head = f"verdicts of {int(n)} judged replies rest on a model judge: judged by {judge} ({model})"
+        if not check:
+            lines.append(f"{head}, not checked — measure it: masbench judge check SUITE --judge {judge}")
+            continue
+        agree, lo, hi, tasks, fp, ff, k, rid = check[0]
+        pct = (lambda v: "n/a" if v is None else f"{100 * float(v):.1f}%")
+        ci = f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None and hi is not None else ""
+        lines.append(f"{head}, agreement {pct(agree)} on {int(tasks or 0)} checked tasks{ci} (false pass {pct(fp)}, "
+                     f"false fail {pct(ff)}; k = {k}; judge check {rid})")
+    usage = store.sql("""SELECT design, judge_calls, judge_tokens, judge_usd, cache_hits FROM judge_usage
+                         WHERE run_id = ? ORDER BY design""", [run_id])
+    if usage:
+        parts = [f"{d} {int(c)} calls, {int(t):,} tokens, ${float(u):.4f}" + (f" ({int(h)} cached)" if h else "")
+                 for d, c, t, u, h in usage]
+        lines.append("judge calls (purpose scoring, in no design's cost, budget or curve): " + "; ".join(parts))
+    return lines
+
+
 def tool_lines(store: Store, run_id: str) -> list[str]:
     """What the report says about the run's tool calls (the ``tool_usage`` view) and, for tasks
     with gold evidence, each design's retrieval recall (``retrieval_recall``); nothing for a run

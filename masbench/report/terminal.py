@@ -87,6 +87,7 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str | Seque
         known = [r[0] for r in st.sql("SELECT DISTINCT axis FROM design_metrics WHERE run_id = ? ORDER BY 1",
                                       [info.run_id])]
         costs = data.cost_lines(st, info.run_id) + data.tool_lines(st, info.run_id)
+        judged = data.judge_lines(st, info.run_id)
     _header(console, info, costs)
     shown = [df for df in frames.values() if not df.empty]
     for ax, df in frames.items():
@@ -114,6 +115,8 @@ def compare(store_path: str | Path, run_id: str | None = None, axis: str | Seque
                 line = Text(v.line)
                 line.stylize(style, len(line) - len(v.line.split("\u2014", 1)[-1]), len(line))
                 console.print(line, soft_wrap=soft)
+            for note in judged:  # the verdicts above rest on the judge: how far it was checked
+                console.print(Text(note, style="cyan"), soft_wrap=soft)
     console.print(Text("★ Pareto-optimal on (tokens, accuracy). ▲/▼ paired difference significant after Holm. "
                        + tables.CHEAPER_NOTE, style="dim"), soft_wrap=soft)
     if tables.any_same_cost(df):

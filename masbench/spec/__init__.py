@@ -8,8 +8,9 @@ from .base import Spec
 from .budget import Budget
 from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
 from .handbook import HandbookSpec
+from .judge import JudgeSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
-from .sim import SimDifficulty, SimErrors, SimReaction
+from .sim import SimDifficulty, SimErrors, SimGrading, SimReaction
 from .stats import StatsSpec
 from .suite import TRANSCRIPT_MODES, CotScSpec, DesignRef, SuiteSpec, TaskSource, TranscriptMode
 
@@ -39,8 +40,8 @@ def json_schema(kind: str) -> dict:
 
 
 __all__ = [
-    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "KINDS", "LoopSpec",
-    "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimDifficulty", "SimErrors", "SimFaults",
+    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "JudgeSpec", "KINDS", "LoopSpec",
+    "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimDifficulty", "SimErrors", "SimFaults", "SimGrading",
     "SimProfile", "SimReaction", "Spec", "StatsSpec", "SuiteSpec", "TRANSCRIPT_MODES", "TaskSource", "TokenDist",
     "TranscriptMode", "json_schema",
     "register_kind", "walk_nodes",

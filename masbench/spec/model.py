@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .base import Spec
-from .sim import SimDifficulty, SimErrors, SimReaction, SimTools
+from .sim import SimDifficulty, SimErrors, SimGrading, SimReaction, SimTools
 
 
 class TokenDist(Spec):
@@ -64,6 +64,9 @@ class SimProfile(Spec):
     tools: SimTools | None = None
     """The tool-use policy of ReAct steps (retrieval competence, reads, guesses, summaries).
     None: :class:`SimTools`' defaults."""
+    grading: SimGrading | None = None
+    """How it grades replies as a judge scorer (false pass / false fail rates). None: a sample is
+    right with the profile's accuracy for skill ``judge``, else wrong (both error kinds alike)."""
 
     @property
     def tool_policy(self) -> SimTools:

@@ -88,3 +88,19 @@ class SimTools(Spec):
     """P(a forced answer — last step, or no search tool — with evidence missing is still correct)."""
     summary_recall: float = Field(default=0.9, ge=0, le=1)
     """P(a summary of dropped steps keeps one evidence document it covers, so it stays seen)."""
+
+
+class SimGrading(Spec):
+    """How a simulated judge grades a reply (request mode ``grade``, the judge scorer's calls):
+    the caller says whether the reply is truly right (its rule-checked verdict, where the task has
+    one); the judge passes a wrong reply with ``false_pass`` and fails a right one with
+    ``false_fail``, independently per sample. A reply of unknown truth passes with ``unknown_pass``."""
+
+    false_pass: float = Field(default=0.1, ge=0, le=1)
+    """P(a sample passes | the reply is wrong)."""
+    false_fail: float = Field(default=0.1, ge=0, le=1)
+    """P(a sample fails | the reply is right)."""
+    unknown_pass: float = Field(default=0.5, ge=0, le=1)
+    """P(a sample passes | the caller does not know whether the reply is right)."""
+    spread: float = Field(default=0.15, ge=0, le=0.5)
+    """Graded scale: the score is drawn uniformly within ± this around 0.8 (pass) or 0.2 (fail)."""

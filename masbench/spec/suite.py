@@ -8,6 +8,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, mod
 
 from .base import Spec
 from .budget import Budget
+from .judge import JudgeSpec
 from .model import ModelSpec
 from .stats import StatsSpec
 
@@ -242,6 +243,10 @@ class SuiteSpec(Spec):
     """DuckDB file (relative to the working directory)."""
     cache: bool = True
     """Use the durable response cache (reruns hit it)."""
+    judge: JudgeSpec | None = None
+    """The model judge that scores the tasks whose scorer is ``judge`` (open-ended tasks without a
+    rule-checkable gold): agent, rubric, scale, k samples. Its calls are purpose ``scoring``: never a
+    design's cost. Unset: a judged task is an error when the suite is prepared."""
     transcripts: TranscriptMode = "full"
     """Keep each call's messages and reply in the store: ``full`` (every call), ``errors`` (calls
     whose status is not ``ok``) or ``none``; ``masbench run --transcripts`` overrides it. A setting

@@ -86,9 +86,13 @@ class CellTable:
 
 
 _CELL_CALLS = "task_id IS NOT NULL AND "
-_CALL_ROWS = (CellRows("design", DESIGN_KEY, _CELL_CALLS + "coalesce(purpose, 'design') IN ('design', 'search')"),
-              CellRows("pool", POOL_KEY, _CELL_CALLS + "purpose = 'pool'"))
-"""How a call's rows key to cells (by its purpose): ``calls`` and its transcript's ``call_messages`` alike."""
+_CALL_ROWS = (CellRows("design", DESIGN_KEY, _CELL_CALLS + "(coalesce(purpose, 'design') IN ('design', 'search') "
+                                                          f"OR (purpose = 'scoring' AND design <> '{POOL_DESIGN}'))"),
+              CellRows("pool", POOL_KEY, _CELL_CALLS + f"(purpose = 'pool' OR (purpose = 'scoring' AND design = "
+                                                       f"'{POOL_DESIGN}'))"))
+"""How a call's rows key to cells (by its purpose): ``calls`` and its transcript's ``call_messages`` alike.
+A judge scorer's calls (``scoring``) belong to the cell whose reply they judged (a pool sample's to
+the pool cell), so resume and supersede treat them with it."""
 CELL_TABLES: tuple[CellTable, ...] = (
     CellTable("calls", _CALL_ROWS, superseded_to="calls_superseded"),
     CellTable("call_messages", _CALL_ROWS, superseded_to="call_messages_superseded"),

@@ -62,7 +62,7 @@ class CallRow(Row):
     call_id: str
     run_id: str | None = None
     purpose: str | None = None
-    """design | pool | search | routing | smoke"""
+    """design | pool | search | routing | smoke | scoring (a judge scorer's call: never a design's cost)"""
     design: str | None = None
     task_id: str | None = None
     seed: int | None = None
@@ -162,6 +162,18 @@ class ResultRow(Row):
     budget_spent: float | None = None
     evidence: str | None = None
     """JSON list: the task's gold evidence ids (``TaskInstance.meta["evidence"]``), when it has them."""
+    judge: str | None = None
+    """The judge agent whose verdict set ``correct`` (None: a rule scorer)."""
+    judge_model: str | None = None
+    """The model id the judge ran on."""
+    judge_samples: int | None = None
+    """Judge samples of this reply (k)."""
+    judge_passes: int | None = None
+    """Samples that passed."""
+    judge_value: float | None = None
+    """The aggregate: share passing (majority) or mean score (mean)."""
+    rule_correct: bool | None = None
+    """The rule-checked verdict where the task also has a gold (None: none, or not judged)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -182,6 +194,18 @@ class PoolRow(Row):
     error: str | None = None
     ts: float | None = None
     budget_spent: float | None = None
+    judge: str | None = None
+    """The judge agent whose verdict set ``correct`` (None: a rule scorer)."""
+    judge_model: str | None = None
+    """The model id the judge ran on."""
+    judge_samples: int | None = None
+    """Judge samples of this reply (k)."""
+    judge_passes: int | None = None
+    """Samples that passed."""
+    judge_value: float | None = None
+    """The aggregate: share passing (majority) or mean score (mean)."""
+    rule_correct: bool | None = None
+    """The rule-checked verdict where the task also has a gold (None: none, or not judged)."""
 
 
 @dataclass(kw_only=True, slots=True)

@@ -342,12 +342,59 @@ CREATE TABLE sequential_looks (
     ts DOUBLE
 );
 """),
+    (10, "judged results: the judge behind a verdict, its samples, the rule's verdict; judge checks", """
+-- A cell scored by a model judge (the `judge` scorer): which judge (agent, model), how many of its
+-- k samples passed, the aggregate, and the rule-checked verdict where the task also has a gold.
+-- NULL judge: a rule scorer set `correct`. Judge calls are `calls` rows with purpose 'scoring'.
+ALTER TABLE results ADD COLUMN judge VARCHAR;          -- the judge agent's name
+ALTER TABLE results ADD COLUMN judge_model VARCHAR;    -- the model it ran on (model id)
+ALTER TABLE results ADD COLUMN judge_samples INTEGER;  -- k: judge samples of this reply
+ALTER TABLE results ADD COLUMN judge_passes INTEGER;   -- samples that passed
+ALTER TABLE results ADD COLUMN judge_value DOUBLE;     -- the aggregate: share passing (majority) or mean score
+ALTER TABLE results ADD COLUMN rule_correct BOOLEAN;   -- the rule's verdict on a checkable gold (NULL: none)
+ALTER TABLE pool ADD COLUMN judge VARCHAR;
+ALTER TABLE pool ADD COLUMN judge_model VARCHAR;
+ALTER TABLE pool ADD COLUMN judge_samples INTEGER;
+ALTER TABLE pool ADD COLUMN judge_passes INTEGER;
+ALTER TABLE pool ADD COLUMN judge_value DOUBLE;
+ALTER TABLE pool ADD COLUMN rule_correct BOOLEAN;
+-- One row per `masbench judge check`: a judge measured against rule-checkable golds.
+CREATE TABLE judge_checks (
+    run_id VARCHAR,              -- the check's run (its judged results)
+    suite VARCHAR,               -- the suite checked on
+    judge VARCHAR,               -- the judge agent
+    judge_model VARCHAR,         -- its model id
+    scale VARCHAR,               -- pass-fail | graded | pairwise
+    k INTEGER,                   -- judge samples per reply
+    n_checked INTEGER,           -- replies with both verdicts
+    n_tasks INTEGER,             -- distinct tasks among them
+    agreement DOUBLE,            -- share where the judge's verdict equals the rule's
+    agreement_lo DOUBLE,         -- Wilson 95% interval
+    agreement_hi DOUBLE,
+    n_rule_fail INTEGER,         -- replies the rule fails (the false-pass denominator)
+    false_pass DOUBLE,           -- judge passes | rule fails
+    false_pass_lo DOUBLE,
+    false_pass_hi DOUBLE,
+    n_rule_pass INTEGER,         -- replies the rule passes
+    false_fail DOUBLE,           -- judge fails | rule passes
+    false_fail_lo DOUBLE,
+    false_fail_hi DOUBLE,
+    self_consistency DOUBLE,     -- P(two of a reply's k samples agree), mean over replies (NULL: k = 1)
+    unanimous DOUBLE,            -- share of replies whose k samples all agree
+    unparsed DOUBLE,             -- share of judge samples whose verdict could not be read
+    judge_calls BIGINT,          -- the check's scoring calls, tokens and USD
+    judge_tokens BIGINT,
+    judge_usd DOUBLE,
+    simulated BOOLEAN,
+    ts DOUBLE
+);
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
 TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_sc_curve", "routing_decisions",
           "designs", "price_table", "cot_sc_task_curve", "paired_tests", "texts", "call_messages",
-          "call_messages_superseded", "tool_calls", "tool_calls_superseded", "sequential_looks")
+          "call_messages_superseded", "tool_calls", "tool_calls_superseded", "sequential_looks", "judge_checks")
 
 CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded", "tool_calls",
                                                        "tool_calls_superseded")}

@@ -74,6 +74,8 @@ VIEWS: Registry[str] = Registry("view", {
     "sequential_run_saving": "masbench.store.sequential:SEQUENTIAL_RUN_SAVING",
     "design_task_outcomes": "masbench.store.outcomes:DESIGN_TASK_OUTCOMES",
     "routing_choices": "masbench.store.outcomes:ROUTING_CHOICES",
+    "judge_usage": "masbench.store.judge_views:JUDGE_USAGE",
+    "judge_agreement": "masbench.store.judge_views:JUDGE_AGREEMENT",
 })
 """View name → SELECT body. Created (or replaced) when a store is opened for writing and its views differ from these."""
 

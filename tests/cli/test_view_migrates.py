@@ -18,9 +18,9 @@ def test_view_export_migrates_an_older_store(tmp_path: Path, monkeypatch) -> Non
     with monkeypatch.context() as m:
         m.setattr(schema, "MIGRATIONS", [mig for mig in schema.MIGRATIONS if mig[0] <= 6])
         # that older code had no views over later tables (retrieval recall and tool usage read migration 8's,
-        # the sequential views migration 9's)
+        # the sequential views migration 9's, the judge views migration 10's)
         m.setattr(views, "VIEWS", Registry("view", {k: v for k, v in views.VIEWS.items()
-                                                    if not k.startswith(("retrieval_recall", "sequential_"))
+                                                    if not k.startswith(("retrieval_recall", "sequential_", "judge_"))
                                                     and k != "tool_usage"}))
         Store(path).close()
     con = duckdb.connect(str(path), read_only=True)

@@ -19,6 +19,7 @@ from simsuite import write_suite
 
 def _stats_as_before(data: dict) -> None:
     """The stats block as it was dumped before issue 24 (its new fields unset, the old default unit)."""
+    assert data.pop("judge") is None  # the judge block (a later field, unset): left out of the hash too
     stats = data["stats"]
     assert stats.pop("test") == "sign-flip" and stats.pop("bet") == "agrapa" and stats["match"] == "budget"
     stats["match"] = "tokens"
@@ -96,6 +97,7 @@ def test_models_with_specs_hash_as_before_the_tool_fields(tmp_path):
     _stats_as_before(data)
     model = data["models"]["default"]
     assert model.pop("function_calling") is None and model["sim"].pop("tools") is None
+    assert model["sim"].pop("grading") is None  # the simulated judge's rates: a later field, unset
     assert model.pop("client") == "auto"  # issue 25's field: never part of the identity
     blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
     assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from . import benchmarks as _benchmarks  # noqa: F401  (registers the scorers)
+from . import judge as _judge  # noqa: F401  (registers the judge scorer)
 from .mathequal import math_equal
 from .replies import answer_region, final_span, letter_of, raw_vote_key
 

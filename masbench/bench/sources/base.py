@@ -103,5 +103,6 @@ FORMATS: Registry[Format] = Registry("task format", {
     "choice": f"{_S}.choice:choice_format",
     "table": f"{_S}.table:table_format",
     "guess": f"{_S}.guess:guess_format",
+    "open": f"{_S}.open_ended:open_format",
 })
 """Formats by name: a group of rows → tasks."""

@@ -7,7 +7,7 @@ a real provider. Modes: ``answer`` (default), ``json`` (fields of a schema), ``c
 of ``candidates``), ``judge`` (say whether ``candidate`` is correct), ``design`` (reply with one of
 the scripted ``candidates`` designs, or one of the ``wrong`` ones, by the profile's accuracy),
 ``react`` (one step of a tool-using loop) and ``summarize`` (a summary of dropped ReAct steps) —
-the tool policy of :mod:`.react`.
+the tool policy of :mod:`.react` — and ``grade`` (a judge scorer's verdict on a reply, :mod:`.grade`).
 
 A profile without ``difficulty``/``errors``/``reactions`` takes the fixed-probability path, draw
 for draw as before: one coin per call with the skill's accuracy, distractors from
@@ -29,6 +29,7 @@ from typing import Any
 from ...spec.model import SimProfile
 from ...spec.sim import SimReaction
 from ..errors import SimFault
+from .grade import grade_text
 from .latent import NUM, SimModel, gold_key, seeded, skill_accuracy, wrong_answer
 from .react import react_step, summary_text
 
@@ -129,7 +130,9 @@ class Simulator:
         mode = meta.get("mode", "answer")
         gold = [str(g) for g in (meta.get("gold") or [])]
         calls = None
-        if mode in ("react", "summarize"):  # the tool policy (.react): its own draws, seeded by the step too
+        if mode == "grade":  # a judge scorer's sample: its own rates, not the answer path's
+            body = grade_text(profile, meta, rng)
+        elif mode in ("react", "summarize"):  # the tool policy (.react): its own draws, seeded by the step too
             task = task or str(meta.get("task") or meta.get("question") or "")
             rrng = seeded("react", key, task, meta.get("step"))
             if mode == "summarize":

@@ -1,0 +1,142 @@
+"""The judge scorer's pure half: rendering the judge's messages, parsing its replies, aggregating k
+samples, the rule's verdict beside it, and the seeded positions of a pairwise comparison."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from masbench.bench import MODEL_SCORERS, SCORERS, TaskInstance, score
+from masbench.bench.scoring.judge import (JudgeCall, aggregate, fill, judge_calls, parse_score, position_of,
+                                          rule_scorer, rule_verdict, unknown_names)
+from masbench.spec import AgentSpec, JudgeSpec
+
+AGENT = AgentSpec(name="j", system="Grade strictly.", prompt="{question}\n(judge of: {task})")
+
+
+def task(**kw) -> TaskInstance:
+    base: dict[str, Any] = dict(id="t1", source="s", question="What is 2 plus 3? Explain.", answers=["5"], scorer="judge",
+                meta={"check": "numeric", "rubric": "Says 5."})
+    base.update(kw)
+    return TaskInstance(**base)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The reply is fine.\nVerdict: PASS", 1.0),
+    ("It fails on one point, but overall.\nVerdict: pass", 1.0),   # the verdict line wins over earlier words
+    ("verdict: FAIL", 0.0),
+    ("INCORRECT: the sum is wrong", 0.0),
+    ("This is correct.", 1.0),
+    ("Yes, it meets the rubric", 1.0),
+    ("No.", 0.0),
+    ("I cannot tell.", None),
+    ("", None),
+    (None, None),
+])
+def test_pass_fail_parsing(text, expected):
+    assert parse_score(text, JudgeSpec(agent="j")) == expected
+
+
+def test_graded_and_pairwise_parsing():
+    graded = JudgeSpec(agent="j", scale="graded")
+    assert parse_score("Good.\nScore: 7", graded) == pytest.approx(0.7)
+    assert parse_score("Score: 3/5", graded) == pytest.approx(0.6)        # its own top wins over max_score
+    assert parse_score("score = 4 out of 8", graded) == pytest.approx(0.5)
+    assert parse_score("Score: 12", graded) == 1.0                        # clipped
+    assert parse_score("Score: 2. Later: Score: 9", graded) == pytest.approx(0.9)  # the last one
+    assert parse_score("no number", graded) is None
+    pair = JudgeSpec(agent="j", scale="pairwise", rubric="{first} vs {second}")
+    assert parse_score("Winner: B", pair, "B") == 1.0
+    assert parse_score("Winner: B", pair, "A") == 0.0
+    assert parse_score("winner: tie", pair, "A") == 0.5
+    assert parse_score("A is nicer", pair, "A") is None
+
+
+def test_aggregate_majority_mean_and_unparsed():
+    maj = JudgeSpec(agent="j", k=3)
+    assert aggregate([1.0, 0.0, 1.0], maj) == (True, pytest.approx(2 / 3), 2)
+    assert aggregate([1.0, 0.0], maj) == (False, 0.5, 1)                  # a tie fails
+    assert aggregate([1.0, None, None], maj) == (False, pytest.approx(1 / 3), 1)  # unparsed counts as a fail
+    skip = JudgeSpec(agent="j", unparsed="skip")
+    assert aggregate([1.0, None, None], skip) == (True, 1.0, 1)
+    assert aggregate([None], skip) == (False, 0.0, 0)
+    mean = JudgeSpec(agent="j", scale="graded", aggregate="mean", threshold=0.6)
+    assert aggregate([0.9, 0.5, 0.5], mean)[0] is True                    # mean 0.633 though one sample passed
+    assert aggregate([0.9, 0.4, 0.4], mean)[0] is False
+
+
+def test_judge_calls_render_the_rubric_into_the_agent_prompt():
+    spec = JudgeSpec(agent="j", k=3, seed=2)
+    calls = judge_calls(task(meta={"check": "numeric", "rubric": "Says 5.", "reference": "2 + 3 = 5"}),
+                        "It is 5. Answer: 5", spec, AGENT, truth=True)
+    assert [c.sample_index for c in calls] == [2000, 2001, 2002]          # the seed fixes the samples
+    system, user = calls[0].messages
+    assert system == {"role": "system", "content": "Grade strictly."}
+    text = user["content"]
+    assert "What is 2 plus 3? Explain." in text and "It is 5. Answer: 5" in text and "Says 5." in text
+    assert "Reference answer:\n2 + 3 = 5" in text and text.endswith("(judge of: What is 2 plus 3? Explain.)")
+    assert calls[0].meta["sim"] == {"mode": "grade", "truth": True, "scale": "pass-fail", "task": "t1",
+                                    "agent": "j", "skills": ["judge"]}
+    bare = judge_calls(task(answers=[], meta={}), "some text", JudgeSpec(agent="j"), AGENT)[0]
+    assert "Reference answer" not in bare.messages[1]["content"]
+    assert "correctly, completely" in bare.messages[1]["content"]         # the generic rubric
+
+
+def test_pairwise_positions_are_seeded_and_swap_the_replies():
+    spec = JudgeSpec(agent="j", scale="pairwise", k=16, rubric="A: {first} | B: {second}")
+    t = task(meta={"reference": "REF"})
+    calls = judge_calls(t, "MINE", spec, AgentSpec(name="j", prompt="{question}"))
+    positions = [c.position for c in calls]
+    assert set(positions) == {"A", "B"}                                   # both orders occur over 16 samples
+    assert positions == [position_of(spec, t, j) for j in range(16)]      # and are the same on a re-score
+    for c in calls:
+        body = c.messages[-1]["content"]
+        assert body == ("A: MINE | B: REF" if c.position == "A" else "A: REF | B: MINE")
+        assert c.meta["sim"]["position"] == c.position
+    other = JudgeSpec(agent="j", scale="pairwise", k=16, rubric="A: {first} | B: {second}", seed=1)
+    assert [position_of(other, t, j) for j in range(16)] != positions     # another seed, another draw
+
+
+def test_rubric_templates_are_checked():
+    with pytest.raises(ValidationError, match="first"):
+        JudgeSpec(agent="j", scale="pairwise", rubric="Compare {reply}")
+    with pytest.raises(ValidationError, match="reply"):
+        JudgeSpec(agent="j", rubric="Judge the task {task}")
+    assert unknown_names("{question} {task} {oops} {oops} {{literal}}", ("question", "task")) == ["oops"]
+    assert fill("{a} and {b} and {{c}}", {"a": "1"}) == "1 and {b} and {{c}}"
+
+
+def test_rule_verdict_where_the_task_has_a_checkable_gold():
+    assert rule_scorer(task()) == "numeric"
+    assert rule_scorer(task(scorer="numeric", meta={})) == "numeric"       # a rule-scored task checks itself
+    assert rule_scorer(task(answers=[], meta={})) is None                 # open-ended: nothing to check
+    assert rule_verdict(task(), ["5"], "Answer: 5") is True
+    assert rule_verdict(task(), ["6"], "Answer: 6") is False
+    assert rule_verdict(task(answers=[], meta={}), [], "x") is None
+
+
+def test_the_scorer_asks_k_times_and_never_for_an_empty_reply():
+    scorer = MODEL_SCORERS["judge"]
+    asked: list[JudgeCall] = []
+
+    async def ask(call: JudgeCall) -> str | None:
+        asked.append(call)
+        return ["Verdict: PASS", "Verdict: FAIL", None][call.sample_index % 3]
+
+    spec = JudgeSpec(agent="j", k=3)
+    judged = asyncio.run(scorer.score(task(), "Answer: 6", ["6"], spec, AGENT, ask))
+    assert len(asked) == 3 and judged.samples == [1.0, 0.0, None] and judged.passes == 1
+    assert judged.score.correct is False and judged.rule_correct is False and judged.judge == "j"
+    assert all(c.meta["sim"]["truth"] is False for c in asked)            # a simulated judge is told the truth
+    asked.clear()
+    empty = asyncio.run(scorer.score(task(), "  ", [""], spec, AGENT, ask))
+    assert asked == [] and empty.score.correct is False and empty.samples == [None] * 3
+
+
+def test_score_refuses_a_task_that_needs_a_model():
+    assert "judge" in SCORERS and "judge" in MODEL_SCORERS
+    with pytest.raises(ValueError, match="asks a model"):
+        score(task(), ["5"])
