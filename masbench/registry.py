@@ -10,7 +10,13 @@ without importing the modules that implement them. Registration by decorator sta
     @GENERATORS.register("my.generator")
     def mine(values, n, seed, split, **params): ...
 
-(Shaped after inspect_ai's registry decorators; the lazy entries are like entry points.)
+A registry made with ``plugins="masbench.ops"`` also holds the entry points of that group that
+installed distributions declare (``[project.entry-points."masbench.ops"] mine = "pkg.mod:OP"``), read
+the first time the registry is consulted and imported only when the name is used: installing a
+plugin is enough, nothing imports it by hand. A plugin name that is already taken (a bundled entry,
+one registered by code, another plugin's) is a :class:`PluginConflict` naming both.
+
+(Shaped after inspect_ai's registry decorators and its entry-point plugins.)
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar, overload
 
 T = TypeVar("T")
@@ -31,6 +38,52 @@ class RegistryError(KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class PluginConflict(ValueError):
+    """An installed plugin declares a name that is already taken (the message names both), or an
+    entry point that is not ``module:attr``. Not a ``KeyError``: ``Mapping.get`` and the callers
+    that treat an unknown name as absent must not swallow it."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One entry point of an installed distribution, in a masbench group."""
+
+    name: str
+    """The entry point's name: the name YAML uses (``kind: mine``, ``format: mine``, …)."""
+    ref: str
+    """``"package.module:attr"``: what it points at (imported on first use)."""
+    dist: str
+    """The distribution that declares it (``pip install`` name)."""
+
+    @property
+    def origin(self) -> str:
+        return f"plugin {self.dist}"
+
+
+def entry_points_of(group: str) -> list[Plugin]:
+    """The entry points installed distributions declare in ``group`` (nothing is imported)."""
+    from importlib.metadata import entry_points  # ~80 ms to import: only when a registry is consulted
+
+    out = []
+    for ep in entry_points(group=group):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        ref = f"{ep.module}:{ep.attr}" if ep.attr else ep.value
+        if not _REF.match(ref):
+            raise PluginConflict(f"plugin {dist}: entry point {ep.name!r} of group {group!r} is {ep.value!r}; "
+                                 "it must point at 'package.module:attr'")
+        out.append(Plugin(ep.name, ref, dist))
+    return out
+
+
+def _origin(obj: Any) -> str:
+    """Where a non-plugin entry comes from: ``bundled`` (masbench's own) or the module of the code
+    that registered it."""
+    mod = obj.partition(":")[0] if isinstance(obj, str) and _REF.match(obj) else getattr(obj, "__module__", None)
+    if not isinstance(mod, str):
+        return "code"
+    return "bundled" if mod == "masbench" or mod.startswith("masbench.") else f"code ({mod})"
 
 
 def load_ref(ref: str) -> Any:
@@ -47,19 +100,66 @@ def load_ref(ref: str) -> Any:
 class Registry(Mapping[str, T], Generic[T]):
     """Name → object, with lazy ``"module:attr"`` entries. Read it like a dict."""
 
-    def __init__(self, what: str, entries: Mapping[str, T | str] | None = None):
+    def __init__(self, what: str, entries: Mapping[str, T | str] | None = None, *, plugins: str | None = None,
+                 adapt: Callable[[str, Any], T] | None = None):
         self.what = what
         """What the entries are (for error messages): ``generator``, ``view``, …"""
+        self.plugins = plugins
+        """The entry-point group whose entries this registry also holds (``masbench.ops``), or None."""
+        self._adapt = adapt
         self._entries: dict[str, Any] = {}
         self._lazy: set[str] = set()
+        self._origins: dict[str, str] = {}
+        self._from_plugin: dict[str, Plugin] = {}
+        self._scanned = plugins is None
+        self._conflict: PluginConflict | None = None
+        self._loading: str | None = None
+        """The plugin entry being imported (its module may register itself by decorator too)."""
         for name, obj in (entries or {}).items():
             self.add(name, obj)
 
+    def _scan(self) -> None:
+        """Read the plugin group once (the first time the registry is consulted); a conflict is
+        raised now and on every later use."""
+        if not self._scanned:
+            self._scanned = True
+            assert self.plugins is not None
+            try:
+                found = entry_points_of(self.plugins)
+            except PluginConflict as exc:
+                self._conflict, found = exc, []
+            for p in found:
+                if p.name in self._entries:
+                    self._conflict = self._conflict or PluginConflict(
+                        f"{self.what} {p.name!r} of {p.origin} ({p.ref}) conflicts with the "
+                        f"{self._described(p.name)}: uninstall one, or rename the plugin's entry point")
+                    continue
+                self._entries[p.name] = p.ref
+                self._lazy.add(p.name)
+                self._origins[p.name] = p.origin
+                self._from_plugin[p.name] = p
+        if self._conflict is not None:
+            raise self._conflict
+
+    def _described(self, name: str) -> str:
+        """``bundled task format 'x' (masbench.bench…:f)``: an entry, for a conflict message."""
+        obj = self._entries[name]
+        where = obj if name in self._lazy else getattr(obj, "__qualname__", type(obj).__qualname__)
+        return f"{self._origins.get(name, 'bundled')} {self.what} {name!r} ({where})"
+
     def add(self, name: str, obj: T | str, *, replace: bool = False) -> None:
-        """Register ``obj`` (or a lazy ``"module:attr"`` string) under ``name``."""
+        """Register ``obj`` (or a lazy ``"module:attr"`` string) under ``name``. Replacing a
+        plugin's entry is a :class:`PluginConflict`, ``replace`` or not."""
+        if name == self._loading:
+            return  # a plugin's module registering its own entry as it is imported: the entry point wins
+        if name in self._from_plugin:
+            p = self._from_plugin[name]
+            raise PluginConflict(f"{self.what} {name!r} of {p.origin} ({p.ref}) conflicts with the {_origin(obj)} "
+                                 f"{self.what} {name!r} being registered: uninstall one, or rename one of them")
         if not replace and name in self._entries and self._entries[name] is not obj:
             raise ValueError(f"{self.what} {name!r} is already registered")
         self._entries[name] = obj
+        self._origins[name] = _origin(obj)
         if isinstance(obj, str) and _REF.match(obj):
             self._lazy.add(name)
         else:
@@ -69,6 +169,8 @@ class Registry(Mapping[str, T], Generic[T]):
         """Unregister ``name`` (no error if it is not registered)."""
         self._entries.pop(name, None)
         self._lazy.discard(name)
+        self._origins.pop(name, None)
+        self._from_plugin.pop(name, None)
 
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
@@ -88,30 +190,49 @@ class Registry(Mapping[str, T], Generic[T]):
         return deco
 
     def __getitem__(self, name: str) -> T:
+        self._scan()
         if name not in self._entries:
             known = ", ".join(sorted(self._entries)) or "none"
             raise RegistryError(f"unknown {self.what} {name!r} (known: {known})")
         if name in self._lazy:
             ref = self._entries[name]
+            plugin = self._from_plugin.get(name)
             try:
-                self._entries[name] = load_ref(ref)
+                self._loading = name if plugin else None
+                obj = load_ref(ref)
             except (ImportError, AttributeError) as exc:
-                raise RegistryError(f"{self.what} {name!r} points at {ref!r}, which cannot be loaded: {exc}") from exc
+                whose = f" ({plugin.origin})" if plugin else ""
+                raise RegistryError(f"{self.what} {name!r}{whose} points at {ref!r}, which cannot be loaded: "
+                                    f"{exc}") from exc
+            finally:
+                self._loading = None
+            self._entries[name] = self._adapt(name, obj) if plugin and self._adapt else obj
             self._lazy.discard(name)
         return self._entries[name]
 
     def __iter__(self) -> Iterator[str]:
+        self._scan()
         return iter(self._entries)
 
     def __len__(self) -> int:
+        self._scan()
         return len(self._entries)
 
     def __contains__(self, name: object) -> bool:
+        self._scan()
         return name in self._entries
 
     def names(self) -> list[str]:
-        """Registered names, in registration order (nothing is imported)."""
+        """Registered names, in registration order, then the plugins' (nothing is imported)."""
+        self._scan()
         return list(self._entries)
+
+    def origin(self, name: str) -> str:
+        """Where ``name`` comes from: ``bundled``, ``plugin DIST`` or ``code (module)``."""
+        self._scan()
+        if name not in self._entries:
+            raise RegistryError(f"unknown {self.what} {name!r}")
+        return self._origins.get(name, "bundled")
 
     def __repr__(self) -> str:
         return f"Registry({self.what!r}, {self.names()})"
@@ -163,4 +284,5 @@ def checks_for(kind: str) -> list:
     return [CHECKS[n] for n in CHECKS.names() if n == kind or n.startswith(kind + ".")]
 
 
-__all__ = ["CHECKS", "DESIGNERS", "ENGINES", "PAIRED_TESTS", "Registry", "RegistryError", "checks_for", "load_ref"]
+__all__ = ["CHECKS", "DESIGNERS", "ENGINES", "PAIRED_TESTS", "Plugin", "PluginConflict", "Registry", "RegistryError",
+           "checks_for", "entry_points_of", "load_ref"]

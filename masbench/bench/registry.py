@@ -24,11 +24,11 @@ ReplyScorerFn = Callable[["TaskInstance", "str | None", list[str]], "Score"]
 """``fn(task, reply_text_or_None, extracted_answers) -> Score``: a scorer that reads the whole reply
 (a benchmark's own extraction rule, e.g. MASBench's ``\\boxed{}`` count)."""
 
-GENERATORS: Registry[GeneratorFn] = Registry("generator")
+GENERATORS: Registry[GeneratorFn] = Registry("generator", plugins="masbench.generators")
 """Registered task generators by name (``masbench.depth``, ..., ``smfr``); the bench facade imports
 the modules that define the built-in ones."""
 
-SCORERS: Registry[ScorerFn] = Registry("scorer")
+SCORERS: Registry[ScorerFn] = Registry("scorer", plugins="masbench.scorers")
 """Registered scorers by name (``numeric``, ``set``, ``exact``, and every reply scorer)."""
 
 REPLY_SCORERS: Registry[ReplyScorerFn] = Registry("reply scorer")
