@@ -23,19 +23,24 @@ first time one is used.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 import pandas as pd
 
 from . import telemetry
+from .bench import FORMATS, GENERATORS, READERS, SCORERS
 from .harness import RunOptions, RunSummary, run_suite
-from .llm import ModelOverride
+from .library import Library
+from .llm import BACKENDS, ModelOverride
+from .registry import DESIGNERS, Registry
 from .report import data
 from .report.verdict import verdicts
+from .runtime import OPS, PYTHON_FUNCS
 from .spec.suite import TranscriptMode
 from .store import Store
+from .tools import TOOLS
 
 
 class RunSettings(TypedDict, total=False):
@@ -170,4 +175,63 @@ def open_store(path: str | Path) -> Store:
     return Store(p, read_only=True)
 
 
-__all__ = ["RunSettings", "VERDICT_COLUMNS", "compare", "open_store", "run", "run_options"]
+class Available(NamedTuple):
+    """One thing :func:`available` lists."""
+
+    kind: str
+    """``agent``, ``design``, ``suite``, ``model``, ``op``, ``format``, ``reader``, ``backend``, …"""
+    name: str
+    """The name YAML or the command line uses for it."""
+    origin: str
+    """Where it comes from: ``bundled``, ``working directory``, ``library root``, ``MASBENCH_PATH``,
+    ``plugin DIST`` (an installed distribution's entry point) or ``code (module)``."""
+    where: str
+    """Its file (relative to its root) or the ``module:attr`` it points at (not imported)."""
+
+
+LIBRARY_KINDS = {"agents": "agent", "designs": "design", "suites": "suite", "models": "model"}
+"""``masbench list`` kinds that are YAML files of the library → the library's kind."""
+
+REGISTRY_KINDS: dict[str, list[tuple[str, Registry[Any]]]] = {
+    "designs": [("designer", DESIGNERS)],
+    "ops": [("op", OPS)],
+    "formats": [("format", FORMATS), ("reader", READERS)],
+    "backends": [("backend", BACKENDS)],
+    "scorers": [("scorer", SCORERS)],
+    "tools": [("tool", TOOLS)],
+    "functions": [("function", PYTHON_FUNCS)],
+    "generators": [("generator", GENERATORS)],
+}
+"""``masbench list`` kinds read from registries → (the singular shown, the registry)."""
+
+LIST_KINDS = tuple(dict.fromkeys([*LIBRARY_KINDS, *REGISTRY_KINDS]))
+"""Every kind :func:`available` lists, in its order."""
+
+
+def available(kind: str | None = None, lib: Sequence[str | Path] = ()) -> list[Available]:
+    """What exists, one entry each, and where it comes from — ``masbench list [KIND]``. ``kind``: one
+    of :data:`LIST_KINDS` (None: all). YAML kinds are searched as a run searches them (``lib``
+    roots, ``MASBENCH_PATH``, the working directory, the bundled library; the first file that
+    declares a name wins); code kinds come from their registries, installed plugins included
+    (listed, not imported).
+
+        >>> [a for a in masbench.api.available("ops") if a.name == "majority"]
+        [Available(kind='op', name='majority', origin='bundled', where='masbench.runtime.ops.vote:OP')]
+    """
+    kinds = LIST_KINDS if kind is None else (kind,)
+    unknown = [k for k in kinds if k not in LIST_KINDS]
+    if unknown:
+        raise ValueError(f"cannot list {unknown[0]!r}: kinds are {', '.join(LIST_KINDS)}")
+    library = Library(roots=list(lib))
+    out: list[Available] = []
+    for k in kinds:
+        if k in LIBRARY_KINDS:
+            for name, f, root in library.entries(LIBRARY_KINDS[k]):
+                out.append(Available(LIBRARY_KINDS[k], name, library.origins[root], str(f.relative_to(root))))
+        for shown, reg in REGISTRY_KINDS.get(k, []):
+            out += [Available(shown, n, reg.origin(n), reg.where(n)) for n in reg.names()]
+    return out
+
+
+__all__ = ["Available", "LIST_KINDS", "RunSettings", "VERDICT_COLUMNS", "available", "compare", "open_store", "run",
+           "run_options"]

@@ -141,6 +141,13 @@ class Registry(Mapping[str, T], Generic[T]):
         if self._conflict is not None:
             raise self._conflict
 
+    def rescan(self) -> None:
+        """Forget the plugins read and read the group again on next use (a distribution installed
+        or removed while the process runs)."""
+        for name in list(self._from_plugin):
+            self.remove(name)
+        self._scanned, self._conflict = self.plugins is None, None
+
     def _described(self, name: str) -> str:
         """``bundled task format 'x' (masbench.bench…:f)``: an entry, for a conflict message."""
         obj = self._entries[name]
@@ -226,6 +233,19 @@ class Registry(Mapping[str, T], Generic[T]):
         """Registered names, in registration order, then the plugins' (nothing is imported)."""
         self._scan()
         return list(self._entries)
+
+    def where(self, name: str) -> str:
+        """What an entry points at, ``module:attr``, without importing it (a loaded object: its
+        module and name)."""
+        self._scan()
+        obj = self._entries[name]
+        if name in self._lazy:
+            return obj
+        mod = getattr(obj, "__module__", None)
+        qual = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+        if "<locals>" in qual or not isinstance(mod, str):
+            return mod if isinstance(mod, str) else qual
+        return f"{mod}:{qual}"
 
     def origin(self, name: str) -> str:
         """Where ``name`` comes from: ``bundled``, ``plugin DIST`` or ``code (module)``."""

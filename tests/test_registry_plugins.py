@@ -136,3 +136,16 @@ def test_the_bundled_registries_read_their_groups(site: Path) -> None:
     groups = {r.plugins for r in (OPS, FORMATS, READERS, BACKENDS, SCORERS, TOOLS, PYTHON_FUNCS, GENERATORS)}
     assert groups == {"masbench.ops", "masbench.formats", "masbench.readers", "masbench.backends", "masbench.scorers",
                       "masbench.tools", "masbench.python_funcs", "masbench.generators"}
+
+
+def test_rescan_reads_a_plugin_installed_after_first_use(site: Path) -> None:
+    r: Registry[object] = Registry("tool", {"calculator": "masbench.tools.calculator:TOOL"}, plugins=GROUP)
+    assert r.names() == ["calculator"]
+    install_metadata(site, "toy-plugin", {"double": "toyplug.funcs:double"})
+    assert r.names() == ["calculator"]  # read once per process...
+    r.rescan()
+    assert r.names() == ["calculator", "double"]  # ...until asked again
+    for f in site.glob("*.dist-info/entry_points.txt"):
+        f.unlink()
+    r.rescan()
+    assert r.names() == ["calculator"]

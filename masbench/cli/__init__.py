@@ -58,6 +58,8 @@ COMMANDS: dict[str, Command] = {
                                              "meta-designer, generated designs (stored, exported, listed)."),
     "skills": Command("masbench.cli.routing", "Skill handbooks: learn competence and cost from traces, show them."),
     "route": Command("masbench.cli.routing", "Routers: evaluate them on an outcome matrix; fill decision outcomes."),
+    "list": Command("masbench.cli.listing", "List agents, designs, suites, models, ops, formats, backends, scorers, "
+                                            "tools: one line each, with where it comes from."),
 }
 """Every top-level command, in listing order → the module that registers it."""
 
