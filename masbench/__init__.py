@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+DISTRIBUTION = "masbench-eval"
+"""The name to ``pip install`` (and to read the installed metadata by); ``masbench`` on PyPI is an
+unrelated project. The import name and the command are ``masbench``."""
+
 if TYPE_CHECKING:
     from .api import compare, open_store, run
 
@@ -32,4 +36,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_API])
 
 
-__all__ = ["__version__", "compare", "open_store", "run"]
+__all__ = ["DISTRIBUTION", "__version__", "compare", "open_store", "run"]
