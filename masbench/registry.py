@@ -109,6 +109,8 @@ class Registry(Mapping[str, T], Generic[T]):
         self._adapt = adapt
         self._entries: dict[str, Any] = {}
         self._lazy: set[str] = set()
+        self._refs: dict[str, str] = {}
+        """Name → the ``"module:attr"`` a lazy entry was given as (kept once it is loaded)."""
         self._origins: dict[str, str] = {}
         self._from_plugin: dict[str, Plugin] = {}
         self._scanned = plugins is None
@@ -134,7 +136,7 @@ class Registry(Mapping[str, T], Generic[T]):
                         f"{self.what} {p.name!r} of {p.origin} ({p.ref}) conflicts with the "
                         f"{self._described(p.name)}: uninstall one, or rename the plugin's entry point")
                     continue
-                self._entries[p.name] = p.ref
+                self._entries[p.name] = self._refs[p.name] = p.ref
                 self._lazy.add(p.name)
                 self._origins[p.name] = p.origin
                 self._from_plugin[p.name] = p
@@ -151,7 +153,7 @@ class Registry(Mapping[str, T], Generic[T]):
     def _described(self, name: str) -> str:
         """``bundled task format 'x' (masbench.bench…:f)``: an entry, for a conflict message."""
         obj = self._entries[name]
-        where = obj if name in self._lazy else getattr(obj, "__qualname__", type(obj).__qualname__)
+        where = self._refs.get(name) or getattr(obj, "__qualname__", type(obj).__qualname__)
         return f"{self._origins.get(name, 'bundled')} {self.what} {name!r} ({where})"
 
     def add(self, name: str, obj: T | str, *, replace: bool = False) -> None:
@@ -169,13 +171,16 @@ class Registry(Mapping[str, T], Generic[T]):
         self._origins[name] = _origin(obj)
         if isinstance(obj, str) and _REF.match(obj):
             self._lazy.add(name)
+            self._refs[name] = obj
         else:
             self._lazy.discard(name)
+            self._refs.pop(name, None)
 
     def remove(self, name: str) -> None:
         """Unregister ``name`` (no error if it is not registered)."""
         self._entries.pop(name, None)
         self._lazy.discard(name)
+        self._refs.pop(name, None)
         self._origins.pop(name, None)
         self._from_plugin.pop(name, None)
 
@@ -235,12 +240,12 @@ class Registry(Mapping[str, T], Generic[T]):
         return list(self._entries)
 
     def where(self, name: str) -> str:
-        """What an entry points at, ``module:attr``, without importing it (a loaded object: its
-        module and name)."""
+        """What an entry points at, ``module:attr``, without importing it (an entry registered as
+        an object: its module and name)."""
         self._scan()
+        if name in self._refs:
+            return self._refs[name]
         obj = self._entries[name]
-        if name in self._lazy:
-            return obj
         mod = getattr(obj, "__module__", None)
         qual = getattr(obj, "__qualname__", None) or type(obj).__qualname__
         if "<locals>" in qual or not isinstance(mod, str):

@@ -149,3 +149,14 @@ def test_rescan_reads_a_plugin_installed_after_first_use(site: Path) -> None:
         f.unlink()
     r.rescan()
     assert r.names() == ["calculator"]
+
+
+def test_where_names_what_an_entry_was_given_as_before_and_after_loading(site: Path) -> None:
+    (site / "toyplug").mkdir()
+    (site / "toyplug" / "__init__.py").write_text("")
+    (site / "toyplug" / "funcs.py").write_text("def double(x):\n    return 2 * x\n")
+    install_metadata(site, "toy-plugin", {"double": "toyplug.funcs:double"})
+    r: Registry[object] = Registry("python function", {"dumps": "json:dumps", "loads": json.loads}, plugins=GROUP)
+    before = [r.where(n) for n in r]
+    r["dumps"], r["double"]  # loaded: the objects replace the strings
+    assert [r.where(n) for n in r] == before == ["json:dumps", "json:loads", "toyplug.funcs:double"]
