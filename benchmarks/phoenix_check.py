@@ -80,7 +80,13 @@ def main() -> None:
         run_id = done.stdout.strip().splitlines()[-1]
         time.sleep(3)  # Phoenix writes what it received in the background
         projects = [p["name"] for p in get(f"{base}/v1/projects")["data"]]
-        spans = get(f"{base}/v1/projects/{PROJECT}/spans?limit=10000")["data"]
+        spans, cursor = [], ""
+        while True:  # its REST API pages spans (at most 1000 a page)
+            page = get(f"{base}/v1/projects/{PROJECT}/spans?limit=500" + (f"&cursor={cursor}" if cursor else ""))
+            spans += page["data"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
         llm = [s for s in spans if s.get("span_kind") == "LLM"]
         a = [s["attributes"] for s in llm]
         con = duckdb.connect(str(work / "runs" / "q.duckdb"), read_only=True)
