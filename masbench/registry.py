@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar, overload
@@ -62,12 +63,21 @@ class Plugin:
         return f"plugin {self.dist}"
 
 
-def entry_points_of(group: str) -> list[Plugin]:
-    """The entry points installed distributions declare in ``group`` (nothing is imported)."""
-    from importlib.metadata import entry_points  # ~80 ms to import: only when a registry is consulted
+_INSTALLED: tuple[tuple[str, ...], Any] | None = None
+"""``(sys.path, every entry point installed)`` as last read: one read of the installed metadata serves
+every registry, as each read walks every installed distribution whatever group it is asked for."""
 
+
+def entry_points_of(group: str) -> list[Plugin]:
+    """The entry points installed distributions declare in ``group`` (nothing is imported). The
+    installed metadata is read once per ``sys.path`` (:func:`forget_installed` reads it again)."""
+    global _INSTALLED
+    if _INSTALLED is None or _INSTALLED[0] != tuple(sys.path):
+        from importlib.metadata import entry_points  # ~80 ms to import: only when a registry is consulted
+
+        _INSTALLED = (tuple(sys.path), entry_points())
     out = []
-    for ep in entry_points(group=group):
+    for ep in _INSTALLED[1].select(group=group):
         dist = ep.dist.name if ep.dist is not None else "?"
         ref = f"{ep.module}:{ep.attr}" if ep.attr else ep.value
         if not _REF.match(ref):
@@ -75,6 +85,12 @@ def entry_points_of(group: str) -> list[Plugin]:
                                  "it must point at 'package.module:attr'")
         out.append(Plugin(ep.name, ref, dist))
     return out
+
+
+def forget_installed() -> None:
+    """Read the installed distributions' metadata again on the next :func:`entry_points_of`."""
+    global _INSTALLED
+    _INSTALLED = None
 
 
 def _origin(obj: Any) -> str:
@@ -149,6 +165,7 @@ class Registry(Mapping[str, T], Generic[T]):
         for name in list(self._from_plugin):
             self.remove(name)
         self._scanned, self._conflict = self.plugins is None, None
+        forget_installed()
 
     def _described(self, name: str) -> str:
         """``bundled task format 'x' (masbench.bench…:f)``: an entry, for a conflict message."""
