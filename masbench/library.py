@@ -140,21 +140,26 @@ class Library:
 
     def __init__(self, roots: Sequence[str | Path] | None = None, include_cwd: bool = True,
                  include_bundled: bool = True):
-        found: list[Path] = [Path(r) for r in (roots or [])]
+        found: list[tuple[Path, str]] = [(Path(r), "library root") for r in (roots or [])]
         env = os.environ.get("MASBENCH_PATH")
         if env:
-            found += [Path(p) for p in env.split(os.pathsep) if p]
+            found += [(Path(p), "MASBENCH_PATH") for p in env.split(os.pathsep) if p]
         if include_cwd:
-            found.append(Path.cwd())
+            found.append((Path.cwd(), "working directory"))
         if include_bundled:
-            found.append(bundled_root())
+            found.append((bundled_root(), "bundled"))
         seen: set[Path] = set()
         self.roots: list[Path] = []
-        for r in found:
+        self.origins: dict[Path, str] = {}
+        """Root → where it comes from: ``library root`` (``--lib``), ``MASBENCH_PATH``, ``working
+        directory`` or ``bundled`` (the bundled root is ``bundled`` even when it is also the cwd)."""
+        bundled = bundled_root().resolve()
+        for r, origin in found:
             rr = r.resolve()
             if rr not in seen:
                 seen.add(rr)
                 self.roots.append(rr)
+                self.origins[rr] = "bundled" if rr == bundled else origin
         self._cache: dict[Path, Loaded] = {}
         self._unchecked: dict[Path, Loaded] = {}
         self._resolved: dict[Path, Path] = {}
@@ -192,6 +197,21 @@ class Library:
             if declared is not None:
                 names.setdefault(declared)
         return list(names)
+
+    def entries(self, kind: str) -> list[tuple[str, Path, Path]]:
+        """``(name, file, root)`` of every name a kind has, the file that wins (search order; a
+        model is named by its file stem, every other kind by the ``name`` it declares)."""
+        out: dict[str, tuple[str, Path, Path]] = {}
+        for root in self.roots:
+            for folder in FOLDERS.get(kind, ()):
+                d = root / folder
+                if not d.is_dir():
+                    continue
+                for f in sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml"))):
+                    name = f.stem if kind == "model" else declared_name(f)
+                    if name is not None and name not in out:
+                        out[name] = (name, f, root)
+        return list(out.values())
 
     def has(self, kind: str, name: str) -> bool:
         return name in self._overlay.get(kind, {}) or name in self._index.get(kind, {})

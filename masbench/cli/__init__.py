@@ -60,6 +60,8 @@ COMMANDS: dict[str, Command] = {
     "skills": Command("masbench.cli.routing", "Skill handbooks: learn competence and cost from traces, show them."),
     "route": Command("masbench.cli.routing", "Routers: evaluate them on an outcome matrix; fill decision outcomes."),
     "judge": Command("masbench.cli.judge", "Model judges as scorers: measure a judge against rule-checkable golds."),
+    "list": Command("masbench.cli.listing", "List agents, designs, suites, models, ops, formats, backends, scorers, "
+                                            "tools: one line each, with where it comes from."),
 }
 """Every top-level command, in listing order → the module that registers it."""
 

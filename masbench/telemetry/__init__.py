@@ -1,5 +1,5 @@
 """OpenTelemetry export of a run's work as GenAI spans (docs/telemetry.md): an optional extra
-(``pip install 'masbench[otel]'``), off unless the standard ``OTEL_EXPORTER_OTLP_*`` variables are
+(``pip install 'masbench-eval[otel]'``), off unless the standard ``OTEL_EXPORTER_OTLP_*`` variables are
 set (or :func:`configure` / ``masbench run --otel``), and costing one global check per span site
 while off — this facade imports no OpenTelemetry.
 

@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from .. import DISTRIBUTION, __version__
 from .genai import SCHEMA_URL
 
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -29,9 +30,9 @@ _PROPAGATOR = TraceContextTextMapPropagator()
 
 def _version() -> str:
     try:
-        return version("masbench")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without installed metadata
-        return "0"
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # a source tree without installed metadata
+        return __version__
 
 
 def otlp_exporter() -> SpanExporter:
@@ -57,8 +58,12 @@ class Sdk:
     def __init__(self, exporter: SpanExporter | None = None, batch: bool = True):
         """``exporter``: where spans go (None: OTLP/HTTP from the environment); ``batch``: export
         from a background thread (False: synchronously at each span's end, for tests)."""
+        # the resource: OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME are read by Resource.create (a
+        # project for Phoenix: openinference.project.name=...); the attributes given here win over them,
+        # so service.name is given only when neither variable names it
         attrs = {"service.version": _version()}
-        if not os.environ.get("OTEL_SERVICE_NAME"):
+        named = {kv.partition("=")[0].strip() for kv in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(",")}
+        if not os.environ.get("OTEL_SERVICE_NAME") and "service.name" not in named:
             attrs["service.name"] = "masbench"
         self.provider = TracerProvider(resource=Resource.create(attrs))
         exp = exporter if exporter is not None else otlp_exporter()

@@ -31,7 +31,7 @@ ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPO
 """Either one turns export on."""
 CAPTURE_VAR = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The opt-in for message content (``true``; the GenAI util's ``SPAN_ONLY`` / ``SPAN_AND_EVENT`` too)."""
-INSTALL = "pip install 'masbench[otel]'"
+INSTALL = "pip install 'masbench-eval[otel]'"
 
 
 class TelemetryUnavailable(RuntimeError):

@@ -141,7 +141,7 @@ TOOLS: Registry[Tool] = Registry("tool", {
     "calculator": "masbench.tools.calculator:TOOL",
     "search": "masbench.tools.corpus:SEARCH",
     "read_document": "masbench.tools.corpus:READ",
-})
+}, plugins="masbench.tools", adapt=lambda name, obj: _plugin_tool(name, obj))
 """Tool name → :class:`Tool` instance (an agent's YAML names them in ``tools:``)."""
 
 
@@ -167,6 +167,19 @@ class _FunctionTool(Tool):
         if isinstance(out, (ToolOutput, str)):
             return out
         return ToolOutput(json.dumps(out, ensure_ascii=False, default=str), out)
+
+
+def _plugin_tool(name: str, obj: object) -> Tool:
+    """What a ``masbench.tools`` entry point names, as a :class:`Tool`: an instance as it is, a
+    :class:`Tool` subclass instantiated, a plain function wrapped as :func:`tool` wraps it."""
+    if isinstance(obj, Tool):
+        return obj
+    if isinstance(obj, type) and issubclass(obj, Tool):
+        return obj()
+    if callable(obj):
+        return _FunctionTool(name, obj, inspect.getdoc(obj) or name, DEFAULT_MAX_RESULT_CHARS)
+    raise TypeError(f"tool {name!r}: a masbench.tools entry point names a Tool, a Tool subclass or a function, "
+                    f"not a {type(obj).__name__}")
 
 
 def tool(name: str, *, description: str | None = None,

@@ -26,7 +26,7 @@ def test_the_three_engines_are_registered_and_unknown_ones_refused():
 
 def test_ray_engine_without_ray_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    with pytest.raises(EngineUnavailable, match=r"pip install 'masbench\[ray\]'"):
+    with pytest.raises(EngineUnavailable, match=r"pip install 'masbench-eval\[ray\]'"):
         engine_class(RunOptions(suite="x", engine="ray"))
 
 

@@ -91,8 +91,8 @@ def test_enabling_it_without_the_extra_names_the_install_command_and_touches_not
     store = tmp_path / "runs" / "simsuite.duckdb"
     env_on = _run([str(suite)], {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}, block=True)
     assert env_on.returncode == 2, env_on.stderr[-3000:]
-    assert "pip install 'masbench[otel]'" in env_on.stderr and "OTEL_EXPORTER_OTLP_ENDPOINT is set" in env_on.stderr
+    assert "pip install 'masbench-eval[otel]'" in env_on.stderr and "OTEL_EXPORTER_OTLP_ENDPOINT is set" in env_on.stderr
     assert not store.exists()
     flag_on = _run([str(suite), "--otel"], {}, block=True)
-    assert flag_on.returncode == 2 and "pip install 'masbench[otel]'" in flag_on.stderr
+    assert flag_on.returncode == 2 and "pip install 'masbench-eval[otel]'" in flag_on.stderr
     assert "--otel was given" in flag_on.stderr and not store.exists()

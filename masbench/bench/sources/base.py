@@ -90,7 +90,7 @@ READERS: Registry[Reader] = Registry("task reader", {
     "masbench-dir": f"{_S}.masbench_dir:read_masbench_dir",
     "legacy-jsonl": f"{_S}.legacy:read_legacy_jsonl",
     "legacy-parquet": f"{_S}.legacy:read_legacy_parquet",
-})
+}, plugins="masbench.readers")
 """Readers by name: ``path`` (+ the source's ``n``, ``split``, ``configs``) → groups of rows."""
 
 FORMATS: Registry[Format] = Registry("task format", {
@@ -104,5 +104,5 @@ FORMATS: Registry[Format] = Registry("task format", {
     "table": f"{_S}.table:table_format",
     "guess": f"{_S}.guess:guess_format",
     "open": f"{_S}.open_ended:open_format",
-})
+}, plugins="masbench.formats")
 """Formats by name: a group of rows → tasks."""

@@ -25,7 +25,7 @@ def hf_rows(name: str, config: str | None, split: str, n: int | None,
         import datasets  # optional heavy dependency: imported only for hf: sources
     except ImportError:
         raise TaskDataError(f"hf:{name}", "hf: sources need the `datasets` library: "
-                                          "pip install 'masbench[hf]'", field="hf") from None
+                                          "pip install 'masbench-eval[hf]'", field="hf") from None
     datasets.disable_progress_bars()
     local = Path(name).expanduser()
     if not local.is_absolute() and base_dir is not None and (Path(base_dir) / local).exists():

@@ -37,7 +37,7 @@ OPS: Registry[Op] = Registry("op", {
     "design": "masbench.runtime.ops.design:OP",
     "react": "masbench.runtime.ops.react:OP",
     "route": "masbench.runtime.ops.route:OP",
-})
+}, plugins="masbench.ops")
 """Node kind → :class:`~.base.Op` instance."""
 
 STAND_IN = Op()
