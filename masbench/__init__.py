@@ -10,11 +10,7 @@ The Python API (:mod:`masbench.api`) is imported on first use, so ``import masbe
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
-
-DISTRIBUTION = "masbench-eval"
-"""The name to ``pip install`` (and to read the installed metadata by); ``masbench`` on PyPI is an
-unrelated project. The import name and the command are ``masbench``."""
+from .version import DISTRIBUTION, __version__
 
 if TYPE_CHECKING:
     from .api import compare, open_store, run

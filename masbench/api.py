@@ -82,6 +82,10 @@ class RunSettings(TypedDict, total=False):
     """With ``until_decided``: the task cap (``--max-tasks``)."""
     batch: int | None
     """With ``until_decided``: tasks per batch (``--batch``)."""
+    judge: str | None
+    """The judge agent of the suite's judge scorer (replaces the ``judge:`` block's)."""
+    judge_k: int | None
+    """Judge samples per reply (replaces the ``judge:`` block's)."""
 
 
 def run_options(suite: str | Path, models: Mapping[str, ModelOverride] | None = None,

@@ -28,7 +28,8 @@ def test_the_docstring_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_run_settings_are_the_run_options_fields() -> None:
     """Every ``masbench run`` option is reachable from ``masbench.run`` under the same name."""
-    own = {"suite", "store", "overrides", "shard"}  # run()'s own arguments, and a worker's internal field
+    # run()'s own arguments, a worker's internal field, and `masbench judge check`'s mode
+    own = {"suite", "store", "overrides", "shard", "judge_check"}
     fields = {f.name for f in dataclasses.fields(RunOptions)} - own
     assert set(api.RunSettings.__annotations__) == fields
 

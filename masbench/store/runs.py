@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from ..spec.suite import SuiteSpec
 from .db import Store
 

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from .. import DISTRIBUTION, __version__
+from ..version import DISTRIBUTION, __version__
 from .genai import SCHEMA_URL
 
 _PROPAGATOR = TraceContextTextMapPropagator()
