@@ -97,3 +97,28 @@ def q(store: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+COMMAND = '''
+import json, os, sys
+
+task = json.load(sys.stdin)
+if task["params"].get("fail"):
+    print("something broke in the program", file=sys.stderr)
+    sys.exit(3)
+if task["params"].get("hang"):
+    import time
+    open("hung.pid", "w").write(str(os.getpid()))
+    time.sleep(3600)
+from openai import OpenAI
+
+client = OpenAI()  # unmodified: OPENAI_BASE_URL / OPENAI_API_KEY from the environment
+env = json.dumps(dict(os.environ), sort_keys=True)
+keys = json.loads(os.environ["MASBENCH_AGENT_KEYS"])
+r = client.chat.completions.create(model="default", messages=[
+    {"role": "system", "content": "Everything I can see: " + env},
+    {"role": "user", "content": task["question"]}])
+worker = OpenAI(api_key=keys["worker"])
+worker.chat.completions.create(model="default", messages=[{"role": "user", "content": "check " + task["question"]}])
+print(json.dumps({"text": r.choices[0].message.content + " | env: " + env, "answer": "5"}))
+'''
