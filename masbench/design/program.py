@@ -17,6 +17,7 @@ before any of these are recorded and counted. One ``nodes`` row per agent says w
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import os
@@ -161,6 +162,7 @@ class ProgramDesign:
         output: Any = None
         error: str | None = None
         with telemetry.workflow(self.name, ctx.tags) as span:
+            cell.context = contextvars.copy_context()  # the endpoint's calls: children of this span
             try:
                 output = await asyncio.wait_for(self._call(payload, endpoint, ctx), spec.timeout_s)
             except asyncio.TimeoutError:

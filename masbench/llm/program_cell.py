@@ -17,6 +17,7 @@ resumed run is served from the response cache."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import time
@@ -85,6 +86,9 @@ class ProgramCell:
         self.max_tokens = max_tokens
         self.seed_base = seed_base
         self.sim = dict(sim or {})
+        self.context: contextvars.Context | None = None
+        """The context the cell's calls run in (set by its runner inside its workflow span, so each
+        call's chat span is a child of it); None: the request handler's own."""
         self.by_agent: dict[str, AgentTally] = {}
         self.simulated = False
         self._seen: Counter[str] = Counter()
@@ -144,11 +148,12 @@ class ProgramCell:
         self._inflight += 1
         self._idle.clear()
         try:
-            res = await metered_call(self.gateway, self.meter, model, messages, max_tokens=max_tokens,
-                                     temperature=temperature, sample_index=idx,
-                                     tags={**self.tags, "node": agent, "agent": agent},
-                                     metadata={"sim": {**self.sim, "agent": agent, "mode": "answer"}},
-                                     where=agent, params=params)
+            call = metered_call(self.gateway, self.meter, model, messages, max_tokens=max_tokens,
+                                temperature=temperature, sample_index=idx,
+                                tags={**self.tags, "node": agent, "agent": agent},
+                                metadata={"sim": {**self.sim, "agent": agent, "mode": "answer"}},
+                                where=agent, params=params)
+            res = await (call if self.context is None else asyncio.create_task(call, context=self.context.copy()))
         finally:
             self._inflight -= 1
             if not self._inflight:
