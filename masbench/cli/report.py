@@ -11,7 +11,7 @@ from rich.console import Console
 from ..report.data import ReportError, TraceLinks
 from ..store import Store
 from ..report.terminal import compare as _compare
-from ..report.terminal import compare_against
+from ..report.terminal import by_agent, compare_against
 from .common import DEFAULT_STORE, RunOpt, StoreOpt
 
 
@@ -97,13 +97,17 @@ def register(app: typer.Typer) -> None:
                     "--axis", help="'all' (the default: every task pooled), or a task axis (depth, ...) / source: "
                     "one table per value. Repeatable: the run's header is printed once.")] = None,
                 against: Annotated[Optional[str], typer.Option("--against", help="Instead: the paired tests "
-                                   "against 'curve', 'cot' or a design label (exact McNemar).")] = None) -> None:
+                                   "against 'curve', 'cot' or a design label (exact McNemar).")] = None,
+                agents: Annotated[bool, typer.Option("--by-agent", help="Also: what each agent of each design "
+                                  "spent (a program design's agents as its calls named them).")] = False) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
             if against:
                 compare_against(store, against, run, axis or ["all"])
             else:
                 _compare(store, run, axis or ["all"])
+            if agents:
+                by_agent(store, run)
         except ReportError as exc:
             Console(stderr=True).print(f"error: {exc}", style="red", markup=False)
             raise typer.Exit(2)

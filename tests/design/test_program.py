@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from typer.testing import CliRunner
+
+from masbench.cli import app
 
 from masbench.harness import RunOptions, run_suite
 from masbench.testing.openai_server import FakeOpenAIServer
@@ -52,6 +55,14 @@ async def test_a_program_design_is_run_recorded_and_judged_like_a_design(tmp_pat
     cmp = q(s.store, "SELECT design, n FROM design_comparison WHERE run_id = ? AND axis = 'all' ORDER BY design",
             [s.run_id])
     assert ("solver-critic", 4) in cmp
+    # compare --by-agent: what each agent spent, from the agent_costs view
+    view = q(s.store, "SELECT design, agent, calls, tokens, tasks, token_share FROM agent_costs WHERE run_id = ? "
+                      "ORDER BY design, agent", [s.run_id])
+    assert [(d, a, n, t) for d, a, n, t, _, _ in view if d == "solver-critic"] == [
+        ("solver-critic", a, 4, t) for a, t in calls_by_agent]
+    assert abs(sum(sh for d, *_, sh in view if d == "solver-critic") - 1) < 1e-9
+    out = CliRunner().invoke(app, ["compare", "--store", str(s.store), "--by-agent"], env={"COLUMNS": "200"}).output
+    assert "cost by agent" in out and all(f"│ {a} " in out for a in ("solver", "critic", "cot-solver"))
     s2 = await run_suite(_opts(suite, tmp_path))  # resumed: nothing left to run
     assert s2.run_id == s.run_id and s2.ran == 0
 
