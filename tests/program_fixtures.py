@@ -122,3 +122,13 @@ worker = OpenAI(api_key=keys["worker"])
 worker.chat.completions.create(model="default", messages=[{"role": "user", "content": "check " + task["question"]}])
 print(json.dumps({"text": r.choices[0].message.content + " | env: " + env, "answer": "5"}))
 '''
+
+
+ECHO_META = '''
+import json
+
+def solve(task, endpoint):  # writes down what it was handed, so a test can see it
+    with open("handed.json", "w") as f:
+        json.dump({"task": task, "models": endpoint.models, "seed": endpoint.seed}, f)
+    return ["0"]
+'''

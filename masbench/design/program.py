@@ -1,7 +1,8 @@
 """A program design run on one task: the user's own MAS code, its every model call made through the
 metering endpoint (:mod:`masbench.llm.endpoint`) as a budgeted gateway call of this cell.
 
-The program gets the task — ``{"id", "question", "meta", "params"}`` — and an endpoint:
+The program gets the task — ``{"id", "question", "meta", "params"}``, ``meta`` without what holds
+the gold answer (:data:`HIDDEN_META`) — and an endpoint:
 an ``entry`` function is called in this process as ``function(task, endpoint)`` (awaited if it
 is async, else run in a thread) with an :class:`Endpoint`; a ``command`` runs once per task with
 the task as JSON on stdin, an environment without provider key variables, and
@@ -50,6 +51,17 @@ _SECRET = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIA
 _PROVIDER_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_", "GOOGLE_", "VERTEX", "MISTRAL_", "COHERE_",
                       "GROQ_", "TOGETHER", "DEEPSEEK_", "XAI_", "OPENROUTER_", "HUGGINGFACE", "HF_", "AWS_",
                       "FIREWORKS_", "REPLICATE_", "PERPLEXITY", "LITELLM_", "OLLAMA_", "VLLM_")
+
+
+HIDDEN_META = frozenset({"dag", "answer", "answers", "gold", "gold_names", "solution", "value", "evidence", "hops",
+                         "permutation", "label", "target"})
+"""Task metadata a program is never handed: what holds or leads to the gold answer (a generated
+task's solution graph, a search task's gold evidence, a choice task's permutation)."""
+
+
+def public_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """A task's metadata as a program sees it: JSON data, without :data:`HIDDEN_META`."""
+    return json.loads(json.dumps({k: v for k, v in (meta or {}).items() if k not in HIDDEN_META}, default=str))
 
 
 class ProgramFailed(Exception):
@@ -156,7 +168,7 @@ class ProgramDesign:
         endpoint = Endpoint(server.base_url, server.grant(cell), list(spec.models), cell.seed_base, list(spec.agents),
                             server, cell)
         payload = {"id": getattr(task, "id", None), "question": task.question,
-                   "meta": json.loads(json.dumps(getattr(task, "meta", None) or {}, default=str)),
+                   "meta": public_meta(getattr(task, "meta", None)),
                    "params": {**spec.params, **(params or {})}}
         t0 = time.perf_counter()
         output: Any = None
@@ -282,4 +294,5 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}\n{tb}"[-STDERR_TAIL:]
 
 
-__all__ = ["AgentAccess", "Endpoint", "ProgramDesign", "ProgramFailed", "program_env", "program_root"]
+__all__ = ["AgentAccess", "Endpoint", "HIDDEN_META", "ProgramDesign", "ProgramFailed", "program_env", "program_root",
+           "public_meta"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -13,7 +14,7 @@ from masbench.cli import app
 from masbench.harness import RunOptions, run_suite
 from masbench.testing.openai_server import FakeOpenAIServer
 
-from program_fixtures import LOOPER, RAISER, SLEEPER, SOLVER_CRITIC, SYNC_SDK, q, write_program, write_suite
+from program_fixtures import ECHO_META, LOOPER, RAISER, SLEEPER, SOLVER_CRITIC, SYNC_SDK, q, write_program, write_suite
 
 
 def _opts(suite, root, **kw) -> RunOptions:
@@ -134,3 +135,20 @@ async def test_failures_and_timeouts_are_the_cells_and_the_run_goes_on(tmp_path,
         assert rows[("sync", t)][0] == "ok" and rows[("sync", t)][1] == 1
     assert q(s.store, "SELECT count(*) FROM calls WHERE run_id = ? AND design = 'sleeper'", [s.run_id])[0][0] == 2
     assert {a for (a,) in q(s.store, "SELECT DISTINCT agent FROM calls WHERE design = 'sync'")} == {"solo"}
+
+
+@pytest.mark.slow
+async def test_a_program_is_handed_the_question_and_meta_but_no_gold(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_program(tmp_path, "echo_prog", ECHO_META, "name: echo\nkind: program\nentry: echo_prog:solve\n"
+                                                    "params: {k: 1, style: terse}\n")
+    suite = write_suite(tmp_path, "echo", "[{design: echo, params: {k: 2}, label: echo}]", n=1)
+    s = await run_suite(_opts(suite, tmp_path))
+    handed = json.loads((tmp_path / "handed.json").read_text())
+    task = handed["task"]
+    assert task["id"] == q(s.store, "SELECT task_id FROM results WHERE run_id = ?", [s.run_id])[0][0]
+    assert task["question"].endswith("?") and task["params"] == {"k": 2, "style": "terse"}
+    assert task["meta"]["style"] == "word" and task["meta"]["split"] == "test"
+    assert "dag" not in task["meta"] and '"value"' not in json.dumps(task)  # the solution graph is withheld
+    assert handed["models"] == ["default"] and handed["seed"] == 0
+    assert q(s.store, "SELECT answer, status FROM results WHERE run_id = ?", [s.run_id]) == [("0", "ok")]
