@@ -3,8 +3,9 @@ a program design reaches its models. One per event loop (so one per engine and p
 process), started by the first program cell that needs it.
 
 Routes: ``POST /v1/chat/completions`` (whole, or ``stream: true`` as server-sent events whose last
-chunk carries the usage; ``tools`` and ``tool_calls`` passed through) and ``GET /v1/models`` (the
-caller's aliases). Each request is one gateway call of the cell that owns its bearer token
+chunk carries the usage; ``tools`` and ``tool_calls`` passed through), ``POST /v1/messages``
+(Anthropic Messages, text only: :mod:`.endpoint_anthropic`) and ``GET /v1/models`` (the caller's
+aliases). Each request is one gateway call of the cell that owns its bearer token
 (:class:`~masbench.llm.program_cell.ProgramCell`); a request with no token, an unknown one, or the
 token of a cell that has ended is refused (401). Refusals are OpenAI-shaped JSON errors with a 4xx
 status and ``x-should-retry: false``, which the ``openai`` SDK raises at once instead of retrying
@@ -25,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import endpoint_anthropic as anthropic
 from .program_cell import ProgramCell, Refusal
 from .result import CallResult
 
@@ -111,6 +113,7 @@ class MeteringEndpoint:
         if self._runner is None:
             app = web.Application(client_max_size=64 * 1024 * 1024)
             app.router.add_post("/v1/chat/completions", self._chat)
+            app.router.add_post("/v1/messages", self._messages)
             app.router.add_get("/v1/models", self._models)
             runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
             await runner.setup()
@@ -158,16 +161,30 @@ class MeteringEndpoint:
         data = [{"id": a, "object": "model", "created": 0, "owned_by": "masbench"} for a in cell.aliases]
         return web.json_response({"object": "list", "data": data})
 
+    async def _body(self, request: web.Request) -> tuple[ProgramCell, str | None, dict[str, Any]]:
+        cell, token_agent = self._holder(request)
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise Refusal(400, "invalid_request_error", "the request body is not JSON") from None
+        if not isinstance(body, dict):
+            raise Refusal(400, "invalid_request_error", "the request body must be a JSON object")
+        return cell, request.headers.get(AGENT_HEADER) or token_agent, body
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        """Anthropic Messages (text only): see :mod:`.endpoint_anthropic`."""
+        try:
+            cell, named, body = await self._body(request)
+            chat = anthropic.chat_request(body)
+            res = await cell.complete(chat, cell.agent_of(named, chat.get("user")))
+        except Refusal as r:
+            return anthropic.error(r)
+        return web.json_response(anthropic.message_body(res, str(body["model"])))
+
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:
-            cell, token_agent = self._holder(request)
-            try:
-                body = await request.json()
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise Refusal(400, "invalid_request_error", "the request body is not JSON") from None
-            if not isinstance(body, dict):
-                raise Refusal(400, "invalid_request_error", "the request body must be a JSON object")
-            agent = cell.agent_of(request.headers.get(AGENT_HEADER) or token_agent, body.get("user"))
+            cell, named, body = await self._body(request)
+            agent = cell.agent_of(named, body.get("user"))
             res = await cell.complete(body, agent)
         except Refusal as r:
             return _error(r.status, r.code, r.message)

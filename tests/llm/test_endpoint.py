@@ -167,3 +167,36 @@ async def test_attribution_by_header_agent_token_and_user_field(endpoint):
         await base.chat.completions.create(model="default", messages=_msgs(), extra_headers={AGENT_HEADER: "solvr"})
     assert "solvr" in str(ei.value) and "critic" in str(ei.value)
     await gw.aclose()
+
+
+async def test_anthropic_messages_are_the_same_metered_call(endpoint):
+    rows: list = []
+    gw = Gateway({"default": ModelSpec(id="sim/p60")}, sink=rows.append)
+    cell = _cell(gw, Budget(per_task_tokens=400), agents=["writer"])
+    token = endpoint.grant(cell)
+    url = endpoint.base_url + "/messages"
+    body = {"model": "default", "max_tokens": 100, "system": "You are terse.", "stop_sequences": ["\n\n"],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "What is 2 plus 2?"}]}],
+            "metadata": {"user_id": "writer"}}
+    async with httpx.AsyncClient() as h:
+        r = await h.post(url, json=body, headers={"x-api-key": token, "anthropic-version": "2023-06-01"})
+        assert r.status_code == 200, r.text
+        msg = r.json()
+        assert msg["type"] == "message" and msg["content"][0]["type"] == "text" and msg["content"][0]["text"]
+        row = rows[0]
+        assert (msg["usage"]["input_tokens"], msg["usage"]["output_tokens"]) == (row.prompt_tokens,
+                                                                                 row.completion_tokens)
+        assert row.agent == "writer" and json.loads(row.request)["stop"] == ["\n\n"]
+        # what is not served is refused whole, in Anthropic's error shape, never half-translated
+        for extra in ({"stream": True}, {"tools": [{"name": "t", "input_schema": {"type": "object"}}]}):
+            r = await h.post(url, json={**body, **extra}, headers={"x-api-key": token})
+            assert r.status_code == 400 and r.json()["type"] == "error" and r.headers["x-should-retry"] == "false"
+        r = await h.post(url, json=body, headers={"x-api-key": "mb-nope"})
+        assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
+        while True:  # the budget: a 403 naming it, as on the chat route
+            r = await h.post(url, json=body, headers={"x-api-key": token})
+            if r.status_code != 200:
+                break
+        assert r.status_code == 403 and "budget" in r.json()["error"]["message"]
+    assert cell.meter.tokens <= 400 and len(rows) == cell.totals[3]
+    await gw.aclose()
