@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import os
 import statistics
@@ -89,6 +90,7 @@ async def endpoint_round(ep: MeteringEndpoint, n: int, conc: int) -> tuple[float
     cell = ProgramCell(gw, BudgetMeter(BUDGET), tags={"run_id": "r", "design": "d", "task_id": "t", "seed": 0,
                                                      "purpose": "design"},
                        aliases=["default"], agents=[], default_agent="program", max_tokens=64, seed_base=0)
+    cell.context = contextvars.copy_context()  # as a program run sets it (each call a task in the cell's context)
     token = ep.grant(cell)
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", LOADGEN, ep.base_url + "/chat/completions",
                                                 token, str(n), str(conc))
