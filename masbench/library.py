@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from pydantic import ValidationError
 
 from .registry import CHECKS, DESIGNERS, checks_for
-from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, Spec, SuiteSpec
+from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, ProgramSpec, Spec, SuiteSpec, spec_class
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.limits import USER_FILE_LIMITS
 from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file, parse_yaml
@@ -118,6 +118,9 @@ class Loaded:
     kind: str
     spec: Spec
     located: Located
+    checks: str = ""
+    """The name its semantic checks are registered under (the kind, or a design form such as
+    ``program``; empty: the kind)."""
 
     @property
     def path(self) -> Path:
@@ -247,11 +250,12 @@ class Library:
         if not isinstance(data, dict):
             raise SpecError([problem_at(located, (), f"a {kind} file must be a mapping, got "
                                         f"{type(data).__name__ if data is not None else 'an empty document'}")])
+        cls, checks = spec_class(kind, data)
         try:
-            spec = KINDS[kind].model_validate(data)
+            spec = cls.model_validate(data)
         except ValidationError as exc:
             raise SpecError(problems_from_validation(located, exc)) from None
-        loaded = Loaded(kind, spec, located)
+        loaded = Loaded(kind, spec, located, checks)
         if not check:
             self._unchecked[key] = loaded
             return loaded
@@ -273,7 +277,7 @@ class Library:
     def check(self, loaded: Loaded) -> list[Problem]:
         """Run the registered semantic checks for a loaded spec."""
         problems: list[Problem] = []
-        for fn in checks_for(loaded.kind):
+        for fn in checks_for(loaded.checks or loaded.kind):
             problems += fn(loaded.spec, loaded.located, self)
         return problems
 
@@ -299,7 +303,19 @@ class Library:
         return self.typed("agent", name, AgentSpec)
 
     def design(self, name: str) -> DesignSpec:
-        return self.typed("design", name, DesignSpec)
+        """A design of nodes by name. A program design (``kind: program``) is no graph: a
+        :class:`SpecError` saying so (see :meth:`program`)."""
+        loaded = self.get("design", name)
+        if isinstance(loaded.spec, ProgramSpec):
+            raise SpecError([problem_at(loaded.located, ("kind",), f"design {name!r} is a program design "
+                                        "(kind: program), not a graph of nodes")])
+        return loaded.typed(DesignSpec)
+
+    def program(self, name: str) -> ProgramSpec | None:
+        """The program design ``name`` (None if ``name`` is a design of nodes); raises
+        :class:`SpecError` if there is no design of that name or it is invalid."""
+        spec = self.get("design", name).spec
+        return spec if isinstance(spec, ProgramSpec) else None
 
     def suite(self, name: str) -> SuiteSpec:
         return self.typed("suite", name, SuiteSpec)
@@ -345,10 +361,16 @@ def check_suite(suite: SuiteSpec, located: Located, lib: Library) -> list[Proble
                 problems.append(_at(located, path, f"unknown design {name!r}"))
             continue
         try:
-            design = lib.design(name)
+            program = lib.program(name)
+            design = lib.design(name) if program is None else None
         except SpecError as exc:
             problems.append(_at(located, path, f"design {name!r} is invalid: {exc.problems[0]}"))
             continue
+        if program is not None:
+            problems += [_at(located, path, f"program {name!r} may call model alias {m!r}, which this suite's "
+                                           "models do not define") for m in program.models if m not in aliases]
+            continue
+        assert design is not None
         for _p, aname in _agent_refs(design):
             agent = design.agents.get(aname) or (lib.agent(aname) if lib.has("agent", aname) else None)
             if agent is not None and isinstance(agent.model, str) and agent.model not in aliases \

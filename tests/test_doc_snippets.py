@@ -6,6 +6,8 @@ docs/yaml.md is run.
   All blocks of a page are written into one temporary library root, then each is loaded through the
   real loader (``Library.load_path``: schema, references, design graph), so a later shell block can
   use them by name.
+- A Python block whose first line names a file (``# my_mas.py``: a program design's code) is
+  written there too, before the YAML is loaded; other Python blocks are not run.
 - A shell block runs with bash (``-e -o pipefail``) as a subprocess in that root, in page order;
   ``.venv`` there links to the checkout's, so ``.venv/bin/masbench …`` lines run as written, and
   stores named relatively land in the temporary root.
@@ -45,6 +47,7 @@ BLOCK_TIMEOUT_S = 1200
 """A guard, not a speed target: a tutorial block takes well under a minute on an idle 2-core machine
 (most of it the embedded model on 2 tasks), many minutes on a loaded one."""
 PATH_LINE = re.compile(r"^#\s*((?:[\w.-]+/)*[\w.-]+\.ya?ml)\s*$")
+PY_PATH_LINE = re.compile(r"^#\s*((?:[\w.-]+/)*[\w.-]+\.py)\s*$")
 
 
 @dataclass(frozen=True)
@@ -112,9 +115,14 @@ def _target(s: Snippet, root: Path) -> Path:
 
 
 def write_yaml_blocks(page: Path, root: Path) -> list[tuple[Snippet, Path]]:
-    """Write the runnable YAML blocks of ``page`` into the library root ``root``."""
+    """Write the runnable YAML blocks of ``page`` into the library root ``root`` (and the Python
+    blocks that name their file: the code the YAML's program designs run)."""
     out = []
     for s in snippets(page):
+        m = PY_PATH_LINE.match(s.text.splitlines()[0]) if s.lang == "python" and s.text.strip() else None
+        if m and s.skip is None:
+            (root / m.group(1)).parent.mkdir(parents=True, exist_ok=True)
+            (root / m.group(1)).write_text(s.text)
         if s.lang == "yaml" and s.skip is None:
             f = _target(s, root)
             assert not f.exists(), f"{s.where}: a second block writes {f.relative_to(root)}"

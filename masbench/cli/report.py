@@ -11,7 +11,7 @@ from rich.console import Console
 from ..report.data import ReportError, TraceLinks
 from ..store import Store
 from ..report.terminal import compare as _compare
-from ..report.terminal import compare_against
+from ..report.terminal import by_agent, compare_against
 from .common import DEFAULT_STORE, RunOpt, StoreOpt
 
 
@@ -106,7 +106,9 @@ def register(app: typer.Typer) -> None:
                                    "--store), attached read-only.")] = None,
                 unit: Annotated[Optional[str], typer.Option("--unit", help="Runs against runs: cost unit of the "
                                 "ratio and verdict (tokens, calls, usd, budget; default: the suite's stats.match).")]
-                = None) -> None:
+                = None,
+                agents: Annotated[bool, typer.Option("--by-agent", help="Also: what each agent of each design "
+                                  "spent (a program design's agents as its calls named them).")] = False) -> None:
         """Print the marginal-utility table against CoT-SC and a verdict per design."""
         try:
             if a or b:
@@ -123,6 +125,8 @@ def register(app: typer.Typer) -> None:
                 compare_against(store, against, run, axis or ["all"])
             else:
                 _compare(store, run, axis or ["all"])
+            if agents:
+                by_agent(store, run)
         except ReportError as exc:
             Console(stderr=True).print(f"error: {exc}", style="red", markup=False)
             raise typer.Exit(2)

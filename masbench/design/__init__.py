@@ -13,6 +13,7 @@ Public API (imported lazily: each name loads only its own module)::
     run_meta_designer(task, ctx, config, design_sink=...) -> DesignResult       # per task
     DESIGNERS / is_designer(name)                           # name -> runner (a lazy Registry)
     Runnable / LibraryDesign(name) / Designer(name, runner) # what the harness runs, one protocol
+    ProgramDesign(name, spec, root) / Endpoint               # the user's own MAS code (kind: program)
     collapse(spec, library) / structure(spec, library)      # from the spec alone
     export_designs(store, out_dir) / holistic_session(prep, store, config)
     ScriptedDesignerGateway(script) / ExecutionGuard(markers)   # tests and demos
@@ -31,6 +32,7 @@ _EXPORTS = {
     "MetaDesignerConfig": "meta", "MetaDesigner": "meta", "run_meta_designer": "meta",
     "DESIGNERS": "per_task", "designer_names": "per_task", "get_designer": "per_task", "is_designer": "per_task",
     "Runnable": "runnable", "LibraryDesign": "runnable", "Designer": "runnable",
+    "ProgramDesign": "program", "Endpoint": "program", "AgentAccess": "program",
     "collapse": "topology", "structure": "topology", "top_graph": "topology", "SINGLE_CALL": "topology",
     "ScriptedDesignerGateway": "scripted", "ExecutionGuard": "scripted", "pick_reply": "scripted",
     "holistic_session": "session", "derive_suite": "session",

@@ -1,6 +1,7 @@
 """One protocol for "something the harness runs on a task": a library design (data, run by the
-runtime) and a per-task designer (code that designs, then runs what it designed) look the same to
-the harness — ``await runnable.run(task, ctx, params, design_sink=...) -> DesignResult``.
+runtime), a per-task designer (code that designs, then runs what it designed) and a program design
+(the user's own MAS code, metered at the wire: :class:`masbench.design.program.ProgramDesign`) look
+the same to the harness — ``await runnable.run(task, ctx, params, design_sink=...) -> DesignResult``.
 
 The harness turns a suite entry's name into a :class:`Runnable` in one place
 (:func:`masbench.harness.resolve.resolve_runnable`)."""
@@ -25,7 +26,8 @@ class Runnable(Protocol):
 
     @property
     def kind(self) -> str:
-        """``design`` (a library design: a fixed graph) or ``designer`` (writes designs per task)."""
+        """``design`` (a library design: a fixed graph), ``designer`` (writes designs per task) or
+        ``program`` (the user's own code)."""
         ...
 
     async def run(self, task: Any, ctx: RunContext, params: dict[str, Any] | None = None, *,

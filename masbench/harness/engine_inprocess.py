@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -75,6 +76,14 @@ class CellRunner:
             ok = await (self._pool_cell(cell) if cell.kind == "pool" else self._design_cell(cell))
             span.cell_result(ok)
         return ok
+
+    async def aclose(self) -> None:
+        """Close the gateway's client connections and, if a program design started one on this
+        loop, the metering endpoint."""
+        await self.gateway.aclose()
+        endpoint = sys.modules.get("masbench.llm.endpoint")  # loaded only once a program design ran
+        if endpoint is not None:
+            await endpoint.close_shared_endpoint()
 
     def runnable(self, name: str) -> Runnable:
         """What a design entry's name runs (resolved once per name)."""
@@ -238,7 +247,7 @@ class LocalEngine:
         """Close the gateway's client connections (on this loop, which made them) and the response
         cache; the gateway's counters."""
         if self._runner is not None:
-            await self._runner.gateway.aclose()
+            await self._runner.aclose()
         if self._cache:
             self._cache.close()
             self._cache = None

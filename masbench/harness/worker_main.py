@@ -89,7 +89,7 @@ class Shard:
 
     async def close(self) -> None:
         """Flush the part and let go of everything; a last report."""
-        await self.runner.gateway.aclose()
+        await self.runner.aclose()
         self.writer.flush()
         if self.cache:
             self.cache.close()

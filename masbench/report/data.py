@@ -277,6 +277,13 @@ def judge_lines(store: Store, run_id: str) -> list[str]:
     return lines
 
 
+def agent_costs(store: Store, run_id: str) -> pd.DataFrame:
+    """What each agent of each design spent in a run (the ``agent_costs`` view), dearest first."""
+    return store.df("SELECT design, agent, calls, tokens, cost_usd, tasks, calls_per_task, tokens_per_task, "
+                    "usd_per_task, token_share FROM agent_costs WHERE run_id = ? ORDER BY design, tokens DESC, agent",
+                    [run_id])
+
+
 def tool_lines(store: Store, run_id: str) -> list[str]:
     """What the report says about the run's tool calls (the ``tool_usage`` view) and, for tasks
     with gold evidence, each design's retrieval recall (``retrieval_recall``); nothing for a run

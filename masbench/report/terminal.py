@@ -145,6 +145,25 @@ def paired_table(df: pd.DataFrame, against: str, title: str) -> Table:
     return t
 
 
+def by_agent(store_path: str | Path, run_id: str | None = None, console: Console | None = None) -> int:
+    """Print what each agent of each design spent (calls, tokens, USD, per task, share of its
+    design's tokens): a program design's agents as its calls named them. Returns the rows shown."""
+    console = console or Console()
+    with data.open_store(store_path) as st:
+        info = data.run_info(st, run_id)
+        df = data.agent_costs(st, info.run_id)
+    t = Table(title=f"cost by agent — run {info.run_id}".replace("[", "\\["), title_justify="left")
+    for h in ("design", "agent", "calls", "tokens", "USD", "calls/task", "tokens/task", "USD/task", "share"):
+        t.add_column(h, justify="left" if h in ("design", "agent") else "right", no_wrap=True)
+    for r in df.to_dict("records"):
+        share = r["token_share"]
+        t.add_row(str(r["design"]), str(r["agent"]), f"{r['calls']:,}", f"{r['tokens']:,}", f"{r['cost_usd']:.4f}",
+                  f"{r['calls_per_task']:.2f}", f"{r['tokens_per_task']:,.0f}", f"{r['usd_per_task']:.5f}",
+                  "–" if share is None or share != share else f"{share:.0%}")
+    console.print(t)
+    return len(df)
+
+
 def compare_against(store_path: str | Path, against: str, run_id: str | None = None,
                     axis: str | Sequence[str] = "all", console: Console | None = None) -> int:
     """Print the paired tests against ``against``: 'curve' (at each design's cost), 'cot', or a

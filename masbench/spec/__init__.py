@@ -10,6 +10,7 @@ from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
 from .handbook import HandbookSpec
 from .judge import JudgeSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
+from .program import ProgramSpec
 from .sim import SimDifficulty, SimErrors, SimGrading, SimReaction
 from .stats import StatsSpec
 from .suite import TRANSCRIPT_MODES, CotScSpec, DesignRef, SuiteSpec, TaskSource, TranscriptMode
@@ -31,6 +32,23 @@ def register_kind(name: str, cls: type[Spec]) -> type[Spec]:
     return cls
 
 
+DESIGN_FORMS: Registry[type[Spec]] = Registry("design form", {"program": ProgramSpec})
+"""A design file's ``kind:`` value → the spec class it is validated with instead of
+:class:`DesignSpec` (a design that is not a graph of nodes: ``kind: program``). Its semantic
+checks are registered under the form's name (``CHECKS["program"]``)."""
+
+
+def spec_class(kind: str, data: object) -> tuple[type[Spec], str]:
+    """The spec class a file of ``kind`` with ``data`` validates as, and the name its checks are
+    registered under: the kind's own class, or for a design file whose ``kind:`` names a
+    :data:`DESIGN_FORMS` entry, that form's class and name."""
+    if kind == "design" and isinstance(data, dict):
+        form = data.get("kind")
+        if isinstance(form, str) and form in DESIGN_FORMS:
+            return DESIGN_FORMS[form], form
+    return KINDS[kind], kind
+
+
 def json_schema(kind: str) -> dict:
     """JSON Schema of one kind, with every field documented."""
     cls = KINDS[kind]
@@ -40,9 +58,10 @@ def json_schema(kind: str) -> dict:
 
 
 __all__ = [
-    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DesignRef", "DesignSpec", "HandbookSpec", "JudgeSpec", "KINDS", "LoopSpec",
-    "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "RouteSpec", "SimDifficulty", "SimErrors", "SimFaults", "SimGrading",
+    "AgentSpec", "AnswerSpec", "Budget", "CotScSpec", "DESIGN_FORMS", "DesignRef", "DesignSpec", "HandbookSpec", "JudgeSpec",
+    "KINDS", "LoopSpec", "ModelSpec", "NodeSpec", "NodeVisit", "OutputSpec", "ProgramSpec", "RouteSpec", "SimDifficulty",
+    "SimErrors", "SimFaults", "SimGrading",
     "SimProfile", "SimReaction", "Spec", "StatsSpec", "SuiteSpec", "TRANSCRIPT_MODES", "TaskSource", "TokenDist",
     "TranscriptMode", "json_schema",
-    "register_kind", "walk_nodes",
+    "register_kind", "spec_class", "walk_nodes",
 ]

@@ -10,6 +10,9 @@
   with a NULL cached/cache-write price meaning the input price and a NULL reasoning price the output
   price. A table row for the call's own ``model`` wins over the table's ``'*'`` row. A call without
   usage (``usage_missing``) or without a matching row re-prices to NULL and is counted, never 0.
+- ``agent_costs``: per run, design and agent (a node's agent, or a program design's agent as its
+  calls name it): calls, tokens, USD, their mean per task of the design, and the agent's share of
+  the design's tokens — what each agent spent.
 - ``run_reprice`` / ``design_reprice``: the sums per run (and design): the cost the run recorded,
   the re-priced cost, both also excluding response-cache hits (``*_spent_usd``), and the calls that
   could not be re-priced.
@@ -82,3 +85,19 @@ DESIGN_REPRICE = f"""SELECT run_id, price_table, purpose, design, {_SUMS},
 FROM call_reprice GROUP BY ALL"""
 
 __all__ = ["CALL_CLASSES", "CALL_REPRICE", "CALL_STATUS_COUNTS", "DESIGN_REPRICE", "RUN_REPRICE"]
+
+
+AGENT_COSTS = """
+WITH tasks AS (SELECT run_id, design, count(*) AS tasks FROM results GROUP BY ALL),
+per AS (
+    SELECT run_id, design, coalesce(agent, '(none)') AS agent, count(*) AS calls,
+           CAST(coalesce(sum(prompt_tokens), 0) AS BIGINT) AS prompt_tokens,
+           CAST(coalesce(sum(completion_tokens), 0) AS BIGINT) AS completion_tokens,
+           CAST(coalesce(sum(prompt_tokens + completion_tokens), 0) AS BIGINT) AS tokens,
+           coalesce(sum(cost_usd), 0) AS cost_usd
+    FROM calls WHERE coalesce(purpose, 'design') IN ('design', 'search') GROUP BY ALL)
+SELECT per.*, tasks.tasks, per.calls / tasks.tasks AS calls_per_task, per.tokens / tasks.tasks AS tokens_per_task,
+       per.cost_usd / tasks.tasks AS usd_per_task,
+       per.tokens / nullif(sum(per.tokens) OVER (PARTITION BY per.run_id, per.design), 0) AS token_share
+FROM per JOIN tasks USING (run_id, design)
+"""

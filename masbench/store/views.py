@@ -40,6 +40,7 @@ VIEWS: Registry[str] = Registry("view", {
     "call_reprice": "masbench.store.cost_views:CALL_REPRICE",
     "run_reprice": "masbench.store.cost_views:RUN_REPRICE",
     "design_reprice": "masbench.store.cost_views:DESIGN_REPRICE",
+    "agent_costs": "masbench.store.cost_views:AGENT_COSTS",
     "run_spend": """
         WITH c AS (
             SELECT run_id, false AS superseded, prompt_tokens, completion_tokens, cost_usd, cache_hit FROM calls
