@@ -27,11 +27,6 @@ from .plan import Plan
 from .scope import Scope
 from .steps import Step, branch_step, branches, exit_step, round_step, single_step
 
-ENABLED = True
-"""Run straight-line designs with :class:`Chain` (False: every design through langgraph — for the
-equivalence test and the benchmarks' comparison)."""
-
-
 def straight(infos: list[NodeInfo]) -> list[NodeInfo] | None:
     """The nodes in depth order if there is one per depth (``deps`` outside ``infos`` ignored), else None."""
     names = {i.name for i in infos}
@@ -165,4 +160,4 @@ def _loop(lp: LoopInfo, p: Plan, plans: dict[str, Plan]) -> _Loop | None:
     return _Loop(round_step(p, lp, until_plan), nodes, exit_step(p, lp), lp.name)
 
 
-__all__ = ["Chain", "ENABLED", "chain_of", "straight"]
+__all__ = ["Chain", "chain_of", "straight"]

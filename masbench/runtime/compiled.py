@@ -12,14 +12,13 @@ from ..library import Library
 from ..spec.design import DesignSpec
 from ..spec.problems import SpecError
 from .design_analysis import Analysis
-from . import chain
 from .bind import Binder
 from .chain import chain_of
 from .node import run_node
 from .plan import Plan
 from .result import assemble
 from .scope import SEED_STRIDE, Env, Scope, Shared
-from .types import DesignResult, RunContext
+from .types import SCHEDULERS, DesignResult, RunContext
 
 Compile = Callable[[DesignSpec, Library, "dict[str, Any] | None", "tuple[str, ...]"], "CompiledDesign"]
 """How sub-designs are compiled (through the compile cache: :func:`masbench.runtime.cache.compiled`)."""
@@ -28,7 +27,8 @@ Compile = Callable[[DesignSpec, Library, "dict[str, Any] | None", "tuple[str, ..
 class CompiledDesign:
     """A design compiled for one params set: the node plans, and how they run — one node directly,
     a straight-line design on its :class:`~masbench.runtime.chain.Chain`, any other shape on the
-    langgraph graph (built on first use)."""
+    langgraph graph (built on first use); :attr:`RunContext.scheduler` may ask for a more general
+    one (:data:`~masbench.runtime.types.SCHEDULERS`)."""
 
     def __init__(self, design: DesignSpec, library: Library, params: dict[str, Any] | None = None,
                  stack: tuple[str, ...] = (), compile_sub: Compile | None = None):
@@ -71,6 +71,12 @@ class CompiledDesign:
         only = next(iter(self.plans.values())) if len(self.plans) == 1 else None
         self._direct = only if (only is not None and not an.loops and only.fan is None and only.loop is None
                                 and only.op.direct and only.info.spec.into is None) else None
+        fits = {"direct": self._direct is not None, "chain": self.chain is not None, "graph": True}
+        self.schedulers = tuple(s for s in SCHEDULERS if fits[s])
+        """The schedulers that can take this design, simplest first (``graph`` takes every design)."""
+        self._pick: dict[str | None, str] = {None: self.schedulers[0]}
+        for i, s in enumerate(SCHEDULERS):
+            self._pick[s] = next(x for x in SCHEDULERS[i:] if fits[x])
 
     @property
     def graph(self):
@@ -102,9 +108,12 @@ class CompiledDesign:
         error = None
         final: dict | None = None
         try:
-            if self._direct is not None:
+            how = self._pick[sc.sh.scheduler]
+            if how == "direct":
+                assert self._direct is not None  # picked only when the design is one plain node
                 final = {self._direct.key: await run_node(self._direct, sc, Env({}, sc), None)}
-            elif self.chain is not None and chain.ENABLED:
+            elif how == "chain":
+                assert self.chain is not None  # picked only for a straight-line design
                 final = await self.chain.run(sc)
             else:
                 graph = self.graph

@@ -16,7 +16,7 @@ from ..budget import BudgetMeter
 from ..store import NodeRow
 from ..llm.result import CallResult
 from .pyfuncs import majority_vote
-from .types import RunContext
+from .types import SCHEDULERS, RunContext
 from .values import OK, Val, fmt_data
 
 if TYPE_CHECKING:  # pragma: no cover - checking a design must not load the benchmarks
@@ -39,7 +39,7 @@ class Shared:
     """State shared by a run and its sub-design runs."""
 
     __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed", "task",
-                 "texts")
+                 "texts", "scheduler")
 
     def __init__(self, ctx: RunContext):
         self.meter = BudgetMeter(ctx.budget)
@@ -56,6 +56,10 @@ class Shared:
         """The task being solved (set by :meth:`CompiledDesign.run`; tools read it, e.g. its corpus)."""
         self.texts: set[str] = set()
         """Hashes of the texts this run has sent to the sink (tool observations): each is sent once."""
+        if ctx.scheduler is not None and ctx.scheduler not in SCHEDULERS:
+            raise ValueError(f"unknown scheduler {ctx.scheduler!r} (known: {', '.join(SCHEDULERS)})")
+        self.scheduler = ctx.scheduler
+        """The scheduler asked for (:attr:`RunContext.scheduler`), for this run and its sub-designs."""
 
     def vote(self, answers: list, node: str) -> tuple:
         """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
