@@ -15,6 +15,7 @@ from .design_analysis import Analysis
 from .bind import Binder
 from .chain import chain_of
 from .node import run_node
+from .ops import op_of
 from .plan import Plan
 from .result import assemble
 from .scope import SEED_STRIDE, Env, Scope, Shared
@@ -41,10 +42,10 @@ class CompiledDesign:
         self.params = an.params
         self.name = design.name
         self._stack = stack + (design.name,)
-        self.plans: dict[str, Plan] = {info.key: Plan(info) for info in an.top.values()}
+        self.plans: dict[str, Plan] = {info.key: Plan(info, op_of(info.kind)) for info in an.top.values()}
         for lp in an.loops.values():
             for b in lp.body.values():
-                self.plans[b.key] = Plan(b)
+                self.plans[b.key] = Plan(b, op_of(b.kind))
         binder = Binder(an, self.plans)
         make = compile_sub or (lambda d, lib, p, s: CompiledDesign(d, lib, p, s))
 

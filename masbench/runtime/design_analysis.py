@@ -25,6 +25,7 @@ from ..spec.yamlpos import Located
 from . import refs
 from .info import LoopInfo, NodeInfo
 from .node_check import check_node
+from .ops import op_of
 from .reads import RESERVED
 
 
@@ -87,7 +88,7 @@ class Analysis:
         for i, (name, spec) in enumerate(d.nodes.items()):
             self.top[name] = self.node(name, spec, ("nodes", name), None, i)
         for info in self.top.values():
-            body = info.op.body(self, info)
+            body = op_of(info.kind).body(self, info)
             if body is not None:
                 self.loops[info.name] = body
         self._channels()

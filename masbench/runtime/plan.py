@@ -19,14 +19,14 @@ Getter = Callable[[Any], Any]
 class Plan:
     """Everything one node needs at run time."""
 
-    def __init__(self, info: NodeInfo):
+    def __init__(self, info: NodeInfo, op: Any):
         spec = info.spec
         a = info.agent
         self.info = info
         self.name = info.name
         self.key = info.key
         self.kind = info.kind
-        self.op = info.op
+        self.op = op
         """The node's op (:class:`~masbench.runtime.ops.base.Op`): its run body and bind step."""
         self.fan = info.fan
         self.loop = info.loop
@@ -34,7 +34,7 @@ class Plan:
         self.row_op = info.fan or info.kind
         """What the node row's ``op`` column says: the fan-out (``repeat``/``map``), else the kind."""
         self.agent = a
-        self.agent_name = info.op.actor(info)
+        self.agent_name = self.op.actor(info)
         self.model: str | None = a.model if a is not None and isinstance(a.model, str) else None
         """The model alias (None: a routed agent)."""
         self.max_tokens = spec.max_tokens or (a.max_tokens if a is not None else 0)
@@ -51,7 +51,7 @@ class Plan:
         self.how: str | None = None
         """How the answer is extracted (None: this node has no answer of its own)."""
         self.field: str | None = None
-        if a is not None and info.op.extracts:
+        if a is not None and self.op.extracts:
             ans = a.answer
             if self.schema is not None:
                 fld = ans.field or next((f for f in ("answer", "final", "result") if f in self.schema), None)

@@ -29,6 +29,7 @@ def test_straight_orders_by_depth_and_rejects_two_nodes_at_one_depth() -> None:
 
 def test_a_design_writing_a_channel_runs_on_the_graph() -> None:
     from masbench.runtime.design_analysis import Analysis
+    from masbench.runtime.ops import op_of
     from masbench.runtime.plan import Plan
     from masbench.spec import DesignSpec
 
@@ -37,5 +38,5 @@ def test_a_design_writing_a_channel_runs_on_the_graph() -> None:
         "nodes": {"x": {"agent": "a", "into": "pool"}, "v": {"op": "majority", "from": "pool"}}, "output": "v"})
     an = Analysis(d, None, LIB, None)
     assert an.problems == []
-    plans = {i.key: Plan(i) for i in an.top.values()}
+    plans = {i.key: Plan(i, op_of(i.kind)) for i in an.top.values()}
     assert chain_of(an, plans) is None

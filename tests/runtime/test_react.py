@@ -562,5 +562,5 @@ def test_the_label_shows_a_design_param_as_written_not_the_default() -> None:
     agent = AgentSpec(name="s", prompt="{question}", tools=["search"])
     for params, shown in (({"max_steps": "{steps}"}, "≤{steps} steps"), ({"max_steps": 3}, "≤3 steps"), ({}, "≤6 steps")):
         node = NodeSpec.model_validate({"kind": "react", "agent": "s", "params": params})
-        info = NodeInfo(name="n", spec=node, path=("nodes", "n"), op=OPS["react"], agent=agent)
+        info = NodeInfo(name="n", spec=node, path=("nodes", "n"), agent=agent)
         assert shown in OPS["react"].label(info)

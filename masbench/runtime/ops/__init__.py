@@ -9,7 +9,7 @@ sub-designs, chosen per task from a skill handbook, ``kind: route``).
 Each op carries everything about itself: its spec fields' check, its template and reference
 rules, its input binding, its run body, its weight for the topology and its label and colour for
 rendering. The check, the binder, :func:`~masbench.runtime.node.run_node`, the renderer and
-:mod:`masbench.design.topology` call ``info.op`` / ``plan.op`` and never switch on the kind.
+:mod:`masbench.design.topology` call ``op_of(info.kind)`` / ``plan.op`` and never switch on the kind.
 
 To add an op: one module here with an :class:`~.base.Op` subclass, and one entry in :data:`OPS`
 (or, from outside the package, ``OPS.add("mine", MyOp())`` before the design is loaded). A node

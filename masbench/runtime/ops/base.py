@@ -1,6 +1,7 @@
 """The :class:`Op` base class: everything the runtime, the renderer and the topology need to know
 about one kind of node, as methods with neutral defaults. An op overrides what it does differently;
-nothing outside its module names it (callers read ``info.op`` / ``plan.op``, never the kind string).
+nothing outside its module names it (callers look it up by the node's kind, :func:`~masbench.runtime.ops.op_of`,
+and never switch on the kind string).
 
 An op is one instance registered under its kind in :data:`masbench.runtime.ops.OPS`. The phases,
 in the order a design meets them:

@@ -13,6 +13,7 @@ from ..plan import Plan
 from ..scope import Env, Scope, Stats
 from ..template import substitute_params
 from ..values import Val
+from . import op_of
 from .base import Binding, Calls, Op, SubRunner, Weigher
 
 MAX_ROUNDS = 100
@@ -73,7 +74,7 @@ def _until(an: Checking, info: NodeInfo, text: str, body: dict[str, NodeInfo]) -
         if sch is not None and until.field not in sch:
             an.at(info, where, f"until reads {until.node}.{until.field}, but {until.node!r} has no field "
                                f"{until.field!r} (fields: {', '.join(sch)})")
-        elif sch is None and not target.op.data_fields:
+        elif sch is None and not op_of(target.kind).data_fields:
             an.at(info, where, f"until reads {until.node}.{until.field}, but {until.node!r} has no structured "
                                f"output (use `{until.node} contains WORD`)")
     return until
