@@ -10,7 +10,8 @@ compare the printed digests (or ``--dump DIR`` both and ``diff -r`` the sorted r
 
 The suite is the quickstart's shape (cot, the tool-computing expert, a one-round debate, the
 CoT-SC pool and curve, paired tests) plus self-refine and cot-sc (``--designs all``: every bundled
-design instead, each with its default params, and multi-hop search tasks for the ReAct designs' tools), on ``sim/medium`` with 5% of
+design instead, each with its default params, multi-hop search tasks for the ReAct designs' tools,
+and a per-task budget their parallel branches do not reach), on ``sim/medium`` with 5% of
 attempts failing (a 500 retried once, a 400 failing the call: failed nodes, degraded cells), at 64 cells in flight so the scheduling differs from a one-at-a-time run. Compared
 tables: results, pool, calls, nodes, call_messages (call ids replaced by the call's own columns),
 texts, cot_sc_curve, cot_sc_task_curve, design_metrics, paired_tests, tool_calls and routing_decisions.
@@ -37,7 +38,7 @@ tasks:
 {extra_tasks}designs:
 {designs}
 cot_sc: {{k_max: 4, bootstrap: 200}}
-budget: {{per_task_tokens: 4000}}
+budget: {{per_task_tokens: {budget}}}
 concurrency: 64
 cache: false
 store: {store}
@@ -92,8 +93,11 @@ def main() -> None:
     (d / "tasks").mkdir()
     store = d / "digest.duckdb"
     extra = SEARCH % a.n if a.designs == "all" else ""
+    # every design: a budget the parallel ReAct branches do not reach (which of two concurrent
+    # branches a tight budget refuses depends on how their tool calls interleave)
+    budget = 40_000 if a.designs == "all" else 4000
     (d / "tasks" / "digest.yaml").write_text(SUITE.format(n=a.n, store=store, designs=designs(a.designs),
-                                                          extra_tasks=extra))
+                                                          extra_tasks=extra, budget=budget))
     proc = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(d / "tasks" / "digest.yaml"),
                            "--allow-failures"],
                           capture_output=True, text=True)
