@@ -44,7 +44,7 @@ class Offset(Op):
         n = int(v.answers[0]) + plan.kwargs["add"]
         return Val(text=f"{name} + {plan.kwargs['add']} = {n}", answers=(normalize_answer(str(n)),))
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 0
 
     def label(self, info) -> str:

@@ -64,7 +64,7 @@ class Plus(Op):
         n = int(get(env).answers[0]) + plan.kwargs["add"]
         return Val(text=str(n), answers=(normalize_answer(str(n)),))
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 0
 
 

@@ -25,7 +25,7 @@ class AgentOp(PromptedOp):
     async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
         return await agent_body(plan, sc, env, calls.index(plan, sc, i or 0), st, calls)
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 1
 
     def signature(self, node: NodeSpec) -> tuple | None:

@@ -15,7 +15,7 @@ in the order a design meets them:
 - bind (:mod:`masbench.runtime.bind`) — :meth:`Op.compile_templates`, :meth:`Op.extra_inputs`,
   :meth:`Op.bind`;
 - run (:func:`masbench.runtime.node.run_node`) — :meth:`Op.run` returns the node's value;
-- topology (:mod:`masbench.design.topology`) — :meth:`Op.calls`, :meth:`Op.signature`,
+- topology (:mod:`masbench.design.topology`) — :meth:`Op.weight`, :meth:`Op.signature`,
   :meth:`Op.sub_design`, :meth:`Op.aggregates`, :meth:`Op.passthrough`;
 - render (:mod:`masbench.runtime.render`) — :meth:`Op.label`, :attr:`Op.color`, :attr:`Op.shape`.
 """
@@ -88,7 +88,7 @@ class Binding(Protocol):
 
 
 class Weigher(Protocol):
-    """What an op's :meth:`Op.calls` may ask the topology (:mod:`masbench.design.topology`)."""
+    """What an op's :meth:`Op.weight` may ask the topology (:mod:`masbench.design.topology`)."""
 
     def param(self, value: Any) -> Any:
         """A ``repeat``/``map``/``max_rounds`` value with a ``{param}`` filled in (ints parsed)."""
@@ -190,7 +190,7 @@ class Op:
         raise NotImplementedError(f"op {type(self).__name__} has no run body")
 
     # ----- topology (spec only: no library resolution beyond what ``w`` does) ----------------------
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         """Sequential model calls one execution of the node makes (its weight on a path)."""
         return 0
 

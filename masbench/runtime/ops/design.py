@@ -53,7 +53,7 @@ class DesignOp(Op):
     async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
         return await design_body(plan, sc, env, i or 0, st)
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return w.design(node.design, node.params) if node.design else 1
 
     def sub_design(self, node: NodeSpec) -> str | None:

@@ -112,7 +112,7 @@ class LoopOp(Op):
     async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
         raise RuntimeError("a loop runs as its round controller and exit, not as one node")
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         lp = node.loop
         if lp is None:
             return 0

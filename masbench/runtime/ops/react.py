@@ -128,7 +128,7 @@ class ReactOp(PromptedOp):
                          build_messages(plan, env))
         return await loop.run()
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         p = react_params(node) or ReactParams()
         steps = w.param(node.params.get("max_steps", p.max_steps))
         steps = steps if isinstance(steps, int) else p.max_steps

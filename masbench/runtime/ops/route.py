@@ -111,7 +111,7 @@ class RouteOp(DesignOp):
         data["chosen"] = chosen
         return Val(text=val.text, answers=val.answers, status=val.status, error=val.error, data=data)
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         try:
             cands = route_settings(node).candidates or []
         except ValueError:

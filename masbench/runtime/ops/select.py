@@ -40,7 +40,7 @@ class SelectOp(PromptedOp):
     async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
         return await select_body(plan, sc, env, calls.index(plan, sc, 0), st, calls)
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 1
 
     def aggregates(self, node: NodeSpec) -> bool:
