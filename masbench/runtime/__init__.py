@@ -17,8 +17,10 @@ registered by kind in :data:`OPS`; ``OPS.add("mine", MyOp())`` adds one (a node 
 
 Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
 and each op's check; :mod:`.reads` is the name reader the design package shares) checks a design;
-:mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` + :mod:`.steps` wire
-them into langgraph, and :mod:`.chain` runs a straight-line design's steps without it; :mod:`.node` runs one node through its op (:mod:`.ops`, one module per op); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+:mod:`.bind` compiles each checked node into its op's own node (:mod:`.ops`, one module per op:
+its ``Op`` and its ``Node``); the schedulers run those nodes — one node directly, a straight-line
+design on :mod:`.chain`, any shape on langgraph (:mod:`.graph`) — through the same steps
+(:mod:`.steps`, :mod:`.node`); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
 :mod:`.compiled` and :mod:`.cache` tie it together.
 """
 

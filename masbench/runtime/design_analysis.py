@@ -4,7 +4,7 @@ dependency graph (networkx), and report every problem at its place in the YAML.
 Caught: unknown agents, nodes, references, fields, params, python functions and sub-designs;
 cycles other than declared loops; nodes whose value never reaches the output; a missing or
 ambiguous output; parallel writes into a channel with no reducer; bad repeat / map / loop
-settings. The planner builds its plans from the same analysis, so what validates is what runs.
+settings. Each node is compiled from the same analysis, so what validates is what runs.
 
 The pass is split by concern: per-node settings (:mod:`.node_check`, which runs each node's op
 check, :mod:`.ops`), sub-graphs such as loop bodies (the op's ``body``), agents and sub-designs

@@ -1,4 +1,4 @@
-"""The checker's resolved view of a design's nodes: what the planner builds plans from."""
+"""The checker's resolved view of a design's nodes: what each op compiles its node from."""
 
 from __future__ import annotations
 

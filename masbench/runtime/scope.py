@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..budget import BudgetMeter
 from ..store import NodeRow
@@ -21,6 +21,7 @@ from .values import OK, Val, fmt_data
 
 if TYPE_CHECKING:  # pragma: no cover - checking a design must not load the benchmarks
     from ..bench.types import TaskInstance
+    from ..spec.agent import AgentSpec
 
 SEED_STRIDE = 1_000_003
 ROUND_STRIDE = 10_007
@@ -175,6 +176,41 @@ class Scope:
             s = s.parent
 
 
+class Caller(Protocol):
+    """What a model call reads of the node making it (a prompted node,
+    :class:`~masbench.runtime.ops.prompted.PromptedNode`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def loop(self) -> str | None: ...
+
+    @property
+    def actor(self) -> str | None: ...
+
+    @property
+    def agent(self) -> AgentSpec:
+        """The agent (its model route, when ``model`` is None)."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model alias (None: a routed agent)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def temperature(self) -> float | None: ...
+
+    @property
+    def stop(self) -> tuple[str, ...]:
+        """The agent's stop sequences (empty: none sent)."""
+        ...
+
+
 @dataclass(slots=True)
 class Env:
     """What templates read during one node execution."""
@@ -194,4 +230,4 @@ class Br:
     item: Any
 
 
-__all__ = ["Br", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats"]
+__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats"]

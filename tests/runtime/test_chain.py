@@ -29,8 +29,7 @@ def test_straight_orders_by_depth_and_rejects_two_nodes_at_one_depth() -> None:
 
 def test_a_design_writing_a_channel_runs_on_the_graph() -> None:
     from masbench.runtime.design_analysis import Analysis
-    from masbench.runtime.ops import op_of
-    from masbench.runtime.plan import Plan
+    from masbench.runtime.compiled import CompiledDesign
     from masbench.spec import DesignSpec
 
     d = DesignSpec.model_validate({
@@ -38,5 +37,5 @@ def test_a_design_writing_a_channel_runs_on_the_graph() -> None:
         "nodes": {"x": {"agent": "a", "into": "pool"}, "v": {"op": "majority", "from": "pool"}}, "output": "v"})
     an = Analysis(d, None, LIB, None)
     assert an.problems == []
-    plans = {i.key: Plan(i, op_of(i.kind)) for i in an.top.values()}
-    assert chain_of(an, plans) is None
+    cd = CompiledDesign(d, LIB)
+    assert chain_of(an, cd.nodes) is None and cd.chain is None and cd.schedulers == ("graph",)
