@@ -36,8 +36,7 @@ async def call_model(node: Caller, sc: Scope, messages: list[dict[str, Any]], me
                              params=_request(node, params))
     if res is None:
         raise BudgetRefused()
-    st.add(res)
-    sc.charge(res.prompt_tokens, res.completion_tokens, res.cost_usd)
+    sc.count(res, st)
     if res.simulated:
         sh.simulated = True
     return res

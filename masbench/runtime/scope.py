@@ -1,5 +1,6 @@
 """The state of one run: :class:`Shared` by a run and its sub-design runs (budget meter, gateway,
-row sink), one :class:`Scope` per design run (rounds, stop flags, tallies, statuses), and the
+row sink), one :class:`Scope` per design run (its position — question, rounds, stop flags — and
+the ops' diaries: statuses, votes, loops, …; its counted usage is one :class:`Tally`), and the
 small records node bodies pass around (:class:`Stats`, :class:`Env`, :class:`Br`).
 
 langgraph state holds one small key per node (its value); everything else lives here, passed to
@@ -84,12 +85,22 @@ class Stats:
         self.model = res.model
 
 
+@dataclass(slots=True)
+class Tally:
+    """Counted usage of one design run and the sub-designs it called (what its result row reports)."""
+
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+    cost: float = 0.0
+
+
 class Scope:
     """One run of one design on one task (sub-designs get their own scope, sharing ``sh``)."""
 
     __slots__ = ("sh", "question", "gold", "n", "skills", "seed_base", "prefix", "rounds", "stop", "go",
                  "hist", "prev", "status", "branches", "votes", "loops", "selects", "parse_failures", "errors",
-                 "subs", "notes", "parent", "calls", "prompt", "completion", "cost", "bad")
+                 "subs", "notes", "parent", "usage", "bad")
 
     def __init__(self, sh: Shared, question: str, gold: list[str], skills: list[str], seed_base: int,
                  prefix: str = "", parent: "Scope | None" = None):
@@ -97,10 +108,8 @@ class Scope:
         """The scope of the design that called this one as a sub-design."""
         self.bad = 0
         """Node executions (any round, any branch) that did not end ``ok``."""
-        self.calls = 0
-        self.prompt = 0
-        self.completion = 0
-        self.cost = 0.0
+        self.usage = Tally()
+        """This run's counted usage, its sub-designs' included (:meth:`count`)."""
         self.sh = sh
         self.question = question
         self.gold = gold
@@ -164,15 +173,19 @@ class Scope:
             return ""
         return "\n\n".join(f"[round {r}] {name}:\n{text}" for r, name, text in h if text)
 
-    def charge(self, prompt: int, completion: int, cost: float) -> None:
-        """Tally one call's counted usage in this run and in every design that called it (what the
-        design's result row reports)."""
+    def count(self, res: CallResult, st: Stats) -> None:
+        """Count one call of a node of this run, once, from its result's counted usage (what the
+        budget meter settled): in the node's ``st`` and in the tally of this run and of every
+        design that called it (what each design's result row reports)."""
+        st.add(res)
+        prompt, completion, cost = res.prompt_tokens, res.completion_tokens, res.cost_usd
         s: Scope | None = self
         while s is not None:
-            s.calls += 1
-            s.prompt += prompt
-            s.completion += completion
-            s.cost += cost
+            u = s.usage
+            u.calls += 1
+            u.prompt += prompt
+            u.completion += completion
+            u.cost += cost
             s = s.parent
 
 
@@ -230,4 +243,5 @@ class Br:
     item: Any
 
 
-__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats"]
+__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats",
+           "Tally"]
