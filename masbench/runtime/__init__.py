@@ -1,5 +1,6 @@
-"""The graph runtime: a design (YAML, data) is checked, compiled to a langgraph ``StateGraph``
-once per (design, params), and run on one task under an enforced per-task budget.
+"""The graph runtime: a design (YAML, data) is checked, compiled once per (design, params) — each
+node into its op's own node — and run on one task under an enforced per-task budget, its nodes
+scheduled directly, in a straight line or by langgraph (:attr:`RunContext.scheduler`).
 
 Public API::
 
@@ -20,7 +21,7 @@ and each op's check; :mod:`.reads` is the name reader the design package shares)
 :mod:`.bind` compiles each checked node into its op's own node (:mod:`.ops`, one module per op:
 its ``Op`` and its ``Node``); the schedulers run those nodes — one node directly, a straight-line
 design on :mod:`.chain`, any shape on langgraph (:mod:`.graph`) — through the same steps
-(:mod:`.steps`, :mod:`.node`); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+(:mod:`.steps`); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
 :mod:`.compiled` and :mod:`.cache` tie it together.
 """
 

@@ -12,8 +12,8 @@ from .design_analysis import Analysis
 from .info import LoopInfo, NodeInfo
 from .ops import op_of
 from .ops.base import Getter, Items, Node, SubRun, head
+from .ops.prompted import render_inputs
 from .ops.until import StopRule
-from .prompts import render_inputs
 from .scope import EMPTY, SKIP, Env, Scope
 from .template import Template, compile_template, param_text, substitute_params
 from .values import OK, Val, fmt_data, pyfield, pyval, read, vtext

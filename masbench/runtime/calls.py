@@ -70,6 +70,6 @@ class ModelCalls:
 
 
 CALLS = ModelCalls()
-"""The one :class:`ModelCalls` (:func:`masbench.runtime.node.run_node` hands it to every op)."""
+"""The one :class:`ModelCalls` (:func:`masbench.runtime.steps.run_node` hands it to every op)."""
 
 __all__ = ["BudgetRefused", "CALLS", "ModelCalls", "call_model", "sample_index"]

@@ -548,7 +548,7 @@ async def test_observation_texts_follow_the_transcript_mode_and_rows_are_always_
 def test_evidence_cited_in_the_prompt_counts_as_seen() -> None:
     """A searcher given an upstream agent's ``[doc] fact`` notes is told those documents are in
     front of it (what the hop-chain design hands over), and an unrelated id is not."""
-    from masbench.runtime.prompts import _cites
+    from masbench.runtime.ops.prompted import _cites
 
     assert _cites("Notes:\n[d00057] The Fider stove is made by Zaprin.", "d00057")
     assert not _cites("see d000571 and xd00057", "d00057")

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 from ...spec.design import NodeSpec
 from ..info import NodeInfo
-from ..prompts import cited_evidence
 from ..scope import Env, Scope, Stats
 from ..structured import parse_structured
 from ..values import Val
 from .base import Binding, Calls, Weigher
-from .prompted import Answer, PromptedNode, PromptedOp, answer_of, fields_desc
+from .prompted import Answer, PromptedNode, PromptedOp, answer_of, cited_evidence, fields_desc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

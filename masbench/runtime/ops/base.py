@@ -15,7 +15,7 @@ and never switch on the kind string). The phases, in the order a design meets th
   :attr:`Op.may_be_list`, :attr:`Op.data_fields`;
 - compile (:mod:`masbench.runtime.bind`) — :meth:`Op.compile` turns the checked node into its
   :class:`Node`, reading what it needs through the :class:`Binding`;
-- run (every scheduler, :func:`masbench.runtime.node.run_node`) — :meth:`Node.run` returns the
+- run (every scheduler, :func:`masbench.runtime.steps.run_node`) — :meth:`Node.run` returns the
   node's value;
 - topology (:mod:`masbench.design.topology`) — :meth:`Op.weight`, :meth:`Op.signature`,
   :meth:`Op.sub_design`, :meth:`Op.aggregates`, :meth:`Op.passthrough`;

@@ -9,11 +9,11 @@ from typing import Any
 from ...spec.design import NodeSpec
 from .. import links
 from ..info import Checking, NodeInfo
-from ..prompts import render_inputs
 from ..scope import EMPTY, Env, Scope, Stats
 from ..template import Template
 from ..values import OK, Val, fmt_data, vtext
 from .base import Binding, Calls, Getter, Node, Op, SubRun, Weigher
+from .prompted import render_inputs
 
 _STATUS = {"ok": OK, "degraded": "degraded", "budget_exhausted": "budget_exhausted"}
 

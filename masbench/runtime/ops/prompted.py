@@ -1,25 +1,65 @@
 """What the ops that call an agent's model share (:mod:`.agent`, :mod:`.select`, :mod:`.react`):
 the agent named by one key, its prompt and system templates (the node's ``prompt``/``system``
 override them), a structured output and its JSON hint — compiled into a :class:`PromptedNode`,
-which builds a call's messages and the simulator's hints."""
+which builds a call's messages and the simulator's hints — and the prompt text they are made of
+(labelled input blocks, the answers in a reply's text, the simulator's view of the task)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...spec.agent import AgentSpec
-from ...text import normalize_answer
+from ...text import extract_answers, normalize_answer
 from .. import links
 from ..info import Checking, NodeInfo
-from ..prompts import extract_text, render_inputs, sim_task
 from ..scope import Env, Scope
 from ..template import Template
 from ..values import Val
 from .base import Binding, Getter, Node, Op
 
 _BLANKS = re.compile(r"\n\s*\n(?:\s*\n)+")
+
+
+def render_inputs(inputs: tuple | list, env: Env) -> str:
+    """Labelled inputs that have a value, as one text block."""
+    parts = []
+    for label, getter in inputs:
+        t = getter(env)
+        if t:
+            parts.append(f"{label}:\n{t}")
+    return "\n\n".join(parts)
+
+
+def cited_evidence(sc: Scope, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """For a task with gold evidence (a search task: ``meta["hops"]``), what the simulator needs to
+    know which facts a call has in front of it: the hops and the evidence documents its messages
+    cite by id (an upstream searcher's ``[doc] fact`` notes). Empty for every other task."""
+    task = sc.sh.task
+    hops = task.meta.get("hops") if task is not None else None
+    if not hops:
+        return {}
+    evidence = [str(d) for d in task.meta.get("evidence") or []] if task is not None else []
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    return {"hops": hops, "evidence": evidence, "seen": [d for d in evidence if _cites(text, d)]}
+
+
+def _cites(text: str, doc: str) -> bool:
+    return re.search(rf"(?<![\w\-]){re.escape(doc)}(?![\w\-])", text) is not None
+
+
+def sim_task(sc: Scope) -> str:
+    """The task a simulated call belongs to (its id; the question when run outside a suite)."""
+    return sc.sh.tags.get("task_id") or sc.question
+
+
+@lru_cache(maxsize=8192)
+def extract_text(text: str, n: int, how: str, field: str | None) -> tuple[str, ...] | None:
+    """The normalized answers in a reply's text (``n`` of them), by the agent's extraction rule."""
+    found = extract_answers(text, n, how, field)
+    return tuple(found) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,4 +245,5 @@ def fields_desc(schema: dict[str, str] | None) -> str:
     return ", ".join(f"{k} ({t})" for k, t in (schema or {}).items())
 
 
-__all__ = ["Answer", "PromptedNode", "PromptedOp", "answer_of", "fields_desc"]
+__all__ = ["Answer", "PromptedNode", "PromptedOp", "answer_of", "cited_evidence", "extract_text", "fields_desc",
+           "render_inputs", "sim_task"]

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from ...spec.design import NodeSpec
 from ...text import parse_choice
 from ..info import Checking, NodeInfo
-from ..prompts import sim_task
 from ..pyfuncs import majority_vote
 from ..scope import Env, Scope, Stats
 from ..values import OK, Val
 from .base import Binding, Calls, Getter, Weigher, head
-from .prompted import PromptedNode, PromptedOp
+from .prompted import PromptedNode, PromptedOp, sim_task
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
