@@ -16,7 +16,7 @@ Node ops: agent (one call), ``repeat: k`` / ``map`` (parallel ``Send`` fan-outs)
 see :data:`PYTHON_FUNCS` / :func:`python_func`), ``design`` (a sub-design) — each an :class:`Op`
 registered by kind in :data:`OPS`; ``OPS.add("mine", MyOp())`` adds one (a node ``kind: mine``).
 
-Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
+Where things live: :mod:`.design_analysis` (``check_design``, with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
 and each op's check; :mod:`.reads` is the name reader the design package shares) checks a design;
 :mod:`.bind` compiles each checked node into its op's own node (:mod:`.ops`, one module per op:
 its ``Op`` and its ``Node``); the schedulers run those nodes — one node directly, a straight-line
@@ -31,7 +31,7 @@ from typing import Any
 
 from ..library import Library
 from ..spec.design import DesignSpec
-from .check import check_design
+from .design_analysis import check_design
 from .ops import OPS, Op, op_of
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .reads import RESERVED, node_reads, sinks, template_refs

@@ -176,4 +176,13 @@ class Analysis:
                                   "reads it; an extra final node makes the output ambiguous)")
 
 
-__all__ = ["Analysis"]
+def check_design(design: DesignSpec, located: Located | None, library: Library) -> list[Problem]:
+    """Every problem with a design's graph and references — unknown agents and sub-designs
+    included — each at its place in the YAML (``FILE:LINE:COL: nodes.<node>: message``). Empty
+    when the design can run. The one check of a design: the library's load-time check for kind
+    ``design`` (:data:`masbench.registry.CHECKS`), run by the designers on generated designs; a
+    design compiles only if it passes."""
+    return Analysis(design, located, library).problems
+
+
+__all__ = ["Analysis", "check_design"]
