@@ -38,7 +38,9 @@ def run(tmp: Path, tasks: int, workers: int, graph: bool = False, transcripts: s
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", (
         "import resource, sys; from masbench.cli import app\n"
-        + ("import masbench.runtime.chain as chain; chain.ENABLED = False\n" if graph else "") +
+        # --graph: every run context asks for langgraph (RunContext.scheduler)
+        + ("import functools, masbench.harness.engine_inprocess as e\n"
+           "e.RunContext = functools.partial(e.RunContext, scheduler='graph')\n" if graph else "") +
         "try:\n    app()\nexcept SystemExit as e:\n    rc = e.code\nelse:\n    rc = 0\n"
         "print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
         "sys.exit(rc or 0)"), "run", str(d / "tasks" / "scale.yaml"), "--workers", str(workers), *extra],

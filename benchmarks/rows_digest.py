@@ -9,11 +9,13 @@ compare the printed digests (or ``--dump DIR`` both and ``diff -r`` the sorted r
     diff -r /tmp/before /tmp/after
 
 The suite is the quickstart's shape (cot, the tool-computing expert, a one-round debate, the
-CoT-SC pool and curve, paired tests) plus self-refine and cot-sc, on ``sim/medium`` with 5% of
+CoT-SC pool and curve, paired tests) plus self-refine and cot-sc (``--designs all``: every bundled
+design instead, each with its default params, multi-hop search tasks for the ReAct designs' tools,
+and a per-task budget their parallel branches do not reach), on ``sim/medium`` with 5% of
 attempts failing (a 500 retried once, a 400 failing the call: failed nodes, degraded cells), at 64 cells in flight so the scheduling differs from a one-at-a-time run. Compared
 tables: results, pool, calls, nodes, call_messages (call ids replaced by the call's own columns),
-texts, cot_sc_curve, cot_sc_task_curve, design_metrics and paired_tests. Dropped columns: run_id, call_id, ts,
-t_start, t_end, latency_s, wall_s.
+texts, cot_sc_curve, cot_sc_task_curve, design_metrics, paired_tests, tool_calls and routing_decisions.
+Dropped columns: run_id, call_id, decision_id, ts, t_start, t_end, latency_s, wall_s.
 """
 
 from __future__ import annotations
@@ -33,22 +35,40 @@ models: {{default: {{id: sim/medium, max_attempts: 2, sim: {{faults: {{rate: 0.0
 tasks:
   - {{generator: masbench.arith, name: arithmetic, values: [1], n: {n}, seed: 0}}
   - {{generator: masbench.depth, name: one-step, values: [1, 2], n: {n}, seed: 0}}
-designs:
-  - {{design: cot, label: cot}}
-  - expression-calculator
-  - {{design: debate, params: {{rounds: 1}}, label: debate}}
-  - self-refine
-  - {{design: cot-sc, params: {{k: 3}}}}
+{extra_tasks}designs:
+{designs}
 cot_sc: {{k_max: 4, bootstrap: 200}}
-budget: {{per_task_tokens: 4000}}
+budget: {{per_task_tokens: {budget}}}
 concurrency: 64
 cache: false
 store: {store}
 """
 
-DROP = {"run_id", "call_id", "ts", "t_start", "t_end", "latency_s", "wall_s"}
+QUICKSTART = """  - {design: cot, label: cot}
+  - expression-calculator
+  - {design: debate, params: {rounds: 1}, label: debate}
+  - self-refine
+  - {design: cot-sc, params: {k: 3}}"""
+"""The quickstart-shaped design list (``--designs quickstart``)."""
+
+
+SEARCH = "  - {generator: search, name: search, values: [2, 3], n: %d, seed: 0, params: {corpus_size: 200}}\n"
+"""Multi-hop search tasks (their tools), added with ``--designs all`` so the ReAct designs call tools."""
+
+
+def designs(which: str) -> str:
+    """The suite's ``designs:`` entries: the quickstart's shape, or every bundled design."""
+    if which == "quickstart":
+        return QUICKSTART
+    from masbench.library import Library
+
+    return "\n".join(f"  - {name}" for name in Library().names("design"))
+
+
+DROP = {"run_id", "call_id", "decision_id", "ts", "t_start", "t_end", "latency_s", "wall_s"}
 CALL_KEY = "c.purpose, c.design, c.task_id, c.seed, c.node, c.agent, c.sample_index"
-TABLES = ("results", "pool", "calls", "nodes", "texts", "cot_sc_curve", "cot_sc_task_curve", "design_metrics", "paired_tests")
+TABLES = ("results", "pool", "calls", "nodes", "texts", "cot_sc_curve", "cot_sc_task_curve", "design_metrics", "paired_tests",
+          "tool_calls", "routing_decisions")
 
 
 def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
@@ -65,19 +85,27 @@ def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=40, help="tasks per level")
+    ap.add_argument("--designs", choices=("quickstart", "all"), default="quickstart",
+                    help="the quickstart's designs, or every bundled design (each with its default params)")
     ap.add_argument("--dump", type=Path, help="write each table's sorted rows to DIR/<table>.txt")
     a = ap.parse_args()
     d = Path(tempfile.mkdtemp())
     (d / "tasks").mkdir()
     store = d / "digest.duckdb"
-    (d / "tasks" / "digest.yaml").write_text(SUITE.format(n=a.n, store=store))
+    extra = SEARCH % a.n if a.designs == "all" else ""
+    # every design: a budget the parallel ReAct branches do not reach (which of two concurrent
+    # branches a tight budget refuses depends on how their tool calls interleave)
+    budget = 40_000 if a.designs == "all" else 4000
+    (d / "tasks" / "digest.yaml").write_text(SUITE.format(n=a.n, store=store, designs=designs(a.designs),
+                                                          extra_tasks=extra, budget=budget))
     proc = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(d / "tasks" / "digest.yaml"),
                            "--allow-failures"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"run failed:\n{proc.stderr[-3000:]}")
     con = duckdb.connect(str(store), read_only=True)
-    print("rows digest (SIMULATED sim/medium, 5% faults): table, rows, sha256 of the sorted rows")
+    print(f"rows digest (SIMULATED sim/medium, 5% faults, {a.designs} designs, n={a.n}): table, rows, "
+          "sha256 of the sorted rows")
     if a.dump:
         a.dump.mkdir(parents=True, exist_ok=True)
     for t in (*TABLES, "call_messages"):

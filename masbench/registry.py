@@ -293,7 +293,7 @@ DESIGNERS: Registry = Registry("designer", {
 ``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``."""
 
 CHECKS: Registry = Registry("check", {
-    "design": "masbench.runtime.check:check_design",
+    "design": "masbench.runtime.design_analysis:check_design",
     "suite": "masbench.library:check_suite",
     "suite.sources": "masbench.bench.sources:check_sources",
     "suite.judge": "masbench.library:check_suite_judge",

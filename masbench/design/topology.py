@@ -6,7 +6,7 @@ nodes, or followed by a single restating call. Read-only diagnostics over a run'
 these (:mod:`masbench.analysis`).
 
 What a node contributes is its op's (:class:`masbench.runtime.Op`): how many sequential calls it
-makes (``calls``), whether it is one model call (``signature``), a sub-design (``sub_design``), a
+makes (``weight``), whether it is one model call (``signature``), a sub-design (``sub_design``), a
 vote or selector (``aggregates``) or a pass-through (``passthrough``)."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def top_graph(spec: DesignSpec) -> nx.DiGraph:
 
 
 class _Weigh:
-    """What an op's ``calls`` may ask (:class:`masbench.runtime.ops.Weigher`): params, sub-designs
+    """What an op's ``weight`` may ask (:class:`masbench.runtime.ops.Weigher`): params, sub-designs
     (through the library) and sub-graphs."""
 
     def __init__(self, library: Library, params: dict, seen: tuple[str, ...]):
@@ -86,8 +86,8 @@ class _Weigh:
 
 
 def _stage_weight(node: NodeSpec, library: Library, params: dict, seen: tuple[str, ...]) -> int:
-    """Sequential model calls of one node (its op's ``calls``)."""
-    return op_of(node.kind).calls(node, _Weigh(library, params, seen))
+    """Sequential model calls of one node (its op's ``weight``)."""
+    return op_of(node.kind).weight(node, _Weigh(library, params, seen))
 
 
 def _heaviest(g: nx.DiGraph, w: dict[str, int]) -> int:

@@ -1,5 +1,6 @@
-"""The graph runtime: a design (YAML, data) is checked, compiled to a langgraph ``StateGraph``
-once per (design, params), and run on one task under an enforced per-task budget.
+"""The graph runtime: a design (YAML, data) is checked, compiled once per (design, params) — each
+node into its op's own node — and run on one task under an enforced per-task budget, its nodes
+scheduled directly, in a straight line or by langgraph (:attr:`RunContext.scheduler`).
 
 Public API::
 
@@ -15,10 +16,12 @@ Node ops: agent (one call), ``repeat: k`` / ``map`` (parallel ``Send`` fan-outs)
 see :data:`PYTHON_FUNCS` / :func:`python_func`), ``design`` (a sub-design) — each an :class:`Op`
 registered by kind in :data:`OPS`; ``OPS.add("mine", MyOp())`` adds one (a node ``kind: mine``).
 
-Where things live: :mod:`.check` → :mod:`.analysis` (with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
+Where things live: :mod:`.design_analysis` (``check_design``, with :mod:`.node_check`, :mod:`.links`, :mod:`.refs`
 and each op's check; :mod:`.reads` is the name reader the design package shares) checks a design;
-:mod:`.plan` + :mod:`.bind` turn the analysis into node plans; :mod:`.graph` + :mod:`.steps` wire
-them into langgraph, and :mod:`.chain` runs a straight-line design's steps without it; :mod:`.node` runs one node through its op (:mod:`.ops`, one module per op); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
+:mod:`.bind` compiles each checked node into its op's own node (:mod:`.ops`, one module per op:
+its ``Op`` and its ``Node``); the schedulers run those nodes — one node directly, a straight-line
+design on :mod:`.chain`, any shape on langgraph (:mod:`.graph`) — through the same steps
+(:mod:`.steps`); :mod:`.scope` holds a run's state; :mod:`.result` assembles the result;
 :mod:`.compiled` and :mod:`.cache` tie it together.
 """
 
@@ -28,7 +31,7 @@ from typing import Any
 
 from ..library import Library
 from ..spec.design import DesignSpec
-from .check import check_design
+from .design_analysis import check_design
 from .ops import OPS, Op, op_of
 from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .reads import RESERVED, node_reads, sinks, template_refs

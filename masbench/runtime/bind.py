@@ -1,7 +1,8 @@
-"""Bind each plan's getters at compile time: how its inputs, template references, fan-out items
-and loop value are read from langgraph state and the run's scope (no name lookups at run time).
-What differs by op (which templates, which inputs are shown, a function, a sub-design, a loop's
-value) is the op's own bind step (:class:`~masbench.runtime.ops.base.Op`)."""
+"""Compile each checked node into its op's node (:meth:`~masbench.runtime.ops.base.Op.compile`),
+with the getters it needs bound now: how its inputs, template references, fan-out items and loop
+value are read from the state and the run's scope (no name lookups at run time). What differs by
+op (which templates, which inputs, a function, a sub-design, a loop's value) is the op's own
+compile hook; this module is the :class:`~masbench.runtime.ops.base.Binding` it reads through."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any, Callable
 
 from .design_analysis import Analysis
 from .info import LoopInfo, NodeInfo
-from .ops.base import SubRunner
-from .plan import Plan
-from .prompts import render_inputs
+from .ops import op_of
+from .ops.base import Getter, Items, Node, SubRun, head
+from .ops.prompted import render_inputs
+from .ops.until import StopRule
 from .scope import EMPTY, SKIP, Env, Scope
 from .template import Template, compile_template, param_text, substitute_params
 from .values import OK, Val, fmt_data, pyfield, pyval, read, vtext
@@ -19,13 +21,34 @@ from .values import OK, Val, fmt_data, pyfield, pyval, read, vtext
 MAP_LIMIT = 64
 """Most items a ``map`` node fans out over (the rest are dropped, and that is recorded)."""
 
+SubDesigns = Callable[[str, dict[str, Any]], SubRun]
+"""Compiles a sub-design (name, params) and returns its runner."""
+
 
 class Binder:
-    """Builds getters for the plans of one analysed design."""
+    """Compiles the nodes of one analysed design."""
 
-    def __init__(self, an: Analysis, plans: dict[str, Plan]):
+    def __init__(self, an: Analysis, sub_designs: SubDesigns):
         self.an = an
-        self.plans = plans
+        self._sub_designs = sub_designs
+        self._inputs: dict[str, tuple[tuple, tuple, tuple]] = {}
+
+    def node(self, info: NodeInfo) -> Node:
+        """``info`` compiled by its op."""
+        return op_of(info.kind).compile(self, info)
+
+    def base(self, info: NodeInfo) -> dict[str, Any]:
+        """The :class:`~masbench.runtime.ops.base.Node` base fields of ``info``."""
+        a = info.agent
+        return {"key": info.key, "name": info.name, "loop": info.loop, "fan": info.fan, "order": info.order,
+                "actor": op_of(info.kind).actor(info), "agent_name": a.name if a is not None else None,
+                "model": a.model if a is not None and isinstance(a.model, str) else None,
+                "row_op": info.fan or info.kind, "into": info.spec.into,
+                "items": self._items(info) if info.fan is not None else None, "until": self._stop_rule(info)}
+
+    def sub_design(self, name: str, params: dict[str, Any]) -> SubRun:
+        """A sub-design compiled with ``params``: its runner."""
+        return self._sub_designs(name, params)
 
     # ----- getters -------------------------------------------------------------------------------
     def val_getter(self, name: str, ctx: NodeInfo) -> Callable[[Env], Val | None]:
@@ -62,7 +85,7 @@ class Binder:
                 return read(e.state, okey, ofan)
         return cur
 
-    def str_getter(self, name: str, field: str | None, info: NodeInfo, plan: Plan) -> Callable[[Env], str]:
+    def str_getter(self, name: str, field: str | None, info: NodeInfo) -> Callable[[Env], str]:
         an = self.an
         if name == "question":
             return lambda e: e.sc.question
@@ -88,7 +111,8 @@ class Binder:
             assert L is not None, "the check allows {history} only inside a loop body"
             return lambda e: e.sc.history(L)
         if name == "inputs":
-            return lambda e: render_inputs(plan.input_texts, e)
+            texts = self.input_texts(info)
+            return lambda e: render_inputs(texts, e)
         if name == "candidates":
             return lambda e: "\n\n".join(f"Candidate {i}:\n{c.text or fmt_data(c.data)}"
                                          for i, c in enumerate(e.cands or [], 1))
@@ -103,30 +127,41 @@ class Binder:
             return lambda e: vtext(vg(e))
         return lambda e: vtext(vg(e), field)
 
-    def compile(self, p: Plan, text: str) -> Template:
-        """``text`` compiled as a template of ``p``'s node."""
-        info = p.info
-        return compile_template(text, self.an.params, lambda n, f: self.str_getter(n, f, info, p))
+    def compile(self, info: NodeInfo, text: str) -> Template:
+        """``text`` compiled as a template of ``info``'s node."""
+        return compile_template(text, self.an.params, lambda n, f: self.str_getter(n, f, info))
 
-    def node_params(self, p: Plan) -> dict[str, Any]:
+    def node_params(self, info: NodeInfo) -> dict[str, Any]:
         """The node's ``params`` with ``{param}`` references to design params filled in."""
         params = self.an.params
-        return {k: substitute_params(v, params) if isinstance(v, str) else v for k, v in p.info.spec.params.items()}
+        return {k: substitute_params(v, params) if isinstance(v, str) else v for k, v in info.spec.params.items()}
 
-    # ----- plans ---------------------------------------------------------------------------------
-    def prepare(self, p: Plan, sub_runner: SubRunner) -> None:
-        """Bind one plan: inputs, templates, the op's own bindings, fan-out items."""
-        self._inputs(p)
-        referenced = p.op.compile_templates(self, p)
-        if "inputs" not in referenced:
-            p.extra_inputs = p.op.extra_inputs(self, p, referenced)
-        p.op.bind(self, p, sub_runner)
-        if p.fan is not None:
-            self._items(p)
+    # ----- inputs (``from``) -----------------------------------------------------------------------
+    def input_texts(self, info: NodeInfo) -> tuple[tuple[str, Getter], ...]:
+        """The ``from`` inputs as labelled texts (label, getter)."""
+        return self._from(info)[0]
 
-    def _inputs(self, p: Plan) -> None:
-        info = p.info
+    def input_vals(self, info: NodeInfo) -> tuple[tuple[str, Getter], ...]:
+        """The ``from`` inputs as values (name, getter)."""
+        return self._from(info)[1]
+
+    def py_args(self, info: NodeInfo) -> tuple[Getter, ...]:
+        """The ``from`` inputs as a python function's arguments."""
+        return self._from(info)[2]
+
+    def unmentioned(self, info: NodeInfo, referenced: set[str]) -> tuple[tuple[str, Getter], ...]:
+        """The labelled ``from`` inputs the node's templates do not mention."""
+        return tuple((lbl, g) for (lbl, g), entry in zip(self.input_texts(info), info.spec.inputs)
+                     if head(entry) not in referenced)
+
+    def _from(self, info: NodeInfo) -> tuple[tuple, tuple, tuple]:
+        hit = self._inputs.get(info.key)
+        if hit is not None:
+            return hit
         an = self.an
+        texts: list[tuple[str, Getter]] = []
+        vals: list[tuple[str, Getter]] = []
+        args: list[Getter] = []
         for entry in info.spec.inputs:
             name, _, fld = entry.strip().partition(".")
             fld = fld or None
@@ -138,31 +173,39 @@ class Binder:
                 elif name in lp0.body and lp0.body[name].order >= info.order:
                     label = f"{entry.strip()} (previous round)"
             if name == "question":
-                p.input_vals.append((name, self.val_getter("question", info)))
-                p.input_texts.append((label, lambda e: e.sc.question))
-                p.py_args.append(lambda e: e.sc.question)
+                vals.append((name, self.val_getter("question", info)))
+                texts.append((label, lambda e: e.sc.question))
+                args.append(lambda e: e.sc.question)
                 continue
             vg = self.val_getter(name, info) if name not in an.params else \
                 (lambda e, v=an.params[name]: Val(text=param_text(v), data=v))
-            p.input_vals.append((name, vg))
-            p.py_args.append((lambda e, vg=vg: pyval(vg(e))) if fld is None else
-                             (lambda e, vg=vg, f=fld: pyfield(vg(e), f)))
-            p.input_texts.append((label, self.str_getter(name, fld, info, p)))
+            vals.append((name, vg))
+            args.append((lambda e, vg=vg: pyval(vg(e))) if fld is None else
+                        (lambda e, vg=vg, f=fld: pyfield(vg(e), f)))
+            texts.append((label, self.str_getter(name, fld, info)))
+        out = (tuple(texts), tuple(vals), tuple(args))
+        self._inputs[info.key] = out
+        return out
 
-    def _items(self, p: Plan) -> None:
-        info = p.info
-        if p.fan == "repeat":
+    # ----- fan-out and loop ------------------------------------------------------------------------
+    def _stop_rule(self, info: NodeInfo) -> StopRule | None:
+        """The loop's stop condition, if it reads this body node's value."""
+        lp = self.an.loops.get(info.loop) if info.loop is not None else None
+        if lp is None or lp.until is None or lp.until.node != info.name:
+            return None
+        return StopRule.of(lp.name, lp.until)
+
+    def _items(self, info: NodeInfo) -> Items:
+        if info.fan == "repeat":
             k = info.k
-            p.items = lambda state, sc: range(k)
-            return
+            return lambda state, sc: range(k)
         if info.map_param is not None:
             items = list(info.map_param)
-            p.items = lambda state, sc: items
-            return
+            return lambda state, sc: items
         assert info.map_src is not None  # a map over neither a param nor a node output fails the check
         name, fld = info.map_src
         vg = self.val_getter(name, info)
-        key = p.key
+        key = info.key
 
         def items_of(state: dict, sc: Scope) -> list:
             v = vg(Env(state, sc))
@@ -185,7 +228,7 @@ class Binder:
                 sc.notes.append(f"{key}: mapped over the first {MAP_LIMIT} of {len(out)} items")
                 out = out[:MAP_LIMIT]
             return out
-        p.items = items_of
+        return items_of
 
 
-__all__ = ["MAP_LIMIT", "Binder", "SubRunner"]
+__all__ = ["MAP_LIMIT", "Binder", "SubDesigns"]

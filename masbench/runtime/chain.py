@@ -8,29 +8,24 @@ branches run concurrently, as they do in the graph. Most bundled designs have th
 
 For such a design the langgraph schedule is fixed: one node (or one fan-out's branches) per
 superstep, in depth order, each reading the state every earlier step wrote. :class:`Chain` runs
-exactly that schedule with the *same* step functions the graph is built from (:mod:`.steps`), so a
-node sees the same state, makes the same calls with the same sample indices and records the same
+exactly that schedule with the *same* nodes and steps the graph is built from (:mod:`.steps`), so
+a node sees the same state, makes the same calls with the same sample indices and records the same
 rows; what it skips is langgraph's per-run and per-step machinery (checkpoints, channels, task
-preparation, callbacks), most of a node's runtime overhead. ``tests/runtime/test_chain.py`` runs
-every bundled design through both and compares rows and results.
+preparation, callbacks), most of a node's runtime overhead. ``tests/runtime/test_compiled.py``
+runs every bundled design under both and compares rows and results.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from .design_analysis import Analysis
 from .info import LoopInfo, NodeInfo
-from .plan import Plan
+from .ops.base import Node
+from .ops.loop import LoopNode
 from .scope import Scope
-from .steps import Step, branch_step, branches, exit_step, round_step, single_step
-
-ENABLED = True
-"""Run straight-line designs with :class:`Chain` (False: every design through langgraph — for the
-equivalence test and the benchmarks' comparison)."""
-
+from .steps import branch, branches, single
 
 def straight(infos: list[NodeInfo]) -> list[NodeInfo] | None:
     """The nodes in depth order if there is one per depth (``deps`` outside ``infos`` ignored), else None."""
@@ -50,54 +45,45 @@ def straight(infos: list[NodeInfo]) -> list[NodeInfo] | None:
     return [by_name[n] for _, n in levels]
 
 
-@dataclass(slots=True)
-class _Runtime:
-    """What a step reads of langgraph's ``Runtime``: the run's scope as ``context``."""
-
-    context: Scope
-
-
 class _Node:
-    """One depth of a straight-line run: a plain node, a fan-out, or a loop."""
+    """One depth of a straight-line run: a plain node or a fan-out."""
 
-    def __init__(self, plan: Plan, fn: Step):
-        self.plan = plan
-        self.fn = fn
+    def __init__(self, node: Node):
+        self.node = node
 
-    async def run(self, state: dict[str, Any], rt: _Runtime) -> None:
-        p = self.plan
-        if not p.fan:
-            _apply(state, await self.fn(dict(state), rt), ())
+    async def run(self, state: dict[str, Any], sc: Scope) -> None:
+        n = self.node
+        if not n.fan:
+            _apply(state, await single(n, dict(state), sc), ())
             return
         # the fan-out's branches: decided on the state as it is now (what the graph's routing
         # edge sees), run concurrently, their appends applied in branch order
-        brs = branches(p, dict(state), rt.context)
+        brs = branches(n, dict(state), sc)
         if len(brs) == 1:
-            outs = [await self.fn(brs[0], rt)]
+            outs = [await branch(n, brs[0], sc)]
         else:
-            outs = await _gather([self.fn(br, rt) for br in brs])
+            outs = await _gather([branch(n, br, sc) for br in brs])
         for out in outs:
-            _apply(state, out, (p.key,))
+            _apply(state, out, (n.key,))
 
 
 class _Loop:
     """A loop at one depth: round controller, the body's nodes in depth order, then the exit."""
 
-    def __init__(self, ctrl: Step, body: list[_Node], exit_fn: Step, name: str):
-        self.ctrl = ctrl
+    def __init__(self, loop: LoopNode, body: list[_Node]):
+        self.loop = loop
         self.body = body
-        self.exit_fn = exit_fn
-        self.name = name
 
-    async def run(self, state: dict[str, Any], rt: _Runtime) -> None:
-        go = rt.context.go
+    async def run(self, state: dict[str, Any], sc: Scope) -> None:
+        go = sc.go
+        name = self.loop.key
         while True:
-            await self.ctrl(dict(state), rt)
-            if not go.get(self.name):
+            await self.loop.round(dict(state), sc)
+            if not go.get(name):
                 break
             for node in self.body:
-                await node.run(state, rt)
-        _apply(state, await self.exit_fn(dict(state), rt), ())
+                await node.run(state, sc)
+        _apply(state, await self.loop.exit(dict(state), sc), ())
 
 
 async def _gather(coros: list) -> list:
@@ -130,13 +116,12 @@ class Chain:
     async def run(self, sc: Scope) -> dict[str, Any]:
         """Run every node in depth order; the final state (what ``graph.ainvoke`` returns)."""
         state: dict[str, Any] = {}
-        rt = _Runtime(sc)
         for step in self.steps:
-            await step.run(state, rt)
+            await step.run(state, sc)
         return state
 
 
-def chain_of(an: Analysis, plans: dict[str, Plan]) -> Chain | None:
+def chain_of(an: Analysis, nodes: dict[str, Node]) -> Chain | None:
     """The :class:`Chain` of a design, or None if it is not straight-line (or writes a channel)."""
     if an.channels:
         return None
@@ -145,24 +130,23 @@ def chain_of(an: Analysis, plans: dict[str, Plan]) -> Chain | None:
         return None
     steps: list[_Node | _Loop] = []
     for info in top:
-        p = plans[info.key]
-        if info.name in an.loops:
-            loop = _loop(an.loops[info.name], p, plans)
+        n = nodes[info.key]
+        if info.name in an.loops:  # a node with a sub-graph
+            assert isinstance(n, LoopNode)
+            loop = _loop(an.loops[info.name], n, nodes)
             if loop is None:
                 return None
             steps.append(loop)
         else:
-            steps.append(_Node(p, branch_step(p) if p.fan else single_step(p)))
+            steps.append(_Node(n))
     return Chain(steps)
 
 
-def _loop(lp: LoopInfo, p: Plan, plans: dict[str, Plan]) -> _Loop | None:
+def _loop(lp: LoopInfo, n: LoopNode, nodes: dict[str, Node]) -> _Loop | None:
     body = straight(list(lp.body.values()))
     if body is None:
         return None
-    until_plan = plans[lp.body[lp.until.node].key] if lp.until is not None and lp.until.node else None
-    nodes = [_Node(plans[b.key], branch_step(plans[b.key]) if b.fan else single_step(plans[b.key])) for b in body]
-    return _Loop(round_step(p, lp, until_plan), nodes, exit_step(p, lp), lp.name)
+    return _Loop(n, [_Node(nodes[b.key]) for b in body])
 
 
-__all__ = ["Chain", "ENABLED", "chain_of", "straight"]
+__all__ = ["Chain", "chain_of", "straight"]

@@ -4,7 +4,7 @@ dependency graph (networkx), and report every problem at its place in the YAML.
 Caught: unknown agents, nodes, references, fields, params, python functions and sub-designs;
 cycles other than declared loops; nodes whose value never reaches the output; a missing or
 ambiguous output; parallel writes into a channel with no reducer; bad repeat / map / loop
-settings. The planner builds its plans from the same analysis, so what validates is what runs.
+settings. Each node is compiled from the same analysis, so what validates is what runs.
 
 The pass is split by concern: per-node settings (:mod:`.node_check`, which runs each node's op
 check, :mod:`.ops`), sub-graphs such as loop bodies (the op's ``body``), agents and sub-designs
@@ -25,6 +25,7 @@ from ..spec.yamlpos import Located
 from . import refs
 from .info import LoopInfo, NodeInfo
 from .node_check import check_node
+from .ops import op_of
 from .reads import RESERVED
 
 
@@ -87,7 +88,7 @@ class Analysis:
         for i, (name, spec) in enumerate(d.nodes.items()):
             self.top[name] = self.node(name, spec, ("nodes", name), None, i)
         for info in self.top.values():
-            body = info.op.body(self, info)
+            body = op_of(info.kind).body(self, info)
             if body is not None:
                 self.loops[info.name] = body
         self._channels()
@@ -175,4 +176,13 @@ class Analysis:
                                   "reads it; an extra final node makes the output ambiguous)")
 
 
-__all__ = ["Analysis"]
+def check_design(design: DesignSpec, located: Located | None, library: Library) -> list[Problem]:
+    """Every problem with a design's graph and references — unknown agents and sub-designs
+    included — each at its place in the YAML (``FILE:LINE:COL: nodes.<node>: message``). Empty
+    when the design can run. The one check of a design: the library's load-time check for kind
+    ``design`` (:data:`masbench.registry.CHECKS`), run by the designers on generated designs; a
+    design compiles only if it passes."""
+    return Analysis(design, located, library).problems
+
+
+__all__ = ["Analysis", "check_design"]

@@ -1,4 +1,4 @@
-"""Build the langgraph ``StateGraph`` of a design from its plans.
+"""Build the langgraph ``StateGraph`` of a design from its compiled nodes.
 
 Graph shape (one langgraph node per design node, plus):
 - a fan-out node (``repeat``/``map``) is fanned out with ``Send`` — one branch per sample / item —
@@ -8,12 +8,15 @@ Graph shape (one langgraph node per design node, plus):
   ``L.<name>`` (inlined; the body's sinks lead back to ``L#round``), and ``L`` (the exit node,
   which writes the loop's value). That back edge is the only cycle, and it is bounded;
 - several upstream nodes join with a waiting edge (``add_edge([a, b], c)``).
+
+Each langgraph node calls the same step the other schedulers run (:mod:`.steps`, the loop node's
+round and exit) with the run's scope, which langgraph passes as its runtime context.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Callable, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -21,9 +24,10 @@ from langgraph.types import Send
 
 from .design_analysis import Analysis
 from .info import LoopInfo
-from .plan import Plan
-from .scope import Scope
-from .steps import branch_step, branches, exit_step, round_step, single_step
+from .ops.base import Node
+from .ops.loop import LoopNode
+from .scope import Br, Scope
+from .steps import branch, branches, single
 
 
 def recursion_bound(an: Analysis) -> int:
@@ -34,47 +38,75 @@ def recursion_bound(an: Analysis) -> int:
     return 2 * n + 10
 
 
-def sends(p: Plan, state: dict, sc: Scope) -> list[Send]:
+def sends(node: Node, state: dict, sc: Scope) -> list[Send]:
     """The branches of a fan-out this round, as ``Send`` s (see :func:`~masbench.runtime.steps.branches`)."""
-    key = p.key
-    return [Send(key, br) for br in branches(p, state, sc)]
+    key = node.key
+    return [Send(key, br) for br in branches(node, state, sc)]
+
+
+def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    fn.__name__ = name
+    return fn
+
+
+def _single(node: Node) -> Callable[..., Any]:
+    async def step(state: dict, runtime: Runtime[Any]) -> dict:
+        return await single(node, state, runtime.context)
+    return _named(step, node.key)
+
+
+def _branch(node: Node) -> Callable[..., Any]:
+    async def step(br: Br, runtime: Runtime[Any]) -> dict:
+        return await branch(node, br, runtime.context)
+    return _named(step, node.key)
+
+
+def _round(loop: LoopNode) -> Callable[..., Any]:
+    async def step(state: dict, runtime: Runtime[Any]) -> dict:
+        return await loop.round(state, runtime.context)
+    return _named(step, f"{loop.key}#round")
+
+
+def _exit(loop: LoopNode) -> Callable[..., Any]:
+    async def step(state: dict, runtime: Runtime[Any]) -> dict:
+        return await loop.exit(state, runtime.context)
+    return _named(step, loop.key)
 
 
 class GraphBuilder:
-    """Wires one design's plans into a compiled langgraph graph."""
+    """Wires one design's nodes into a compiled langgraph graph."""
 
-    def __init__(self, an: Analysis, plans: dict[str, Plan], output: str):
+    def __init__(self, an: Analysis, nodes: dict[str, Node], output: str):
         self.an = an
-        self.plans = plans
+        self.nodes = nodes
         self.output = output
-        fields: dict[str, Any] = {key: Annotated[list, operator.add] if p.fan else Any for key, p in plans.items()}
+        fields: dict[str, Any] = {key: Annotated[list, operator.add] if n.fan else Any for key, n in nodes.items()}
         for ch in an.channels:
             fields[ch] = Annotated[list, operator.add]
         # the fields are built at run time, but the functional TypedDict form is typed for a dict literal only
         State = TypedDict("State", fields)  # pyright: ignore[reportArgumentType]  # see above
         self.g: StateGraph[Any, Any, Any, Any] = StateGraph(State)
-        self.fan_nodes = {k for k, p in plans.items() if p.fan}
+        self.fan_nodes = {k for k, n in nodes.items() if n.fan}
 
     def build(self):
         an, g = self.an, self.g
-        for key, p in self.plans.items():
+        for key, n in self.nodes.items():
             if key in an.loops:  # a node with a sub-graph: its round controller, body and exit
-                lp = an.loops[key]
-                until_plan = self.plans[lp.body[lp.until.node].key] if lp.until is not None and lp.until.node else None
-                g.add_node(key, exit_step(p, lp))
-                g.add_node(f"{key}#round", round_step(p, lp, until_plan))
-            elif p.fan:
-                g.add_node(key, branch_step(p))
+                assert isinstance(n, LoopNode)
+                g.add_node(key, _exit(n))
+                g.add_node(f"{key}#round", _round(n))
+            elif n.fan:
+                g.add_node(key, _branch(n))
             else:
-                g.add_node(key, single_step(p))
+                g.add_node(key, _single(n))
         for name in an.order:
-            p = self.plans[name]
+            n = self.nodes[name]
             srcs = sorted(d for d in an.top[name].deps if d in an.top)
             if name in an.loops:
                 self._edges(srcs, f"{name}#round")
                 self._wire_loop(an.loops[name])
-            elif p.fan:
-                self._fan_edges(p, srcs)
+            elif n.fan:
+                self._fan_edges(n, srcs)
             else:
                 self._edges(srcs, name)
         g.add_edge(self.output, END)
@@ -88,28 +120,28 @@ class GraphBuilder:
         else:
             self.g.add_edge(srcs, target)
 
-    def _fan_edges(self, p: Plan, srcs: list[str]) -> None:
+    def _fan_edges(self, n: Node, srcs: list[str]) -> None:
         def route(state: dict, runtime: Runtime[Any]) -> list[Send]:
-            return sends(p, state, runtime.context)
-        route.__name__ = f"send:{p.key}"
+            return sends(n, state, runtime.context)
+        route.__name__ = f"send:{n.key}"
         if not srcs:
-            self.g.add_conditional_edges(START, route, [p.key])
+            self.g.add_conditional_edges(START, route, [n.key])
         elif len(srcs) == 1 and srcs[0] not in self.fan_nodes:
-            self.g.add_conditional_edges(srcs[0], route, [p.key])
+            self.g.add_conditional_edges(srcs[0], route, [n.key])
         else:
-            disp = f"{p.key}#send"
+            disp = f"{n.key}#send"
 
             async def dispatch(state: object) -> dict:
                 return {}
             self.g.add_node(disp, dispatch)
             self._edges(srcs, disp)
-            self.g.add_conditional_edges(disp, route, [p.key])
+            self.g.add_conditional_edges(disp, route, [n.key])
 
     def _wire_loop(self, lp: LoopInfo) -> None:
         ctrl = f"{lp.name}#round"
         roots = [b for b in lp.body.values() if not b.deps]
         plain = [b.key for b in roots if b.fan is None]
-        fans = [self.plans[b.key] for b in roots if b.fan is not None]
+        fans = [self.nodes[b.key] for b in roots if b.fan is not None]
         exit_key = lp.name
 
         def route(state: dict, runtime: Runtime[Any]) -> list:
@@ -117,8 +149,8 @@ class GraphBuilder:
             if not sc.go.get(exit_key):
                 return [exit_key]
             out: list = list(plain)
-            for fp in fans:
-                out.extend(sends(fp, state, sc))
+            for fn in fans:
+                out.extend(sends(fn, state, sc))
             return out
         route.__name__ = f"round:{lp.name}"
         self.g.add_conditional_edges(ctrl, route, plain + [f.key for f in fans] + [exit_key])
@@ -129,15 +161,15 @@ class GraphBuilder:
                 continue
             srcs = sorted(lp.body[d].key for d in b.deps)
             if b.fan is not None:
-                self._fan_edges(self.plans[b.key], srcs)
+                self._fan_edges(self.nodes[b.key], srcs)
             else:
                 self._edges(srcs, b.key)
         self._edges(sorted(b.key for b in lp.body.values() if b.name not in readers), ctrl)
 
 
-def build_graph(an: Analysis, plans: dict[str, Plan], output: str):
-    """The compiled langgraph graph of a design's plans."""
-    return GraphBuilder(an, plans, output).build()
+def build_graph(an: Analysis, nodes: dict[str, Node], output: str):
+    """The compiled langgraph graph of a design's nodes."""
+    return GraphBuilder(an, nodes, output).build()
 
 
 __all__ = ["build_graph", "recursion_bound", "sends"]

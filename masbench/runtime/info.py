@@ -1,16 +1,13 @@
-"""The checker's resolved view of a design's nodes: what the planner builds plans from."""
+"""The checker's resolved view of a design's nodes: what each op compiles its node from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..library import Library
 from ..spec.agent import AgentSpec
 from ..spec.design import DesignSpec, NodeSpec
-
-if TYPE_CHECKING:  # pragma: no cover - the op classes take these records as arguments
-    from .ops.base import Op
 
 VAL_FIELDS = frozenset({"answer", "text"})
 """Fields every value has (besides its structured-output fields)."""
@@ -34,9 +31,6 @@ class NodeInfo:
     name: str
     spec: NodeSpec
     path: tuple
-    op: Op
-    """The node's op, from the registry by its kind (a do-nothing stand-in when the kind is unknown:
-    the check reports it)."""
     loop: str | None = None
     order: int = 0
     agent: AgentSpec | None = None
@@ -55,6 +49,8 @@ class NodeInfo:
 
     @property
     def kind(self) -> str:
+        """The node's op, by its registered name (:func:`masbench.runtime.ops.op_of` gives the op; an
+        unknown kind gives a do-nothing stand-in, and the check reports it)."""
         return self.spec.kind
 
     @property

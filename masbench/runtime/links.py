@@ -2,7 +2,7 @@
 (unknown, invalid, calling themselves, cycles through other designs, unknown sub-design params).
 
 The only place these are checked — the library's load-time check for designs is
-:func:`masbench.runtime.check.check_design`, which runs this — so each problem is reported once.
+:func:`masbench.runtime.design_analysis.check_design`, which runs this — so each problem is reported once.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import re
 from ..registry import RegistryError
 from ..spec.design import OP_KEYS, NodeSpec
 from .info import Checking, NodeInfo
-from .ops import OPS, STAND_IN, kinds_where
+from .ops import OPS, kinds_where
 from .reads import RESERVED
 from .template import substitute_params
 
@@ -23,11 +23,10 @@ def check_node(an: Checking, name: str, spec: NodeSpec, path: tuple, loop: str |
     try:
         op = OPS[kind]
     except RegistryError as exc:
-        op = STAND_IN
-        info = NodeInfo(name, spec, path, op, loop, order)
+        info = NodeInfo(name, spec, path, loop, order)
         an.at(info, ("kind",), f"{exc} — register it with masbench.runtime.OPS.add")
         return info
-    info = NodeInfo(name, spec, path, op, loop, order)
+    info = NodeInfo(name, spec, path, loop, order)
     if name in RESERVED:
         an.at(info, (), f"node name {name!r} is reserved in templates (question, inputs, item, index, "
                         "candidates, round, history)")

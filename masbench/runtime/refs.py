@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .info import VAL_FIELDS, Checking, LoopInfo, NodeInfo
-from .ops import kinds_where
+from .ops import kinds_where, op_of
 from .reads import RESERVED
 from .template import refs as template_parts
 
@@ -17,7 +17,7 @@ _NOT_FROM = RESERVED - {"question"}
 
 def templates(info: NodeInfo) -> list[tuple[tuple, str | None]]:
     """(yaml sub-path, template text) of every template the node renders (its op says which)."""
-    return info.op.templates(info)
+    return op_of(info.kind).templates(info)
 
 
 def _loop_of(an: Checking, info: NodeInfo) -> LoopInfo | None:
@@ -34,7 +34,7 @@ def fields_of(an: Checking, name: str, ctx: NodeInfo) -> set[str] | None:
         target = an.top[name]
     if target is None:
         return None if name in an.channels else set(VAL_FIELDS)
-    return target.op.ref_fields(target)
+    return op_of(target.kind).ref_fields(target)
 
 
 def check_ref(an: Checking, info: NodeInfo, name: str, fld: str | None, sub: tuple, what: str) -> bool:
@@ -48,7 +48,7 @@ def check_ref(an: Checking, info: NodeInfo, name: str, fld: str | None, sub: tup
             return False
         ok = fld is None or name == "item"
     elif name == "candidates":
-        if name not in info.op.names:
+        if name not in op_of(info.kind).names:
             an.at(info, sub, f"{what} uses {{candidates}}, which only exists in "
                              f"{kinds_where(lambda o: 'candidates' in o.names)} nodes")
             return False
@@ -142,7 +142,7 @@ def _check_map(an: Checking, info: NodeInfo, name: str, fld: str | None) -> None
     if target is None:
         return
     if fld is None:
-        if target.fan is None and not target.op.may_be_list and name not in an.channels:
+        if target.fan is None and not op_of(target.kind).may_be_list and name not in an.channels:
             an.at(info, ("map",), f"map over {name!r}: not a list (map a list field such as {name}.items, "
                                   "or a repeat/map node)")
     elif target.schema is not None and fld in target.schema and not target.schema[fld].startswith("list"):

@@ -12,6 +12,7 @@ import networkx as nx
 from ..library import Library
 from ..spec.design import DesignSpec
 from .design_analysis import Analysis, NodeInfo
+from .ops import op_of
 
 FAN_COLOR = "#9ec5fe"
 """Fill of a fan-out node (``repeat`` / ``map``), whatever its op."""
@@ -24,12 +25,12 @@ def _id(name: str) -> str:
 
 
 def _color(info: NodeInfo) -> str:
-    return FAN_COLOR if info.fan else info.op.color
+    return FAN_COLOR if info.fan else op_of(info.kind).color
 
 
 def _label(info: NodeInfo) -> str:
     s = info.spec
-    what = info.op.label(info)
+    what = op_of(info.kind).label(info)
     if info.fan == "repeat":
         what += f" ×{info.k}"
     elif info.fan == "map":
@@ -43,7 +44,7 @@ def _shape(info: NodeInfo, text: str) -> str:
     t = text.replace('"', "'")
     if info.fan:
         return f'[["{t}"]]'
-    left, right = info.op.shape
+    left, right = op_of(info.kind).shape
     return f"{left}{t}{right}"
 
 

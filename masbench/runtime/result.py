@@ -80,9 +80,10 @@ def assemble(an: Analysis, sc: Scope, final: dict | None, output: str, fan_keys:
     if meter.limited:
         detail["budget"] = meter.summary()
     detail["simulated"] = sc.sh.simulated
-    return DesignResult(text=text, answers=ans, status=status, prompt_tokens=sc.prompt,
-                        completion_tokens=sc.completion, tokens=sc.prompt + sc.completion, cost_usd=sc.cost,
-                        calls=sc.calls, wall_s=wall, error=error, detail=detail)
+    u = sc.usage
+    return DesignResult(text=text, answers=ans, status=status, prompt_tokens=u.prompt,
+                        completion_tokens=u.completion, tokens=u.prompt + u.completion, cost_usd=u.cost,
+                        calls=u.calls, wall_s=wall, error=error, detail=detail)
 
 
 __all__ = ["assemble", "fallback"]

@@ -1,5 +1,6 @@
 """The state of one run: :class:`Shared` by a run and its sub-design runs (budget meter, gateway,
-row sink), one :class:`Scope` per design run (rounds, stop flags, tallies, statuses), and the
+row sink), one :class:`Scope` per design run (its position — question, rounds, stop flags — and
+the ops' diaries: statuses, votes, loops, …; its counted usage is one :class:`Tally`), and the
 small records node bodies pass around (:class:`Stats`, :class:`Env`, :class:`Br`).
 
 langgraph state holds one small key per node (its value); everything else lives here, passed to
@@ -10,17 +11,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..budget import BudgetMeter
 from ..store import NodeRow
 from ..llm.result import CallResult
 from .pyfuncs import majority_vote
-from .types import RunContext
+from .types import SCHEDULERS, RunContext
 from .values import OK, Val, fmt_data
 
 if TYPE_CHECKING:  # pragma: no cover - checking a design must not load the benchmarks
     from ..bench.types import TaskInstance
+    from ..spec.agent import AgentSpec
 
 SEED_STRIDE = 1_000_003
 ROUND_STRIDE = 10_007
@@ -39,7 +41,7 @@ class Shared:
     """State shared by a run and its sub-design runs."""
 
     __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed", "task",
-                 "texts")
+                 "texts", "scheduler")
 
     def __init__(self, ctx: RunContext):
         self.meter = BudgetMeter(ctx.budget)
@@ -56,6 +58,10 @@ class Shared:
         """The task being solved (set by :meth:`CompiledDesign.run`; tools read it, e.g. its corpus)."""
         self.texts: set[str] = set()
         """Hashes of the texts this run has sent to the sink (tool observations): each is sent once."""
+        if ctx.scheduler is not None and ctx.scheduler not in SCHEDULERS:
+            raise ValueError(f"unknown scheduler {ctx.scheduler!r} (known: {', '.join(SCHEDULERS)})")
+        self.scheduler = ctx.scheduler
+        """The scheduler asked for (:attr:`RunContext.scheduler`), for this run and its sub-designs."""
 
     def vote(self, answers: list, node: str) -> tuple:
         """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
@@ -79,12 +85,22 @@ class Stats:
         self.model = res.model
 
 
+@dataclass(slots=True)
+class Tally:
+    """Counted usage of one design run and the sub-designs it called (what its result row reports)."""
+
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+    cost: float = 0.0
+
+
 class Scope:
     """One run of one design on one task (sub-designs get their own scope, sharing ``sh``)."""
 
     __slots__ = ("sh", "question", "gold", "n", "skills", "seed_base", "prefix", "rounds", "stop", "go",
                  "hist", "prev", "status", "branches", "votes", "loops", "selects", "parse_failures", "errors",
-                 "subs", "notes", "parent", "calls", "prompt", "completion", "cost", "bad")
+                 "subs", "notes", "parent", "usage", "bad")
 
     def __init__(self, sh: Shared, question: str, gold: list[str], skills: list[str], seed_base: int,
                  prefix: str = "", parent: "Scope | None" = None):
@@ -92,10 +108,8 @@ class Scope:
         """The scope of the design that called this one as a sub-design."""
         self.bad = 0
         """Node executions (any round, any branch) that did not end ``ok``."""
-        self.calls = 0
-        self.prompt = 0
-        self.completion = 0
-        self.cost = 0.0
+        self.usage = Tally()
+        """This run's counted usage, its sub-designs' included (:meth:`count`)."""
         self.sh = sh
         self.question = question
         self.gold = gold
@@ -159,16 +173,55 @@ class Scope:
             return ""
         return "\n\n".join(f"[round {r}] {name}:\n{text}" for r, name, text in h if text)
 
-    def charge(self, prompt: int, completion: int, cost: float) -> None:
-        """Tally one call's counted usage in this run and in every design that called it (what the
-        design's result row reports)."""
+    def count(self, res: CallResult, st: Stats) -> None:
+        """Count one call of a node of this run, once, from its result's counted usage (what the
+        budget meter settled): in the node's ``st`` and in the tally of this run and of every
+        design that called it (what each design's result row reports)."""
+        st.add(res)
+        prompt, completion, cost = res.prompt_tokens, res.completion_tokens, res.cost_usd
         s: Scope | None = self
         while s is not None:
-            s.calls += 1
-            s.prompt += prompt
-            s.completion += completion
-            s.cost += cost
+            u = s.usage
+            u.calls += 1
+            u.prompt += prompt
+            u.completion += completion
+            u.cost += cost
             s = s.parent
+
+
+class Caller(Protocol):
+    """What a model call reads of the node making it (a prompted node,
+    :class:`~masbench.runtime.ops.prompted.PromptedNode`)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def loop(self) -> str | None: ...
+
+    @property
+    def actor(self) -> str | None: ...
+
+    @property
+    def agent(self) -> AgentSpec:
+        """The agent (its model route, when ``model`` is None)."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model alias (None: a routed agent)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def temperature(self) -> float | None: ...
+
+    @property
+    def stop(self) -> tuple[str, ...]:
+        """The agent's stop sequences (empty: none sent)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -190,4 +243,5 @@ class Br:
     item: Any
 
 
-__all__ = ["Br", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats"]
+__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats",
+           "Tally"]

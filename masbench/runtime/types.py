@@ -14,6 +14,11 @@ if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no
     from ..llm.gateway import Gateway
 
 STATUSES = ("ok", "degraded", "budget_exhausted", "failed")
+SCHEDULERS = ("direct", "chain", "graph")
+"""Who schedules a design's nodes, simplest first: ``direct`` (a one-node design: its node, no
+graph), ``chain`` (a straight-line design: one node or fan-out per depth, :mod:`.chain`) and
+``graph`` (langgraph: any shape, parallel nodes and channels included). They run the same nodes
+with the same semantics; a simpler one only skips machinery the shape does not need."""
 
 
 @dataclass(slots=True)
@@ -39,6 +44,9 @@ class RunContext:
     route: Callable[..., Any] | None = None
     """Hook for agents whose model is a route: ``route(agent, messages) -> alias`` (sync or async).
     Unset: such agents use the ``default`` alias."""
+    scheduler: str | None = None
+    """Which of :data:`SCHEDULERS` runs the design (and its sub-designs): the named one where it can
+    take the design, else the next more general one. None: the simplest that can take it."""
 
 
 @dataclass(slots=True)

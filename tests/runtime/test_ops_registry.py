@@ -5,6 +5,8 @@ kind), weighs in the topology and renders."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from masbench.bench.types import TaskInstance
@@ -12,7 +14,7 @@ from masbench.design.topology import structure
 from masbench.library import Library
 from masbench.llm import Gateway
 from masbench.runtime import OPS, Op, RunContext, check_design, run_design
-from masbench.runtime.ops.base import Binding, Calls, SubRunner, Weigher
+from masbench.runtime.ops.base import Binding, Calls, Getter, Node, Weigher
 from masbench.runtime.render import graph, mermaid
 from masbench.runtime.values import Val
 from masbench.spec import DesignSpec
@@ -25,6 +27,19 @@ BUILTINS = ["agent", "majority", "select", "loop", "python", "design"]
 TASK = TaskInstance(id="t1", source="unit", question="What is 20 + 22?", answers=["42"], skills=["arith.add"])
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class OffsetNode(Node):
+    """A compiled offset node: its input (name and getter) and the offset."""
+
+    source: str
+    get: Getter
+    add: int
+
+    async def run(self, sc, env, i, st, calls: Calls):
+        n = int(self.get(env).answers[0]) + self.add
+        return Val(text=f"{self.source} + {self.add} = {n}", answers=(normalize_answer(str(n)),))
+
+
 class Offset(Op):
     """Toy op: the first input's answer plus ``params.add`` (no model call)."""
 
@@ -35,16 +50,11 @@ class Offset(Op):
         if not isinstance(info.spec.params.get("add"), int):
             an.at(info, ("params",), "an offset node needs an integer `params.add`")
 
-    def bind(self, b: Binding, p, sub_runner: SubRunner) -> None:
-        p.kwargs = b.node_params(p)
+    def compile(self, b: Binding, info) -> OffsetNode:
+        name, vg = next((n, g) for n, g in b.input_vals(info) if n != "question")
+        return OffsetNode(**b.base(info), source=name, get=vg, add=b.node_params(info)["add"])
 
-    async def run(self, plan, sc, env, i, st, calls: Calls):
-        name, vg = next((n, g) for n, g in plan.input_vals if n != "question")
-        v = vg(env)
-        n = int(v.answers[0]) + plan.kwargs["add"]
-        return Val(text=f"{name} + {plan.kwargs['add']} = {n}", answers=(normalize_answer(str(n)),))
-
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 0
 
     def label(self, info) -> str:

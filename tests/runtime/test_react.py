@@ -548,7 +548,7 @@ async def test_observation_texts_follow_the_transcript_mode_and_rows_are_always_
 def test_evidence_cited_in_the_prompt_counts_as_seen() -> None:
     """A searcher given an upstream agent's ``[doc] fact`` notes is told those documents are in
     front of it (what the hop-chain design hands over), and an unrelated id is not."""
-    from masbench.runtime.prompts import _cites
+    from masbench.runtime.ops.prompted import _cites
 
     assert _cites("Notes:\n[d00057] The Fider stove is made by Zaprin.", "d00057")
     assert not _cites("see d000571 and xd00057", "d00057")
@@ -562,5 +562,5 @@ def test_the_label_shows_a_design_param_as_written_not_the_default() -> None:
     agent = AgentSpec(name="s", prompt="{question}", tools=["search"])
     for params, shown in (({"max_steps": "{steps}"}, "≤{steps} steps"), ({"max_steps": 3}, "≤3 steps"), ({}, "≤6 steps")):
         node = NodeSpec.model_validate({"kind": "react", "agent": "s", "params": params})
-        info = NodeInfo(name="n", spec=node, path=("nodes", "n"), op=OPS["react"], agent=agent)
+        info = NodeInfo(name="n", spec=node, path=("nodes", "n"), agent=agent)
         assert shown in OPS["react"].label(info)

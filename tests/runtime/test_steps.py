@@ -1,6 +1,7 @@
 """The loop controller and the node steps (runtime/steps.py): whole designs on scripted gateways
 (rounds, calls, answers, node rows counted by hand from each script) and the step functions called
-directly on a stand-in plan and a real scope (issue 29)."""
+directly on a stand-in node and a real scope, and a compiled loop node's round controller and
+exit (issue 29)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from masbench.library import Library
 from masbench.llm.scripted import ScriptedGateway
 from masbench.runtime import RunContext, run_design, steps
 from masbench.runtime.bind import MAP_LIMIT
-from masbench.runtime.info import LoopInfo, Until
+from masbench.runtime.ops.loop import LoopNode
 from masbench.runtime.scope import EMPTY, SKIP, Br, Scope, Shared
-from masbench.runtime.steps import branch_step, branches, exit_step, round_step, single_step
+from masbench.runtime.steps import branch, branches, single
 from masbench.runtime.values import Val
 from masbench.spec import DesignSpec
 
@@ -138,7 +139,7 @@ async def test_a_channel_lists_its_writers_in_declaration_order_and_branches_in_
     assert pos == sorted(pos), prompt
 
 
-# ----- the step functions called directly: a stand-in plan, a real scope, the node body faked -------
+# ----- the step functions called directly: a stand-in node, a real scope, the node body faked -------
 # (what each step returns, records and emits is read off the code's contract by hand, not computed)
 
 def _scope(rows: list | None = None, prefix: str = "") -> Scope:
@@ -148,13 +149,9 @@ def _scope(rows: list | None = None, prefix: str = "") -> Scope:
 
 
 def _plan(key: str = "w", loop: str | None = None, into: str | None = None, order: int = 0, items: Any = None,
-          cur: Any = None, fan: str | None = None) -> Any:
-    return SimpleNamespace(key=key, loop=loop, order=order, items=items, loop_cur=cur, fan=fan, row_op="map",
-                           agent_name="solver-agent", model="m-alias", info=SimpleNamespace(spec=SimpleNamespace(into=into)))
-
-
-def _rt(sc: Scope) -> Any:
-    return SimpleNamespace(context=sc)
+          fan: str | None = None) -> Any:
+    return SimpleNamespace(key=key, loop=loop, order=order, items=items, fan=fan, row_op="map",
+                           actor="solver-agent", model="m-alias", into=into)
 
 
 def _no_items(state: dict, sc: Scope) -> list:
@@ -189,7 +186,7 @@ def _fake_node(monkeypatch: pytest.MonkeyPatch, out: Val) -> list:
     node's scope, branch payload, branch index) of each call."""
     seen: list = []
 
-    async def fake(p, sc, env, i):
+    async def fake(n, sc, env, i):
         seen.append((env.state, env.sc is sc, env.br, i))
         return out
     monkeypatch.setattr(steps, "run_node", fake)
@@ -200,43 +197,39 @@ async def test_single_step_writes_its_value_and_its_channel_entry(monkeypatch: p
     out = Val(text="t", answers=("7",))
     seen = _fake_node(monkeypatch, out)
     sc, state = _scope(), {"x": 1}
-    node = single_step(_plan(key="s", into="pool", order=3))
-    assert node.__name__ == "s"
-    r = await node(state, _rt(sc))
+    r = await single(_plan(key="s", into="pool", order=3), state, sc)
     # order 3 → the channel index 3 * 100000, round 0
     assert r == {"s": out, "pool": [(0, 300_000, out)]} and seen == [(state, True, None, None)]
-    assert await single_step(_plan(key="s"))(state, _rt(sc)) == {"s": out}
+    assert await single(_plan(key="s"), state, sc) == {"s": out}
 
 
 async def test_single_step_in_a_loop_skips_when_stopped_and_keeps_the_old_value_on_failure(
         monkeypatch: pytest.MonkeyPatch) -> None:
     got = [Val(text="", status="error", error="boom")]
 
-    async def fake(p, sc, env, i):
+    async def fake(n, sc, env, i):
         return got[0]
     monkeypatch.setattr(steps, "run_node", fake)
     sc = _scope()
-    node = single_step(_plan(key="s", loop="L", into="pool"))
-    assert await node({}, _rt(sc)) == {}  # nothing to show: the previous round's value stays
+    node = _plan(key="s", loop="L", into="pool")
+    assert await single(node, {}, sc) == {}  # nothing to show: the previous round's value stays
     got[0] = Val(text="ok now")
-    r = await node({}, _rt(sc))
+    r = await single(node, {}, sc)
     assert r == {"s": got[0], "pool": [(0, 0, got[0])]}
     sc.stop["L"] = "until"
     got[0] = Val(text="never")
-    assert await node({}, _rt(sc)) == {}
+    assert await single(node, {}, sc) == {}
     # outside a loop a failed value is still written
     bad = Val(text="", status="error", error="boom")
     got[0] = bad
-    assert await single_step(_plan(key="s"))({}, _rt(sc)) == {"s": bad}
+    assert await single(_plan(key="s"), {}, sc) == {"s": bad}
 
 
 async def test_branch_step_of_an_empty_list_records_and_emits_one_empty_row() -> None:
     rows: list = []
     sc = _scope(rows, prefix="sub.")
     sc.rounds["L"] = 2
-    step = branch_step(_plan(key="w", loop="L", into="pool", order=2))
-    assert step.__name__ == "w"
-    r = await step(Br({}, 0, EMPTY), _rt(sc))
+    r = await branch(_plan(key="w", loop="L", into="pool", order=2), Br({}, 0, EMPTY), sc)
     msg = "nothing to map over (the upstream list is empty or missing)"
     (v,) = [e[2] for e in r["w"]]
     assert v.status == "empty" and v.error == msg and v.text == "" and v.answers is None and v.data is None
@@ -256,18 +249,18 @@ async def test_branch_step_skips_a_stopped_round_and_indexes_its_branch(monkeypa
     seen = _fake_node(monkeypatch, out)
     rows: list = []
     sc = _scope(rows)
-    assert await branch_step(_plan(key="w", loop="L", into="pool"))(Br({}, 0, SKIP), _rt(sc)) == {}
+    assert await branch(_plan(key="w", loop="L", into="pool"), Br({}, 0, SKIP), sc) == {}
     assert seen == [] and rows == [] and sc.branches == {}
     state = {"x": 1}
     br = Br(state, 4, "item")
     # outside a loop the round is 0; order 1, branch 4 → 100004
-    assert await branch_step(_plan(key="w", into="pool", order=1))(br, _rt(sc)) == {
+    assert await branch(_plan(key="w", into="pool", order=1), br, sc) == {
         "w": [(0, 4, out)], "pool": [(0, 100_004, out)]}
     assert seen == [(state, True, br, 4)]
     sc.rounds["L"] = 3
-    assert await branch_step(_plan(key="w", loop="L"))(br, _rt(sc)) == {"w": [(3, 4, out)]}
+    assert await branch(_plan(key="w", loop="L"), br, sc) == {"w": [(3, 4, out)]}
     # a loop not yet started is round 0
-    assert await branch_step(_plan(key="w", loop="M"))(br, _rt(sc)) == {"w": [(0, 4, out)]}
+    assert await branch(_plan(key="w", loop="M"), br, sc) == {"w": [(0, 4, out)]}
 
 
 def _reads(state: dict, sc: Scope, v: Val | None) -> Any:
@@ -278,9 +271,11 @@ def _reads(state: dict, sc: Scope, v: Val | None) -> Any:
     return cur
 
 
-def _loop(max_rounds: int = 3, init: str | None = "draft", converged: bool = False) -> LoopInfo:
-    until = Until(node=None, converged=True) if converged else None
-    return LoopInfo(name="L", max_rounds=max_rounds, until=until, init=init, output="o", body={})
+def _loop(cur: Any, max_rounds: int = 3, init: str | None = "draft", converged: bool = False,
+          fan_judge: Any = None) -> LoopNode:
+    return LoopNode(key="L", name="L", loop=None, fan=None, order=0, actor=None, agent_name=None, model=None,
+                    row_op="loop", cur=cur, max_rounds=max_rounds, init=init, converged=converged,
+                    fan_judge=fan_judge)
 
 
 async def test_round_step_go_flags() -> None:
@@ -288,65 +283,58 @@ async def test_round_step_go_flags() -> None:
     # the last round done: stop at max_rounds
     sc = _scope()
     sc.rounds["L"] = 3
-    await round_step(_plan(cur=lambda env: v), _loop(3), None)({}, _rt(sc))
+    await _loop(lambda env: v, 3).round({}, sc)
     assert sc.go == {"L": False} and sc.stop == {"L": "max_rounds"} and sc.rounds == {"L": 3}
     # one round left: go on
     sc = _scope()
     sc.rounds["L"] = 2
-    await round_step(_plan(cur=lambda env: v), _loop(3), None)({}, _rt(sc))
+    await _loop(lambda env: v, 3).round({}, sc)
     assert sc.go == {"L": True} and sc.stop == {} and sc.rounds == {"L": 3}
     assert sc.hist == {}  # only round 0 writes the start line
     # already stopped (an until node met): no go, the reason kept, the round not advanced
     sc = _scope()
     sc.rounds["L"] = 1
     sc.stop["L"] = "until"
-    await round_step(_plan(cur=lambda env: v), _loop(3), None)({}, _rt(sc))
+    await _loop(lambda env: v, 3).round({}, sc)
     assert sc.go == {"L": False} and sc.stop == {"L": "until"} and sc.rounds == {"L": 1}
     # the budget spent: stop with reason budget
     sc = _scope()
     sc.rounds["L"] = 1
     sc.sh.meter.exhausted = True
-    await round_step(_plan(cur=lambda env: v), _loop(3), None)({}, _rt(sc))
+    await _loop(lambda env: v, 3).round({}, sc)
     assert sc.go == {"L": False} and sc.stop == {"L": "budget"} and sc.rounds == {"L": 1}
 
 
-async def test_round_step_judges_a_fanned_out_until_after_round_0_only(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_round_step_judges_a_fanned_out_until_after_round_0_only() -> None:
     judged: list = []
 
-    def fake_check(up, sc, uv):
-        judged.append((up.key, [m.text for m in uv.items]))
+    def fake_check(sc, uv):
+        judged.append([m.text for m in uv.items])
         sc.stop["L"] = "until"
-    monkeypatch.setattr(steps, "check_until", fake_check)
-    chk = _plan(key="chk", fan="repeat")
+    chk = ("chk", SimpleNamespace(check=fake_check))
     state = {"chk": [(1, 1, Val(text="b")), (1, 0, Val(text="a"))]}
     v = Val(text="x")
     sc = _scope()  # round 0: not judged
-    await round_step(_plan(cur=lambda env: v), _loop(4), chk)({}, _rt(sc))
+    await _loop(lambda env: v, 4, fan_judge=chk).round({}, sc)
     assert judged == [] and sc.go == {"L": True}
     sc = _scope()
     sc.rounds["L"] = 1
-    await round_step(_plan(cur=lambda env: v), _loop(4), chk)(state, _rt(sc))
-    assert judged == [("chk", ["a", "b"])] and sc.stop == {"L": "until"} and sc.go == {"L": False}
+    await _loop(lambda env: v, 4, fan_judge=chk).round(state, sc)
+    assert judged == [["a", "b"]] and sc.stop == {"L": "until"} and sc.go == {"L": False}
     judged.clear()
-    for st, stop, until_plan in (({}, {}, chk), (state, {"L": "budget"}, chk), (state, {}, _plan(key="chk"))):
+    for st, stop, judge in (({}, {}, chk), (state, {"L": "budget"}, chk), (state, {}, None)):
         sc = _scope()  # nothing in yet / already stopped / an until node that does not fan out: not judged here
         sc.rounds["L"] = 1
         sc.stop.update(stop)
-        await round_step(_plan(cur=lambda env: v), _loop(4), until_plan)(st, _rt(sc))
+        await _loop(lambda env: v, 4, fan_judge=judge).round(st, sc)
         assert judged == [] and sc.stop == stop
-
-
-def _xplan(cur: Any) -> Any:
-    return SimpleNamespace(loop_cur=cur, row_op="loop")
 
 
 async def test_exit_step_of_a_loop_with_no_value_writes_an_empty_value_and_its_row() -> None:
     rows: list = []
     sc, state = _scope(rows, prefix="sub."), {"x": 1}
     sc.rounds["L"], sc.stop["L"] = 2, "budget"
-    ex = exit_step(_xplan(_reads(state, sc, None)), _loop(5))
-    assert ex.__name__ == "L"
-    r = await ex(state, _rt(sc))
+    r = await _loop(_reads(state, sc, None), 5).exit(state, sc)
     v = r["L"]
     msg = "the loop produced no value"
     assert list(r) == ["L"] and (v.text, v.answers, v.data, v.items, v.status, v.error) == ("", None, None, None,

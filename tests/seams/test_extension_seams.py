@@ -6,6 +6,8 @@ are checked against values worked out here, independently of the code."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import re
 from pathlib import Path
@@ -18,7 +20,7 @@ from masbench.bench import FORMATS, RowGroup, TaskInstance
 from masbench.harness import RunOptions, run_suite
 from masbench.llm import BACKENDS, Attempt, ModelBackend, Reply
 from masbench.runtime import OPS, Op
-from masbench.runtime.ops.base import Binding, Calls, SubRunner, Weigher
+from masbench.runtime.ops.base import Binding, Calls, Getter, Node, Weigher
 from masbench.runtime.values import Val
 from masbench.spec.design import NodeSpec
 from masbench.text import normalize_answer
@@ -49,6 +51,18 @@ class OffByOne(ModelBackend):
         return Reply(f"Answer: {x + y - 1}", PROMPT_TOKENS, COMPLETION_TOKENS, finish_reason="stop")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PlusNode(Node):
+    """A compiled ``plus`` node: its input and the number to add."""
+
+    source: Getter
+    add: int
+
+    async def run(self, sc: Any, env: Any, i: int | None, st: Any, calls: Calls) -> Val:
+        n = int(self.source(env).answers[0]) + self.add
+        return Val(text=str(n), answers=(normalize_answer(str(n)),))
+
+
 class Plus(Op):
     """The ``plus`` op: its input's answer plus ``params.add``; makes no model call."""
 
@@ -56,15 +70,11 @@ class Plus(Op):
         if not isinstance(info.spec.params.get("add"), int):
             an.at(info, ("params",), "a plus node needs an integer `params.add`")
 
-    def bind(self, b: Binding, p: Any, sub_runner: SubRunner) -> None:
-        p.kwargs = b.node_params(p)
+    def compile(self, b: Binding, info: Any) -> PlusNode:
+        _name, get = next((n, g) for n, g in b.input_vals(info) if n != "question")
+        return PlusNode(**b.base(info), source=get, add=b.node_params(info)["add"])
 
-    async def run(self, plan: Any, sc: Any, env: Any, i: int, st: Any, calls: Calls) -> Val:
-        _name, get = next((n, g) for n, g in plan.input_vals if n != "question")
-        n = int(get(env).answers[0]) + plan.kwargs["add"]
-        return Val(text=str(n), answers=(normalize_answer(str(n)),))
-
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 0
 
 

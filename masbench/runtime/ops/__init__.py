@@ -6,15 +6,17 @@ with :mod:`.until` its stop condition), :mod:`.python` (a registered function) a
 ``kind: react``; its loop body is :mod:`.react_loop`) and :mod:`.route` (one of several
 sub-designs, chosen per task from a skill handbook, ``kind: route``).
 
-Each op carries everything about itself: its spec fields' check, its template and reference
-rules, its input binding, its run body, its weight for the topology and its label and colour for
-rendering. The check, the binder, :func:`~masbench.runtime.node.run_node`, the renderer and
-:mod:`masbench.design.topology` call ``info.op`` / ``plan.op`` and never switch on the kind.
+Each op module carries everything about its kind of node: the :class:`~.base.Op` (its spec
+fields' check, its template and reference rules, its weight for the topology, its label and colour
+for rendering, and its compile hook) and the :class:`~.base.Node` it compiles to (a frozen record
+of what that op needs at run time, with its run body). The check, the compiler, the schedulers,
+the renderer and :mod:`masbench.design.topology` go through ``op_of(info.kind)`` or the compiled
+node and never switch on the kind.
 
-To add an op: one module here with an :class:`~.base.Op` subclass, and one entry in :data:`OPS`
-(or, from outside the package, ``OPS.add("mine", MyOp())`` before the design is loaded). A node
-uses it with ``kind: mine`` (its settings in ``params``); the built-ins are also named by their
-own key (``agent:``, ``op: majority``, ``select:``, ``loop:``, ``python:``, ``design:``).
+To add an op: one module here with an :class:`~.base.Op` subclass and its node class, and one
+entry in :data:`OPS` (or, from outside the package, ``OPS.add("mine", MyOp())`` before the design
+is loaded). A node uses it with ``kind: mine`` (its settings in ``params``); the built-ins are also
+named by their own key (``agent:``, ``op: majority``, ``select:``, ``loop:``, ``python:``, ``design:``).
 
 The built-ins are lazy ``"module:attr"`` entries: the agent and select ops import the gateway
 when they run, and the loop op checks body nodes through the analysis, so nothing here is
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...registry import Registry, RegistryError
-from .base import Binding, Calls, Op, SubRunner, Weigher
+from .base import Binding, Calls, Node, Op, Weigher
 
 OPS: Registry[Op] = Registry("op", {
     "agent": "masbench.runtime.ops.agent:OP",
@@ -61,4 +63,4 @@ def kinds_where(test: Callable[[Op], bool], last: str = "or") -> str:
     return f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
-__all__ = ["Binding", "Calls", "OPS", "Op", "STAND_IN", "SubRunner", "Weigher", "kinds_where", "op_of"]
+__all__ = ["Binding", "Calls", "Node", "OPS", "Op", "STAND_IN", "Weigher", "kinds_where", "op_of"]

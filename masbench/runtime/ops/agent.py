@@ -2,15 +2,60 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...spec.design import NodeSpec
 from ..info import NodeInfo
-from ..plan import Plan
-from ..prompts import build_messages, cited_evidence, extract, sim_meta
 from ..scope import Env, Scope, Stats
 from ..structured import parse_structured
 from ..values import Val
-from .base import Calls, Weigher
-from .prompted import PromptedOp
+from .base import Binding, Calls, Weigher
+from .prompted import Answer, PromptedNode, PromptedOp, answer_of, cited_evidence, fields_desc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AgentNode(PromptedNode):
+    """One call of the agent's model; with a schema, re-asked up to ``retries`` times until the
+    reply parses."""
+
+    retries: int
+    """Re-asks after a reply that does not parse (the structured output's ``retries``)."""
+    answer: Answer | None
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        return await self.ask(sc, env, calls.index(self, sc, i or 0), st, calls)
+
+    async def ask(self, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls) -> Val:
+        """Call the agent's model; parse and re-ask (up to ``retries``) when a schema is declared."""
+        messages = self.messages(env)
+        meta = self.sim_meta(sc, env)
+        meta["sim"].update(cited_evidence(sc, messages))
+        res = await calls.model(self, sc, messages, meta, idx, st)
+        if res.error is not None:
+            return Val(status="error", error=res.error)
+        text = res.text
+        data = None
+        if self.schema is not None:
+            attempt = 0
+            while True:
+                data, err = parse_structured(text, self.schema)
+                if err is None:
+                    break
+                sc.parse_failures.append({"node": sc.prefix + self.key, "attempt": attempt, "error": err})
+                if attempt >= self.retries:
+                    return Val(text=text, status="parse_failed", error=f"structured output: {err} "
+                                                                     f"(after {attempt + 1} attempts)")
+                attempt += 1
+                messages = messages + [
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": f"Your reply could not be used: {err}. Reply again with only a "
+                                                f"JSON object with the fields: {fields_desc(self.schema)}."}]
+                res = await calls.model(self, sc, messages, meta, idx, st)
+                if res.error is not None:
+                    return Val(status="error", error=res.error)
+                text = res.text
+        answers = self.answer.extract(sc, text, data) if self.answer is not None else None
+        return Val(text=text, answers=answers, data=data)
 
 
 class AgentOp(PromptedOp):
@@ -22,10 +67,12 @@ class AgentOp(PromptedOp):
     direct = True
     color = "#cfe2ff"
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        return await agent_body(plan, sc, env, calls.index(plan, sc, i or 0), st, calls)
+    def compile(self, b: Binding, info: NodeInfo) -> AgentNode:
+        out = info.spec.output or (info.agent.output if info.agent is not None else None)
+        return AgentNode(**self.prompted_fields(b, info), retries=out.retries if out is not None else 0,
+                         answer=answer_of(info))
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 1
 
     def signature(self, node: NodeSpec) -> tuple | None:
@@ -35,39 +82,7 @@ class AgentOp(PromptedOp):
         return f"agent: {info.agent.name if info.agent else info.spec.agent}"
 
 
-async def agent_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls) -> Val:
-    """Call the agent's model; parse and re-ask (up to ``retries``) when a schema is declared."""
-    messages = build_messages(plan, env)
-    meta = sim_meta(plan, sc, env)
-    meta["sim"].update(cited_evidence(sc, messages))
-    res = await calls.model(plan, sc, messages, meta, idx, st)
-    if res.error is not None:
-        return Val(status="error", error=res.error)
-    text = res.text
-    data = None
-    if plan.schema is not None:
-        attempt = 0
-        while True:
-            data, err = parse_structured(text, plan.schema)
-            if err is None:
-                break
-            sc.parse_failures.append({"node": sc.prefix + plan.key, "attempt": attempt, "error": err})
-            if attempt >= plan.retries:
-                return Val(text=text, status="parse_failed", error=f"structured output: {err} "
-                                                                 f"(after {attempt + 1} attempts)")
-            attempt += 1
-            messages = messages + [
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": f"Your reply could not be used: {err}. Reply again with only a JSON "
-                                            f"object with the fields: {plan.fields_desc}."}]
-            res = await calls.model(plan, sc, messages, meta, idx, st)
-            if res.error is not None:
-                return Val(status="error", error=res.error)
-            text = res.text
-    return Val(text=text, answers=extract(plan, sc, text, data), data=data)
-
-
 OP = AgentOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["agent"]``)."""
 
-__all__ = ["OP", "AgentOp", "agent_body"]
+__all__ = ["OP", "AgentNode", "AgentOp"]

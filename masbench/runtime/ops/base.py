@@ -1,9 +1,11 @@
-"""The :class:`Op` base class: everything the runtime, the renderer and the topology need to know
-about one kind of node, as methods with neutral defaults. An op overrides what it does differently;
-nothing outside its module names it (callers read ``info.op`` / ``plan.op``, never the kind string).
+"""The two halves of a node op: :class:`Op`, what a design needs to know about one kind of node
+before it runs (check, references, topology weight, rendering), with one :meth:`Op.compile` hook;
+and :class:`Node`, the compiled node that runs — one frozen, typed object per design node, whose
+fields are its state and whose one method is :meth:`Node.run`.
 
-An op is one instance registered under its kind in :data:`masbench.runtime.ops.OPS`. The phases,
-in the order a design meets them:
+An op is one instance registered under its kind in :data:`masbench.runtime.ops.OPS`; nothing
+outside its module names it (callers look it up by the node's kind, :func:`~masbench.runtime.ops.op_of`,
+and never switch on the kind string). The phases, in the order a design meets them:
 
 - check (:mod:`masbench.runtime.node_check` calls :meth:`Op.check`; the analysis calls
   :meth:`Op.body` for ops with a sub-graph) — the op's own spec fields, with problems reported at
@@ -11,10 +13,11 @@ in the order a design meets them:
 - references (:mod:`masbench.runtime.refs`) — :meth:`Op.templates` (what the node renders),
   :meth:`Op.ref_fields` (which ``{node.field}`` a reader may use), :attr:`Op.names`,
   :attr:`Op.may_be_list`, :attr:`Op.data_fields`;
-- bind (:mod:`masbench.runtime.bind`) — :meth:`Op.compile_templates`, :meth:`Op.extra_inputs`,
-  :meth:`Op.bind`;
-- run (:func:`masbench.runtime.node.run_node`) — :meth:`Op.run` returns the node's value;
-- topology (:mod:`masbench.design.topology`) — :meth:`Op.calls`, :meth:`Op.signature`,
+- compile (:mod:`masbench.runtime.bind`) — :meth:`Op.compile` turns the checked node into its
+  :class:`Node`, reading what it needs through the :class:`Binding`;
+- run (every scheduler, :func:`masbench.runtime.steps.run_node`) — :meth:`Node.run` returns the
+  node's value;
+- topology (:mod:`masbench.design.topology`) — :meth:`Op.weight`, :meth:`Op.signature`,
   :meth:`Op.sub_design`, :meth:`Op.aggregates`, :meth:`Op.passthrough`;
 - render (:mod:`masbench.runtime.render`) — :meth:`Op.label`, :attr:`Op.color`, :attr:`Op.shape`.
 """
@@ -22,72 +25,131 @@ in the order a design meets them:
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ...spec.design import NodeSpec
 from ..info import VAL_FIELDS, Checking, LoopInfo, NodeInfo
-from ..plan import Getter, Plan
-from ..scope import Env, Scope, Stats
+from ..scope import Caller, Env, Scope, Stats
 from ..template import Template
 from ..types import DesignResult
 from ..values import Val
+from .until import StopRule
 
 if TYPE_CHECKING:  # pragma: no cover - the gateway (litellm) loads only when a design runs
     from ...llm.gateway import CallResult
 
-SubRunner = Callable[[str, dict[str, Any]], Callable[[Scope], Awaitable[DesignResult]]]
-"""Compiles a sub-design (name, params) and returns its ``run_scope``."""
+Getter = Callable[[Env], Any]
+"""Reads something from an :class:`~masbench.runtime.scope.Env` (a value, a text, a python argument)."""
+Items = Callable[[dict, Scope], Any]
+"""A fan-out's items this round, from the state and the scope."""
+SubRun = Callable[[Scope], Awaitable[DesignResult]]
+"""A compiled sub-design's runner (its ``run_scope``)."""
 
 
 class Calls(Protocol):
     """How a run body reaches its node's model (:data:`masbench.runtime.calls.CALLS`). It is passed
-    to :meth:`Op.run`, so an op module never imports the gateway: checking a design loads the ops,
-    and must not load litellm."""
+    to :meth:`Node.run`, so an op module never imports the gateway: checking a design loads the
+    ops, and must not load litellm."""
 
-    async def model(self, plan: Plan, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
+    async def model(self, node: Caller, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
                     st: Stats, params: dict[str, Any] | None = None) -> CallResult:
         """One budget-checked call; its usage is added to ``st``. Raises when the budget refuses it.
         ``params``: extra request parameters (``tools`` / ``tool_choice``; a ``stop`` replaces the
         agent's stop sequences)."""
         ...
 
-    def index(self, plan: Plan, sc: Scope, i: int) -> int:
+    def index(self, node: Caller, sc: Scope, i: int) -> int:
         """The sample index of a call of branch ``i`` (distinct per seed, loop round and branch)."""
         ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Node:
+    """A compiled node: what every node has (its place, its fan-out, what its row says). An op's
+    node subclasses it with the fields that op needs and overrides :meth:`run`."""
+
+    key: str
+    """The state key and display name (``loop.body`` inside loops)."""
+    name: str
+    loop: str | None
+    """The loop whose body the node is in."""
+    fan: str | None
+    """Its fan-out: ``repeat``, ``map`` or None."""
+    order: int
+    """Its position among its siblings (YAML order): orders channel entries and sub-design seeds."""
+    actor: str | None
+    """What the node row's ``agent`` column names (the agent, function or sub-design)."""
+    agent_name: str | None
+    """The agent the node invokes (its telemetry span is ``invoke_agent``), None when it has none."""
+    model: str | None
+    """The model alias its row names when no call said otherwise (None: routed, or no model)."""
+    row_op: str
+    """What the node row's ``op`` column says: the fan-out (``repeat``/``map``), else the kind."""
+    into: str | None = None
+    """The shared channel it also writes."""
+    items: Items | None = None
+    """A fan-out's items (None: not a fan-out)."""
+    until: StopRule | None = None
+    """Its loop's stop condition, when that condition reads this node's value."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        """One execution (branch ``i`` of a fan-out): the node's value. May raise (the caller records
+        the error); model calls go through ``calls`` (their usage lands in ``st``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no run body")
+
+
 class Binding(Protocol):
-    """What an op's bind step sees of the binder (:class:`masbench.runtime.bind.Binder`)."""
+    """What an op's :meth:`Op.compile` sees of the compiler (:class:`masbench.runtime.bind.Binder`)."""
 
     @property
     def an(self) -> Checking:
         """The analysed design (params, loops, nodes)."""
         ...
 
-    @property
-    def plans(self) -> dict[str, Plan]:
-        """Every plan of the design, by key."""
+    def base(self, info: NodeInfo) -> dict[str, Any]:
+        """The :class:`Node` base fields of ``info`` (keywords for the node's constructor)."""
         ...
 
-    def str_getter(self, name: str, field: str | None, info: NodeInfo, plan: Plan) -> Callable[[Env], str]:
+    def compile(self, info: NodeInfo, text: str) -> Template:
+        """``text`` compiled as a template of ``info``'s node (design params filled in)."""
+        ...
+
+    def str_getter(self, name: str, field: str | None, info: NodeInfo) -> Callable[[Env], str]:
         """How ``{name.field}`` is read as text from this node."""
         ...
 
-    def loop_cur(self, lp: LoopInfo) -> Callable[[Env], Val | None]:
+    def input_texts(self, info: NodeInfo) -> tuple[tuple[str, Getter], ...]:
+        """The node's ``from`` inputs as labelled texts (label, getter), in ``from`` order."""
+        ...
+
+    def input_vals(self, info: NodeInfo) -> tuple[tuple[str, Getter], ...]:
+        """The node's ``from`` inputs as values (name, getter), in ``from`` order."""
+        ...
+
+    def py_args(self, info: NodeInfo) -> tuple[Getter, ...]:
+        """The node's ``from`` inputs as a python function's arguments."""
+        ...
+
+    def unmentioned(self, info: NodeInfo, referenced: set[str]) -> tuple[tuple[str, Getter], ...]:
+        """The labelled ``from`` inputs its templates do not mention (appended after the prompt)."""
+        ...
+
+    def loop_cur(self, lp: LoopInfo) -> Getter:
         """A loop's current value."""
         ...
 
-    def compile(self, p: Plan, text: str) -> Template:
-        """``text`` compiled as a template of ``p``'s node (design params filled in)."""
+    def node_params(self, info: NodeInfo) -> dict[str, Any]:
+        """The node's ``params`` with ``{param}`` references to design params filled in."""
         ...
 
-    def node_params(self, p: Plan) -> dict[str, Any]:
-        """The node's ``params`` with ``{param}`` references to design params filled in."""
+    def sub_design(self, name: str, params: dict[str, Any]) -> SubRun:
+        """A sub-design compiled with ``params``: its runner."""
         ...
 
 
 class Weigher(Protocol):
-    """What an op's :meth:`Op.calls` may ask the topology (:mod:`masbench.design.topology`)."""
+    """What an op's :meth:`Op.weight` may ask the topology (:mod:`masbench.design.topology`)."""
 
     def param(self, value: Any) -> Any:
         """A ``repeat``/``map``/``max_rounds`` value with a ``{param}`` filled in (ints parsed)."""
@@ -110,11 +172,15 @@ def head(entry: str) -> str:
 class Op:
     """One kind of node. Subclass it, override what differs, register an instance::
 
+        @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+        class EchoNode(Node):
+            say: str
+            async def run(self, sc, env, i, st, calls):
+                return Val(text=self.say)
+
         class Echo(Op):
-            async def run(self, plan, sc, env, i, st, calls):
-                return Val(text=str(plan.kwargs.get("say", "")))
-            def bind(self, b, p, sub_runner):
-                p.kwargs = b.node_params(p)
+            def compile(self, b, info):
+                return EchoNode(**b.base(info), say=str(b.node_params(info).get("say", "")))
 
         OPS.add("echo", Echo())   # then a node `{kind: echo, params: {say: hi}}`
     """
@@ -166,30 +232,17 @@ class Op:
         """The fields a ``{node.field}`` reference to this node may read (None: any)."""
         return set(VAL_FIELDS) | set(info.schema or ())
 
-    # ----- bind ----------------------------------------------------------------------------------
-    def compile_templates(self, b: Binding, p: Plan) -> set[str]:
-        """Compile the node's templates into ``p``; the names they reference."""
-        return set()
-
-    def extra_inputs(self, b: Binding, p: Plan, referenced: set[str]) -> list[tuple[str, Getter]]:
-        """The labelled ``from`` inputs appended after the prompt: those it does not mention."""
-        return [(lbl, g) for (lbl, g), entry in zip(p.input_texts, p.info.spec.inputs) if head(entry) not in referenced]
-
-    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
-        """Bind what the op needs at run time into ``p`` (a function, params, a sub-design runner)."""
-
-    # ----- run -----------------------------------------------------------------------------------
     def actor(self, info: NodeInfo) -> str | None:
         """What the node row's ``agent`` column names (the agent, function or sub-design)."""
         return info.agent.name if info.agent is not None else None
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        """One execution (branch ``i`` of a fan-out): the node's value. May raise (the caller records
-        the error); model calls go through ``calls`` (their usage lands in ``st``)."""
-        raise NotImplementedError(f"op {type(self).__name__} has no run body")
+    # ----- compile -------------------------------------------------------------------------------
+    def compile(self, b: Binding, info: NodeInfo) -> Node:
+        """The checked node as this op's :class:`Node` (its base fields: ``b.base(info)``)."""
+        raise NotImplementedError(f"op {type(self).__name__} has no compile hook")
 
     # ----- topology (spec only: no library resolution beyond what ``w`` does) ----------------------
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         """Sequential model calls one execution of the node makes (its weight on a path)."""
         return 0
 
@@ -215,4 +268,4 @@ class Op:
         return info.kind
 
 
-__all__ = ["Binding", "Calls", "Op", "SubRunner", "Weigher", "head"]
+__all__ = ["Binding", "Calls", "Getter", "Items", "Node", "Op", "SubRun", "Weigher", "head"]

@@ -1,19 +1,23 @@
 """``loop`` nodes: a bounded sub-graph (the body) run up to ``max_rounds`` times, stopping early when
 its ``until`` condition holds (judged by :mod:`.until`). The check resolves the round bound, the
-body (node by node, through the analysis), the condition, ``init`` and the output; the graph wires
-the body between the loop's round controller and its exit (:mod:`masbench.runtime.steps`)."""
+body (node by node, through the analysis), the condition, ``init`` and the output. The compiled
+:class:`LoopNode` is the round controller (:meth:`LoopNode.round`) and the exit
+(:meth:`LoopNode.exit`); a scheduler runs the body's own nodes between them."""
 
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import dataclass
 
 from ...spec.design import NodeSpec
 from ..info import VAL_FIELDS, Checking, LoopInfo, NodeInfo, Until
-from ..plan import Plan
 from ..scope import Env, Scope, Stats
 from ..template import substitute_params
-from ..values import Val
-from .base import Binding, Calls, Op, SubRunner, Weigher
+from ..values import Val, read, vtext
+from . import op_of
+from .base import Binding, Getter, Node, Op, Weigher
+from .until import StopRule
 
 MAX_ROUNDS = 100
 _UNTIL = re.compile(r"^\s*(?:(?P<not>not)\s+)?(?P<node>[A-Za-z_][\w\-]*)(?:\.(?P<field>[A-Za-z_][\w\-]*))?"
@@ -73,11 +77,73 @@ def _until(an: Checking, info: NodeInfo, text: str, body: dict[str, NodeInfo]) -
         if sch is not None and until.field not in sch:
             an.at(info, where, f"until reads {until.node}.{until.field}, but {until.node!r} has no field "
                                f"{until.field!r} (fields: {', '.join(sch)})")
-        elif sch is None and not target.op.data_fields:
+        elif sch is None and not op_of(target.kind).data_fields:
             an.at(info, where, f"until reads {until.node}.{until.field}, but {until.node!r} has no structured "
                                f"output (use `{until.node} contains WORD`)")
     return until
 
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class LoopNode(Node):
+    """A loop: its round controller and its exit (it never runs as one node)."""
+
+    cur: Getter
+    """The loop's current value: its body output's latest value, else its init node's value."""
+    max_rounds: int
+    init: str | None
+    converged: bool
+    """It stops when a round repeats the previous round's answers."""
+    fan_judge: tuple[str, StopRule] | None
+    """When the ``until`` node fans out: its key and the rule, judged here once all its branches are
+    in (a single until node judges itself as it runs)."""
+
+    async def round(self, state: dict, sc: Scope) -> dict:
+        """The round controller: judge the round just finished, then start another or exit
+        (``sc.go[loop]``). Its state update is empty."""
+        L = self.key
+        r = sc.rounds.get(L, 0)
+        v = self.cur(Env(state, sc))
+        if r == 0:
+            # before round 1 only the init has a value (loops are not nested; a sub-design's loop
+            # has its own scope)
+            if self.init is not None and v is not None:
+                sc.hist.setdefault(L, []).append((0, self.init, vtext(v)))
+        else:
+            if self.fan_judge is not None and L not in sc.stop:  # judged once all branches are in
+                ukey, rule = self.fan_judge
+                uv = read(state, ukey, True)
+                if uv is not None:
+                    rule.check(sc, uv)
+            if self.converged and L not in sc.stop:
+                if v is not None and v.answers is not None and v.answers == sc.prev.get(L):
+                    sc.stop[L] = "converged"
+        if v is not None:
+            # a fan-out's value (``read``) carries no answers of its own, so ``converged`` compares
+            # single values only
+            sc.prev[L] = v.answers
+        if L not in sc.stop:
+            if r >= self.max_rounds:
+                sc.stop[L] = "max_rounds"
+            elif sc.sh.meter.exhausted:
+                sc.stop[L] = "budget"
+            else:
+                sc.rounds[L] = r + 1
+        sc.go[L] = L not in sc.stop
+        return {}
+
+    async def exit(self, state: dict, sc: Scope) -> dict:
+        """The exit: write the loop's value and record its rounds (and its node row)."""
+        L = self.key
+        t0 = time.perf_counter()
+        v = self.cur(Env(state, sc))  # the body output's latest value, else the init's (a Val is never mutated)
+        if v is None:
+            v = Val(status="empty", error="the loop produced no value")
+        sc.loops[sc.prefix + L] = {"rounds": sc.rounds.get(L, 0), "max_rounds": self.max_rounds,
+                                   "stopped": sc.stop.get(L)}
+        sc.record(L, v)
+        sc.emit(L, self.row_op, None, None, Stats(), v, t0)
+        return {L: v}
 
 
 class LoopOp(Op):
@@ -99,19 +165,16 @@ class LoopOp(Op):
     def ref_fields(self, info: NodeInfo) -> set[str] | None:
         return set(VAL_FIELDS) | {"history"}
 
-    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
-        lp = b.an.loops[p.name]
-        p.loop_cur = b.loop_cur(lp)
-        if lp.until is not None and lp.until.node is not None:
-            up = b.plans[lp.body[lp.until.node].key]
-            up.until = lp.until
-            if lp.until.word:
-                up.until_rx = re.compile(rf"(?<!\w){re.escape(lp.until.word.strip())}(?!\w)", re.I)
+    def compile(self, b: Binding, info: NodeInfo) -> LoopNode:
+        lp = b.an.loops[info.name]
+        u = lp.until
+        judge = None
+        if u is not None and u.node is not None and lp.body[u.node].fan is not None:
+            judge = (lp.body[u.node].key, StopRule.of(lp.name, u))
+        return LoopNode(**b.base(info), cur=b.loop_cur(lp), max_rounds=lp.max_rounds, init=lp.init,
+                        converged=u is not None and u.converged, fan_judge=judge)
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        raise RuntimeError("a loop runs as its round controller and exit, not as one node")
-
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         lp = node.loop
         if lp is None:
             return 0
@@ -123,4 +186,4 @@ class LoopOp(Op):
 OP = LoopOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["loop"]``)."""
 
-__all__ = ["MAX_ROUNDS", "OP", "LoopOp", "check_loop"]
+__all__ = ["MAX_ROUNDS", "OP", "LoopNode", "LoopOp", "check_loop"]

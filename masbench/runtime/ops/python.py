@@ -5,16 +5,41 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ...spec.design import NodeSpec
 from ...text import normalize_answer
 from ..info import Checking, NodeInfo
-from ..plan import Plan
 from ..pyfuncs import PYTHON_FUNCS
 from ..scope import Env, Scope, Stats
 from ..values import Val, fmt_data, pyval
-from .base import Binding, Calls, Op, SubRunner
+from .base import Binding, Calls, Getter, Node, Op
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PythonNode(Node):
+    """A registered function called on the node's inputs (the item, in a ``map`` branch)."""
+
+    fn: Callable[..., Any]
+    args: tuple[Getter, ...]
+    """The ``from`` inputs as the function's positional arguments."""
+    params: dict[str, Any]
+    """The node's ``params`` (design params filled in): the function's keyword arguments."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        """Call the function with the node's inputs (the item, in a ``map`` branch) and params."""
+        if env.br is not None:
+            item = env.br.item
+            args = [pyval(item) if isinstance(item, Val) else item]
+        else:
+            args = [g(env) for g in self.args]
+        ret = self.fn(*args, **self.params)
+        if inspect.isawaitable(ret):
+            ret = await ret
+        text = ret if isinstance(ret, str) else fmt_data(ret) if not isinstance(ret, (list, dict)) else \
+            json.dumps(ret, ensure_ascii=False, default=str)
+        return Val(text=text, answers=answers_of(ret, sc.n), data=ret)
 
 
 class PythonOp(Op):
@@ -38,16 +63,13 @@ class PythonOp(Op):
     def ref_fields(self, info: NodeInfo) -> set[str] | None:
         return None  # a function may return any mapping
 
-    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
-        name = p.info.spec.python
-        p.pyfn = PYTHON_FUNCS[name] if name and name in PYTHON_FUNCS else None
-        p.kwargs = b.node_params(p)
+    def compile(self, b: Binding, info: NodeInfo) -> PythonNode:
+        name = info.spec.python
+        assert name is not None and name in PYTHON_FUNCS  # the check rejects unregistered functions
+        return PythonNode(**b.base(info), fn=PYTHON_FUNCS[name], args=b.py_args(info), params=b.node_params(info))
 
     def actor(self, info: NodeInfo) -> str | None:
         return info.spec.python
-
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        return await python_body(plan, sc, env)
 
     def aggregates(self, node: NodeSpec) -> bool:
         return node.python == "majority"
@@ -78,23 +100,7 @@ def answers_of(ret: Any, n: int) -> tuple[str, ...] | None:
     return (normalize_answer(str(ret)),)
 
 
-async def python_body(plan: Plan, sc: Scope, env: Env) -> Val:
-    """Call the function with the node's inputs (the item, in a ``map`` branch) and params."""
-    if env.br is not None:
-        item = env.br.item
-        args = [pyval(item) if isinstance(item, Val) else item]
-    else:
-        args = [g(env) for g in plan.py_args]
-    assert plan.pyfn is not None  # the checker rejects unregistered functions
-    ret = plan.pyfn(*args, **plan.kwargs)
-    if inspect.isawaitable(ret):
-        ret = await ret
-    text = ret if isinstance(ret, str) else fmt_data(ret) if not isinstance(ret, (list, dict)) else \
-        json.dumps(ret, ensure_ascii=False, default=str)
-    return Val(text=text, answers=answers_of(ret, sc.n), data=ret)
-
-
 OP = PythonOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["python"]``)."""
 
-__all__ = ["OP", "PythonOp", "answers_of", "python_body"]
+__all__ = ["OP", "PythonNode", "PythonOp", "answers_of"]

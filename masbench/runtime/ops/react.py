@@ -20,6 +20,7 @@ backend's :meth:`~masbench.llm.ModelBackend.supports_tools`); otherwise through 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,18 +30,15 @@ from ...spec.design import NodeSpec
 from ...spec.react import DEFAULT_CONTEXT_TOKENS, ReactParams
 from ...tools import TOOLS, protocol, resolve
 from ..info import VAL_FIELDS, Checking, NodeInfo
-from ..plan import Plan
-from ..prompts import build_messages
 from ..scope import Env, Scope, Stats
 from ..template import substitute_params
 from ..values import Val
-from .base import Binding, Calls, SubRunner, Weigher
-from .prompted import PromptedOp
+from .base import Binding, Calls, Weigher
+from .prompted import Answer, PromptedNode, PromptedOp, answer_of
 from .react_loop import Bound, ReactLoop
 
 DATA_FIELDS = frozenset({"steps", "tool_calls", "docs_seen", "stop"})
 """The fields of a react node's value data (``{search.docs_seen}``)."""
-_BOUND = "__react__"
 
 
 def _params(raw: dict[str, Any], design_params: dict[str, Any]) -> dict[str, Any]:
@@ -55,22 +53,34 @@ def react_params(node: NodeSpec, design_params: dict[str, Any] | None = None) ->
         return None
 
 
-def native_tools(plan: Plan, sc: Scope) -> bool:
-    """Whether this node's calls use function calling (see the module docstring)."""
-    a = plan.agent
-    mode = a.tool_mode if a is not None else "text"
-    if mode != "auto":
-        return mode == "native"
-    if plan.model is None:  # a routed agent: the model is chosen per call
-        return False
-    gw = sc.sh.gateway
-    ask = getattr(gw, "supports_tools", None)
-    if callable(ask):
-        return bool(ask(plan.model))
-    _, spec = gw.resolve(plan.model)
-    if spec.function_calling is not None:
-        return spec.function_calling
-    return gw.provider(spec).supports_tools(spec)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ReactNode(PromptedNode):
+    """A bounded ReAct loop of the node's agent (one :class:`~.react_loop.ReactLoop` per execution)."""
+
+    answer: Answer | None
+    cfg: Bound
+    """The node's settings, tools and tool schemas, resolved at compile time."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        loop = ReactLoop(self, self.answer, self.cfg, sc, env, calls.index(self, sc, i or 0), st, calls,
+                         self.native_tools(sc), self.messages(env))
+        return await loop.run()
+
+    def native_tools(self, sc: Scope) -> bool:
+        """Whether this node's calls use function calling (see the module docstring)."""
+        mode = self.agent.tool_mode
+        if mode != "auto":
+            return mode == "native"
+        if self.model is None:  # a routed agent: the model is chosen per call
+            return False
+        gw = sc.sh.gateway
+        ask = getattr(gw, "supports_tools", None)
+        if callable(ask):
+            return bool(ask(self.model))
+        _, spec = gw.resolve(self.model)
+        if spec.function_calling is not None:
+            return spec.function_calling
+        return gw.provider(spec).supports_tools(spec)
 
 
 class ReactOp(PromptedOp):
@@ -112,23 +122,16 @@ class ReactOp(PromptedOp):
     def ref_fields(self, info: NodeInfo) -> set[str] | None:
         return set(VAL_FIELDS) | DATA_FIELDS
 
-    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
-        a = p.agent
+    def compile(self, b: Binding, info: NodeInfo) -> ReactNode:
+        a = info.agent
         assert a is not None  # checked
-        params = ReactParams.model_validate(b.node_params(p))
+        params = ReactParams.model_validate(b.node_params(info))
         tools = resolve(list(a.tools))
         ctx = params.context_tokens or a.context_tokens or DEFAULT_CONTEXT_TOKENS
-        p.kwargs = {_BOUND: Bound(params, tools, ctx, protocol.instructions(tools),
-                                  [t.schema() for t in tools.values()])}
+        cfg = Bound(params, tools, ctx, protocol.instructions(tools), [t.schema() for t in tools.values()])
+        return ReactNode(**self.prompted_fields(b, info), answer=answer_of(info), cfg=cfg)
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        cfg = plan.kwargs.get(_BOUND)
-        assert isinstance(cfg, Bound)  # bound at compile time
-        loop = ReactLoop(plan, sc, env, calls.index(plan, sc, i or 0), st, calls, cfg, native_tools(plan, sc),
-                         build_messages(plan, env))
-        return await loop.run()
-
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         p = react_params(node) or ReactParams()
         steps = w.param(node.params.get("max_steps", p.max_steps))
         steps = steps if isinstance(steps, int) else p.max_steps
@@ -150,4 +153,4 @@ class ReactOp(PromptedOp):
 OP = ReactOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["react"]``)."""
 
-__all__ = ["DATA_FIELDS", "OP", "ReactOp", "native_tools", "react_params"]
+__all__ = ["DATA_FIELDS", "OP", "ReactNode", "ReactOp", "react_params"]

@@ -29,12 +29,11 @@ from ...spec.react import ReactParams
 from ...tools import Tool, ToolCall, ToolContext, ToolResult, dispatch
 from ...tools import protocol
 from ..calls import BudgetRefused
-from ..plan import Plan
-from ..prompts import extract, sim_meta
 from ..scope import Env, Scope, Stats
 from ..tool_rows import emit, result_ids, trace
 from ..values import OK, Val
 from .base import Calls
+from .prompted import Answer, PromptedNode
 
 TOOL_CACHE: dict[str, object] = {}
 """Per-process resources of tools (an index built once per corpus), handed to every tool call."""
@@ -142,9 +141,10 @@ def _args_text(c: ToolCall) -> str:
 class ReactLoop:
     """One execution (see the module docstring)."""
 
-    def __init__(self, plan: Plan, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls, cfg: Bound,
-                 native: bool, messages: list[dict[str, Any]]):
-        self.plan, self.sc, self.env, self.idx, self.st, self.calls, self.cfg = plan, sc, env, idx, st, calls, cfg
+    def __init__(self, node: PromptedNode, answer: Answer | None, cfg: Bound, sc: Scope, env: Env, idx: int, st: Stats,
+                 calls: Calls, native: bool, messages: list[dict[str, Any]]):
+        self.node, self.sc, self.env, self.idx, self.st, self.calls, self.cfg = node, sc, env, idx, st, calls, cfg
+        self.answer = answer
         self.native = native
         self.p = cfg.params
         head = list(messages)
@@ -154,20 +154,20 @@ class ReactLoop:
         else:
             head.insert(0, {"role": "system", "content": section})
         self.tr = Transcript(head)
-        self.node = sc.prefix + plan.key
+        self.where = sc.prefix + node.key
         self.steps = 0
         self.tool_calls = 0
         self.docs: dict[str, None] = {}
         self.stop = "answer"
         task = sc.sh.task
-        self.ctx = ToolContext(task=task, cache=TOOL_CACHE, tags={**sc.sh.tags, "node": self.node})
+        self.ctx = ToolContext(task=task, cache=TOOL_CACHE, tags={**sc.sh.tags, "node": self.where})
         meta = task.meta if task is not None else {}
         self.hops = list(meta.get("hops") or [])
         self.evidence = list(meta.get("evidence") or [])
         head_text = "\n".join(str(m.get("content") or "") for m in head)
         self.given = [d for d in self.evidence if _mentions(head_text, str(d))]
         """Evidence documents the prompt cites by id (handed over by an upstream agent)."""
-        self.base_meta = sim_meta(plan, sc, env)
+        self.base_meta = node.sim_meta(sc, env)
 
     # ----- requests ------------------------------------------------------------------------------
     def meta(self, step: int, mode: str = "react", **extra: Any) -> dict[str, Any]:
@@ -187,10 +187,10 @@ class ReactLoop:
     def request(self, final: bool) -> dict[str, Any]:
         if self.native:
             return {"tools": self.cfg.schemas, "tool_choice": "none" if final else "auto"}
-        return {"stop": [*self.plan.stop[:3], OBSERVATION_STOP]}
+        return {"stop": [*self.node.stop[:3], OBSERVATION_STOP]}
 
     async def model(self, messages: list[dict[str, Any]], meta: dict[str, Any], params: dict[str, Any] | None):
-        return await self.calls.model(self.plan, self.sc, messages, meta, self.idx, self.st, params)
+        return await self.calls.model(self.node, self.sc, messages, meta, self.idx, self.st, params)
 
     # ----- the context limit ---------------------------------------------------------------------
     async def fit(self, step: int) -> bool:
@@ -245,7 +245,7 @@ class ReactLoop:
             why = f"at most {cap} tool calls run per step; this one was not run"
             results.append(ToolResult(c, "refused", f"Error: {why}.", json.dumps(_args_text(c)), error=why))
         for pos, r in enumerate(results):
-            emit(self.sc.sh, self.node, step, pos, call_id, r)
+            emit(self.sc.sh, self.where, step, pos, call_id, r)
             trace(r, step, self.ctx.tags)
             for d in result_ids(r) or ():
                 self.docs[d] = None
@@ -264,11 +264,16 @@ class ReactLoop:
                      {"role": "user", "content": protocol.observation(results)}], docs)
 
     # ----- the loop ------------------------------------------------------------------------------
+    def extract(self, text: str, data: Any) -> tuple[str, ...] | None:
+        """The answers of a reply (None: the agent gives no answer of its own)."""
+        a = self.answer
+        return a.extract(self.sc, text, data) if a is not None else None
+
     def value(self, text: str, final: str | None, status: str = OK, error: str | None = None) -> Val:
         """The node's value; answers only from a final reply (a tool-asking one has none)."""
-        answers = extract(self.plan, self.sc, text, None) if text and status == OK else None
+        answers = self.extract(text, None) if text and status == OK else None
         if not answers and final:
-            answers = extract(self.plan, self.sc, "Answer: " + final.splitlines()[0], None)
+            answers = self.extract("Answer: " + final.splitlines()[0], None)
         data = {"steps": self.steps, "tool_calls": self.tool_calls, "docs_seen": list(self.docs), "stop": self.stop}
         return Val(text=text, answers=answers, data=data, status=status, error=error)
 
@@ -301,7 +306,7 @@ class ReactLoop:
                 parsed = protocol.parse(text, self.cfg.tools, id_prefix=f"call-s{step}-")
                 asked, parsed_final = parsed.calls, parsed.final
             if final or not asked:
-                if not final and parsed_final is None and not self.native and not extract(self.plan, self.sc, text, None):
+                if not final and parsed_final is None and not self.native and not self.extract(text, None):
                     self.tr.turns.append(Turn([{"role": "assistant", "content": text}, {
                         "role": "user", "content": "Your reply had no Action line and no Final Answer. Reply with "
                                                    "`Action: tool_name[argument]` or `Final Answer: <answer>`."}], []))

@@ -31,11 +31,10 @@ from ...spec.agent import RouteSpec
 from ...spec.design import NodeSpec
 from .. import links
 from ..info import Checking, NodeInfo
-from ..plan import Plan
 from ..scope import Env, Scope, Stats
 from ..values import Val
-from .base import Binding, Calls, SubRunner, Weigher
-from .design import DesignOp, design_body, sub_question
+from .base import Binding, Calls, SubRun, Weigher
+from .design import DesignOp, SubNode, sub_fields
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,37 @@ def route_settings(node: NodeSpec) -> RouteSpec:
     return spec
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class RouteNode(SubNode):
+    """One of several sub-designs, chosen per task by the run's route hook."""
+
+    route: RouteSpec
+    """The node's route settings (handbook, λ, strategy, candidates)."""
+    subs: dict[str, SubRun]
+    """The candidate sub-designs, by design name (one runs per task)."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        spec = self.route
+        names = list(self.subs)
+        question = self.sub_question(sc, env)
+        chosen = names[0]
+        hook = sc.sh.route
+        if hook is not None:
+            target = SubagentRoute(self.key, spec)
+            r = hook(target, question, _TaskSkills(task_skills(sc)), node=sc.prefix + self.key)
+            chosen = await r if inspect.isawaitable(r) else r
+            if chosen not in self.subs:
+                raise ValueError(f"route {spec.route!r} chose {chosen!r}, not one of the node's candidates {names}")
+        # the chosen sub-agent samples as it would run alone on this task and seed (same sample
+        # indices): the routed design's answer is the chosen design's own, so a paired comparison
+        # with each candidate measures the choice and nothing else (and its calls are cache hits
+        # when the candidates ran in the same suite)
+        val = await self.run_design(sc, env, i or 0, st, self.subs[chosen], seed_base=sc.seed_base)
+        data = dict(val.data) if isinstance(val.data, dict) else {}
+        data["chosen"] = chosen
+        return Val(text=val.text, answers=val.answers, status=val.status, error=val.error, data=data)
+
+
 class RouteOp(DesignOp):
     """One of ``params.candidates`` (designs), chosen per task by the handbook ``params.route``. A
     design node whose design is chosen at run time: it shares the design op's prompt (the
@@ -82,36 +112,14 @@ class RouteOp(DesignOp):
         for c in spec.candidates or ():
             links.check_subdesign(an, info, c, {})
 
-    def bind(self, b: Binding, p: Plan, sub_runner: SubRunner) -> None:
-        spec = route_settings(p.info.spec)
-        p.kwargs = {"route": spec}
-        p.subs = {c: sub_runner(c, {}) for c in spec.candidates or ()}
+    def compile(self, b: Binding, info: NodeInfo) -> RouteNode:
+        spec = route_settings(info.spec)
+        return RouteNode(**sub_fields(b, info), route=spec, subs={c: b.sub_design(c, {}) for c in spec.candidates or ()})
 
     def actor(self, info: NodeInfo) -> str | None:
         return f"route:{info.spec.params.get('route', '?')}"
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        spec: RouteSpec = plan.kwargs["route"]
-        names = list(plan.subs)
-        question = sub_question(plan, sc, env)
-        chosen = names[0]
-        hook = sc.sh.route
-        if hook is not None:
-            target = SubagentRoute(plan.key, spec)
-            r = hook(target, question, _TaskSkills(task_skills(sc)), node=sc.prefix + plan.key)
-            chosen = await r if inspect.isawaitable(r) else r
-            if chosen not in plan.subs:
-                raise ValueError(f"route {spec.route!r} chose {chosen!r}, not one of the node's candidates {names}")
-        # the chosen sub-agent samples as it would run alone on this task and seed (same sample
-        # indices): the routed design's answer is the chosen design's own, so a paired comparison
-        # with each candidate measures the choice and nothing else (and its calls are cache hits
-        # when the candidates ran in the same suite)
-        val = await design_body(plan, sc, env, i or 0, st, plan.subs[chosen], seed_base=sc.seed_base)
-        data = dict(val.data) if isinstance(val.data, dict) else {}
-        data["chosen"] = chosen
-        return Val(text=val.text, answers=val.answers, status=val.status, error=val.error, data=data)
-
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         try:
             cands = route_settings(node).candidates or []
         except ValueError:
@@ -150,4 +158,4 @@ class _TaskSkills:
 OP = RouteOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["route"]``)."""
 
-__all__ = ["OP", "RouteOp", "SubagentRoute", "route_settings"]
+__all__ = ["OP", "RouteNode", "RouteOp", "SubagentRoute", "route_settings"]

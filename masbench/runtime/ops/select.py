@@ -3,16 +3,44 @@ gives no usable choice, the majority over the candidates stands in (and the node
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...spec.design import NodeSpec
 from ...text import parse_choice
 from ..info import Checking, NodeInfo
-from ..plan import Getter, Plan
-from ..prompts import build_messages, sim_task
 from ..pyfuncs import majority_vote
 from ..scope import Env, Scope, Stats
 from ..values import OK, Val
-from .base import Binding, Calls, Weigher, head
-from .prompted import PromptedOp
+from .base import Binding, Calls, Getter, Weigher, head
+from .prompted import PromptedNode, PromptedOp, sim_task
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class SelectNode(PromptedNode):
+    """The selector agent picks one of the candidates (its ``from`` inputs' members)."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        """Ask the selector; record the choice (or the fallback) under ``detail["selects"]``."""
+        cands = [m for name, vg in self.inputs if name != "question" for v in [vg(env)] if v is not None
+                 for m in v.members() if m.present and m.status == OK]
+        if not cands:
+            return Val(status="empty", error="no candidates to select from")
+        env.cands = cands
+        messages = self.messages(env)
+        meta = {"sim": {"gold": sc.gold, "skills": sc.skills + list(self.skills), "mode": "choice",
+                        "task": sim_task(sc), "agent": self.actor,
+                        "candidates": [",".join(c.answers) if c.answers else c.text for c in cands]}}
+        res = await calls.model(self, sc, messages, meta, calls.index(self, sc, 0), st)
+        choice = parse_choice(res.text, len(cands)) if res.error is None else None
+        sc.selects[sc.prefix + self.key] = {"n": len(cands), "choice": None if choice is None else choice + 1,
+                                            "fallback": choice is None}
+        if choice is None:  # the selector failed or gave no usable choice: majority over the candidates
+            winner, _t, _tie = majority_vote([c.answers for c in cands])
+            pick = next((c for c in cands if c.answers == winner), cands[0])
+            err = res.error or "no usable choice in the selector's reply; fell back to majority"
+            return Val(text=pick.text, answers=pick.answers, data=pick.data, status="degraded", error=err)
+        pick = cands[choice]
+        return Val(text=pick.text, answers=pick.answers, data=pick.data)
 
 
 class SelectOp(PromptedOp):
@@ -29,18 +57,18 @@ class SelectOp(PromptedOp):
         if not info.spec.inputs:
             an.at(info, (), "select needs candidates: give `from: [nodes...]`")
 
-    def extra_inputs(self, b: Binding, p: Plan, referenced: set[str]) -> list[tuple[str, Getter]]:
+    def extra_inputs(self, b: Binding, info: NodeInfo, referenced: set[str]) -> tuple[tuple[str, Getter], ...]:
         # `from` is the candidates: only a `question` entry is shown as an input of its own
-        out = [(lbl, g) for (lbl, g), entry in zip(p.input_texts, p.info.spec.inputs)
+        out = [(lbl, g) for (lbl, g), entry in zip(b.input_texts(info), info.spec.inputs)
                if head(entry) not in referenced and entry.strip() == "question"]
         if "candidates" not in referenced:
-            out.append(("Candidates", b.str_getter("candidates", None, p.info, p)))
-        return out
+            out.append(("Candidates", b.str_getter("candidates", None, info)))
+        return tuple(out)
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        return await select_body(plan, sc, env, calls.index(plan, sc, 0), st, calls)
+    def compile(self, b: Binding, info: NodeInfo) -> SelectNode:
+        return SelectNode(**self.prompted_fields(b, info))
 
-    def calls(self, node: NodeSpec, w: Weigher) -> int:
+    def weight(self, node: NodeSpec, w: Weigher) -> int:
         return 1
 
     def aggregates(self, node: NodeSpec) -> bool:
@@ -50,31 +78,7 @@ class SelectOp(PromptedOp):
         return f"select: {info.spec.select}"
 
 
-async def select_body(plan: Plan, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls) -> Val:
-    """Ask the selector; record the choice (or the fallback) under ``detail["selects"]``."""
-    cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
-             for m in v.members() if m.present and m.status == OK]
-    if not cands:
-        return Val(status="empty", error="no candidates to select from")
-    env.cands = cands
-    messages = build_messages(plan, env)
-    meta = {"sim": {"gold": sc.gold, "skills": sc.skills + plan.skills, "mode": "choice",
-                    "task": sim_task(sc), "agent": plan.agent_name,
-                    "candidates": [",".join(c.answers) if c.answers else c.text for c in cands]}}
-    res = await calls.model(plan, sc, messages, meta, idx, st)
-    choice = parse_choice(res.text, len(cands)) if res.error is None else None
-    sc.selects[sc.prefix + plan.key] = {"n": len(cands), "choice": None if choice is None else choice + 1,
-                                        "fallback": choice is None}
-    if choice is None:  # the selector failed or gave no usable choice: majority over the candidates
-        winner, _t, _tie = majority_vote([c.answers for c in cands])
-        pick = next((c for c in cands if c.answers == winner), cands[0])
-        err = res.error or "no usable choice in the selector's reply; fell back to majority"
-        return Val(text=pick.text, answers=pick.answers, data=pick.data, status="degraded", error=err)
-    pick = cands[choice]
-    return Val(text=pick.text, answers=pick.answers, data=pick.data)
-
-
 OP = SelectOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["select"]``)."""
 
-__all__ = ["OP", "SelectOp", "select_body"]
+__all__ = ["OP", "SelectNode", "SelectOp"]

@@ -3,12 +3,13 @@ tie rule, :mod:`masbench.runtime.ties`; the tally and any tie are recorded under
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...spec.design import NodeSpec
 from ..info import Checking, NodeInfo
-from ..plan import Plan
 from ..scope import Env, Scope, Stats
 from ..values import Val
-from .base import Calls, Op
+from .base import Binding, Calls, Getter, Node, Op
 
 _TIE_LABEL = {"first": "first-seen", "split": "split (seeded uniform draw)", "random": "random priority"}
 
@@ -24,8 +25,8 @@ class VoteOp(Op):
         if not [x for x in info.spec.inputs if x != "question"]:
             an.at(info, (), "a majority vote needs `from:` naming the nodes whose answers it counts")
 
-    async def run(self, plan: Plan, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
-        return vote_body(plan, sc, env)
+    def compile(self, b: Binding, info: NodeInfo) -> VoteNode:
+        return VoteNode(**b.base(info), inputs=b.input_vals(info))
 
     def aggregates(self, node: NodeSpec) -> bool:
         return True
@@ -34,23 +35,30 @@ class VoteOp(Op):
         return "majority vote"
 
 
-def vote_body(plan: Plan, sc: Scope, env: Env) -> Val:
-    """Count the answers of every input member; the winner's text and the tally are the value."""
-    cands = [m for name, vg in plan.input_vals if name != "question" for v in [vg(env)] if v is not None
-             for m in v.members()]
-    keys = [c.answers if c.answers else None for c in cands]
-    winner, tally, tie = sc.sh.vote(keys, sc.prefix + plan.key)
-    rec = {"tally": {", ".join(k): c for k, c in tally.items()}, "winner": ", ".join(winner) if winner else None,
-           "tie": [", ".join(t) for t in tie] or None, "tie_break": _TIE_LABEL.get(sc.sh.tie) if tie else None,
-           "voters": len(keys) - keys.count(None), "missing": keys.count(None)}
-    sc.votes[sc.prefix + plan.key] = rec
-    if winner is None:
-        return Val(status="empty", error="no answers to vote on")
-    pick = next(c for c in cands if c.answers == winner)
-    return Val(text=pick.text, answers=winner, data=rec)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class VoteNode(Node):
+    """A vote over the answers of its ``from`` inputs."""
+
+    inputs: tuple[tuple[str, Getter], ...]
+    """The ``from`` inputs as values (name, getter)."""
+
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+        """Count the answers of every input member; the winner's text and the tally are the value."""
+        cands = [m for name, vg in self.inputs if name != "question" for v in [vg(env)] if v is not None
+                 for m in v.members()]
+        keys = [c.answers if c.answers else None for c in cands]
+        winner, tally, tie = sc.sh.vote(keys, sc.prefix + self.key)
+        rec = {"tally": {", ".join(k): c for k, c in tally.items()}, "winner": ", ".join(winner) if winner else None,
+               "tie": [", ".join(t) for t in tie] or None, "tie_break": _TIE_LABEL.get(sc.sh.tie) if tie else None,
+               "voters": len(keys) - keys.count(None), "missing": keys.count(None)}
+        sc.votes[sc.prefix + self.key] = rec
+        if winner is None:
+            return Val(status="empty", error="no answers to vote on")
+        pick = next(c for c in cands if c.answers == winner)
+        return Val(text=pick.text, answers=winner, data=rec)
 
 
 OP = VoteOp()
 """The registered instance (:data:`masbench.runtime.ops.OPS` ``["majority"]``)."""
 
-__all__ = ["OP", "VoteOp", "vote_body"]
+__all__ = ["OP", "VoteNode", "VoteOp"]
