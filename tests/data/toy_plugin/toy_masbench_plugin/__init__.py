@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from masbench.bench import RowGroup, Score, TaskInstance
 from masbench.llm import Attempt, ModelBackend, Reply
 from masbench.runtime import Op
+from masbench.runtime.ops.base import Getter, Node
 from masbench.runtime.values import Val
 from masbench.text import normalize_answer
 
@@ -64,6 +66,18 @@ class OffByOne(ModelBackend):
         return Reply(f"Answer: {x + y - 1}", 13, 4, finish_reason="stop")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PlusNode(Node):
+    """A compiled ``plus`` node: its input and the number to add."""
+
+    source: Getter
+    add: int
+
+    async def run(self, sc: Any, env: Any, i: int | None, st: Any, calls: Any) -> Val:
+        n = int(self.source(env).answers[0]) + self.add
+        return Val(text=str(n), answers=(normalize_answer(str(n)),))
+
+
 class Plus(Op):
     """The ``plus`` op: its input's answer plus ``params.add``; no model call."""
 
@@ -71,15 +85,11 @@ class Plus(Op):
         if not isinstance(info.spec.params.get("add"), int):
             an.at(info, ("params",), "a plus node needs an integer `params.add`")
 
-    def bind(self, b: Any, p: Any, sub_runner: Any) -> None:
-        p.kwargs = b.node_params(p)
+    def compile(self, b: Any, info: Any) -> PlusNode:
+        _name, get = next((n, g) for n, g in b.input_vals(info) if n != "question")
+        return PlusNode(**b.base(info), source=get, add=b.node_params(info)["add"])
 
-    async def run(self, plan: Any, sc: Any, env: Any, i: int, st: Any, calls: Any) -> Val:
-        _name, get = next((n, g) for n, g in plan.input_vals if n != "question")
-        n = int(get(env).answers[0]) + plan.kwargs["add"]
-        return Val(text=str(n), answers=(normalize_answer(str(n)),))
-
-    def calls(self, node: Any, w: Any) -> int:
+    def weight(self, node: Any, w: Any) -> int:
         return 0
 
 
