@@ -309,7 +309,7 @@ class Library:
         if isinstance(loaded.spec, ProgramSpec):
             raise SpecError([problem_at(loaded.located, ("kind",), f"design {name!r} is a program design "
                                         "(kind: program), not a graph of nodes")])
-        return loaded.typed(DesignSpec)
+        return _as(loaded.spec, DesignSpec, f"design {name!r}")
 
     def program(self, name: str) -> ProgramSpec | None:
         """The program design ``name`` (None if ``name`` is a design of nodes); raises
