@@ -82,9 +82,10 @@ HOOK = textwrap.dedent("""
 """) % (WATCHED,)
 
 
-def cpu_of(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """CPU seconds (user + system) of one process run to its end, and its stderr."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def cpu_of(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, str]:
+    """CPU seconds (user + system) of one process run to its end in ``cwd``, and its stderr. ``-m``
+    and ``-c`` put the working directory first on the path: a tree is measured from its own root."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -114,10 +115,10 @@ def measure(tree: Path, repeat: int) -> dict:
     validate, first, whole, seen = [], [], [], ""
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeat):
-            validate.append(cpu_of(validate_cmd(), env)[0])
+            validate.append(cpu_of(validate_cmd(), env, tree)[0])
             mark = Path(tmp) / f"first-{i}"
             cmd = [sys.executable, "-c", HOOK, str(mark), *run_args(Path(tmp) / f"s{i}.duckdb")]
-            whole.append(cpu_of(cmd, env)[0])
+            whole.append(cpu_of(cmd, env, tree)[0])
             at, _, seen = mark.read_text().partition(" ")
             first.append(float(at))
     return {"validate": statistics.median(validate), "first": statistics.median(first),
@@ -126,7 +127,7 @@ def measure(tree: Path, repeat: int) -> dict:
 
 def importtime(tree: Path, args: list[str]) -> list[tuple[str, int, int, int]]:
     """``-X importtime`` of ``masbench ARGS``: (module, self µs, cumulative µs, depth) per import."""
-    _, err = cpu_of([sys.executable, "-X", "importtime", "-m", "masbench.cli", *args], env_for(tree))
+    _, err = cpu_of([sys.executable, "-X", "importtime", "-m", "masbench.cli", *args], env_for(tree), tree)
     rows = []
     for line in err.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
