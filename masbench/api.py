@@ -25,9 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypedDict, Unpack
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, Unpack
 
 from . import telemetry
 from .bench import FORMATS, GENERATORS, READERS, SCORERS
@@ -35,12 +33,13 @@ from .harness import RunOptions, RunSummary, run_suite
 from .library import Library
 from .llm import BACKENDS, ModelOverride
 from .registry import DESIGNERS, Registry
-from .report import data
-from .report.verdict import verdicts
 from .runtime import OPS, PYTHON_FUNCS
 from .spec.suite import TranscriptMode
 from .store import Store
 from .tools import TOOLS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class RunSettings(TypedDict, total=False):
@@ -143,6 +142,12 @@ def compare(store: str | Path, run: str | None = None, axis: str | None = "all")
         >>> list(v.columns) == masbench.api.VERDICT_COLUMNS and bool(v["simulated"].all())
         True
     """
+    # deferred: pandas and the report's readers are compare()'s alone; `masbench run` imports this module
+    import pandas as pd
+
+    from .report import data  # deferred with pandas: the report's readers build frames
+    from .report.verdict import verdicts  # deferred with the line above
+
     with open_store(store) as st:
         info = data.run_info(st, run)
         df = data.comparison(st, info.run_id, axis)

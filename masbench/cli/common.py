@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 
 from ..library import Library
-from ..store import RunSession, StoreBusy
 
-if TYPE_CHECKING:
-    from ..llm import ModelOverride  # a type only: the command line starts without the gateway
+if TYPE_CHECKING:  # types only: a command that writes no store starts without DuckDB, pyarrow or the gateway
+    from ..llm import ModelOverride
+    from ..store import RunSession, StoreBusy
 
 console = Console()
 err = Console(stderr=True)
@@ -36,6 +36,8 @@ def refuse_busy(exc: StoreBusy, console: Console | None = None) -> NoReturn:
 def writing(store: Path, what: str | None = None) -> Iterator[RunSession]:
     """``with writing(path) as session:`` — a :class:`~masbench.store.RunSession` for a command
     that writes the store; a second writer gets :func:`refuse_busy`'s line and exit 2."""
+    from ..store import RunSession, StoreBusy  # deferred: DuckDB and pyarrow, only for commands that write
+
     session = RunSession(store, what=what)
     try:
         session.open()

@@ -1,13 +1,45 @@
-"""The benchmark harness: suites end to end, the CoT-SC curve, equal-budget metrics, resume."""
+"""The benchmark harness: suites end to end, the CoT-SC curve, equal-budget metrics, resume.
 
-from ..store import run_config, suite_config
-from .cells import Cell, DesignEntry, design_entries
-from .curve import CurvePoint, build_curve, compute_curve
-from .designers import run_designer_suite
-from .paired_tests import compute_paired
+Each name is imported on first use (its module only): a command that needs one part of the harness
+(an engine, the failure types) does not import the curve's numpy, the store or the runtime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# ``prepare`` is also a submodule's name: imported here, the function (not the module) is the
+# package's attribute whatever is imported later
 from .prepare import Prepared, prepare
-from .resolve import resolve_runnable
-from .suite_run import RunOptions, RunSummary, run_suite
+
+if TYPE_CHECKING:
+    from ..store import run_config, suite_config
+    from .cells import Cell, DesignEntry, design_entries
+    from .curve import CurvePoint, build_curve, compute_curve
+    from .designers import run_designer_suite
+    from .paired_tests import compute_paired
+    from .resolve import resolve_runnable
+    from .suite_run import RunOptions, RunSummary, run_suite
+
+_EXPORTS = {
+    "run_config": "..store", "suite_config": "..store", "Cell": ".cells", "DesignEntry": ".cells",
+    "design_entries": ".cells", "CurvePoint": ".curve", "build_curve": ".curve", "compute_curve": ".curve",
+    "run_designer_suite": ".designers", "compute_paired": ".paired_tests",
+    "resolve_runnable": ".resolve", "RunOptions": ".suite_run", "RunSummary": ".suite_run",
+    "run_suite": ".suite_run",
+}
+"""Each public name → the module that defines it (relative to this package)."""
+
+
+def __getattr__(name: str) -> object:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",
            "compute_paired", "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite",

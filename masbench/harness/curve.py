@@ -106,46 +106,79 @@ def groups_of_results(store: Store, run_id: str) -> dict[str, tuple[str, int | N
         "SELECT DISTINCT task_id, coalesce(axis, source), axis_value FROM results WHERE run_id = ?", [run_id])}
 
 
+POOL_PAGE_CELLS = 5000
+"""Pool cells read per query by :func:`compute_curve` (its memory is one page of samples, plus
+per cell its k_max values and two costs)."""
+
+
+def _pool_pages(store: Store, run_id: str, cells: int = POOL_PAGE_CELLS):
+    """The run's pool samples in (task id, seed, sample index) order, as frames of ``cells`` whole
+    cells: each page is its own query (keyed on the last cell read), so the store's connection may
+    be released between pages (a running writer's does at every flush)."""
+    last: tuple[str, int] | None = None
+    while True:
+        after = "" if last is None else "AND (task_id > ? OR (task_id = ? AND seed > ?))"
+        params: list = [run_id] + ([] if last is None else [last[0], last[0], last[1]])
+        df = store.df(f"""
+            WITH page AS (SELECT DISTINCT task_id, seed FROM pool WHERE run_id = ? {after}
+                          ORDER BY task_id, seed LIMIT {int(cells)})
+            SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
+            FROM pool JOIN page USING (task_id, seed) WHERE run_id = ?
+            ORDER BY task_id, seed, sample_index""", [*params, run_id])
+        if not len(df):
+            return
+        yield df
+        last = (str(df["task_id"].iloc[-1]), int(df["seed"].iloc[-1]))
+
+
 def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
                   basis: str = "tokens") -> int:
     """(Re)build the run's per-cell and group CoT-SC curves from its pool: overall, and per group
     (``groups_of``: task id → (axis or source, axis value)) — the groups the views use; ``basis``:
-    the suite's budget basis (the curve's ``budget_spent`` column)."""
+    the suite's budget basis (the curve's ``budget_spent`` column).
+
+    The pool is read a page of cells at a time and each page's per-cell rows are written before the
+    next is read: what is held across pages is, per cell, its k_max maj@k values, its mean sample
+    tokens and USD, its budget spend and its index in its groups (≈ 100 bytes a cell at k_max = 4)."""
     k_max, tie = cot_sc.k_max, cot_sc.tie
-    df = store.df("""
-        SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
-        FROM pool WHERE run_id = ? ORDER BY task_id, seed, sample_index""", [run_id])
-    rows, cell_rows = [], []
+    store.sql("DELETE FROM cot_sc_task_curve WHERE run_id = ?", [run_id])
+    w = StoreWriter(store)
     groups: dict[tuple, list[int]] = {}
     vals, tok, usd, cell_task = [], [], [], []
-    for task_id, seed, answers, correct, tokens, cost in _pool_cells(df):
-        if task_id not in groups_of:
-            continue
-        v = cell_curve(answers, correct, k_max, tie, seed=seed, task_id=task_id)
-        i = len(vals)
-        vals.append(v)
-        cell_task.append(task_id)
-        tok.append(tokens)
-        usd.append(cost)
-        groups.setdefault(("all", None), []).append(i)
-        groups.setdefault(groups_of[task_id], []).append(i)
-        cell_rows += [{"run_id": run_id, "task_id": task_id, "seed": seed, "k": k, "accuracy": float(v[k - 1]),
-                       "tokens": k * tok[-1], "cost_usd": k * usd[-1]} for k in range(1, k_max + 1)]
+    budget: dict[tuple, list[float]] = {}
+    seen_pool = False
+    for df in _pool_pages(store, run_id, POOL_PAGE_CELLS):
+        seen_pool = True
+        for task_id, seed, answers, correct, tokens, cost in _pool_cells(df):
+            if task_id not in groups_of:
+                continue
+            v = cell_curve(answers, correct, k_max, tie, seed=seed, task_id=task_id)
+            i = len(vals)
+            vals.append(v)
+            cell_task.append(task_id)
+            tok.append(tokens)
+            usd.append(cost)
+            groups.setdefault(("all", None), []).append(i)
+            groups.setdefault(groups_of[task_id], []).append(i)
+            for k in range(1, k_max + 1):
+                w.add("cot_sc_task_curve", {"run_id": run_id, "task_id": task_id, "seed": seed, "k": k,
+                                            "accuracy": float(v[k - 1]), "tokens": k * tok[-1],
+                                            "cost_usd": k * usd[-1]})
+        _budget_means(df, groups_of, budget)
+    rows = []
     per_cell, tok_a, usd_a, task_a = np.array(vals), np.array(tok), np.array(usd), np.array(cell_task)
+    del vals
     for (axis, value), idx in groups.items():
         for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap, tasks=task_a[idx]):
             rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
                          "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
                          "calls": pt.calls, "cost_usd": pt.cost_usd})
-    add_budget_spent(rows, df, groups_of, basis)
+    _set_budget_spent(rows, budget, basis, seen_pool)
+    w.flush()
     store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
-    store.sql("DELETE FROM cot_sc_task_curve WHERE run_id = ?", [run_id])
     if rows:
-        w = StoreWriter(store)
         for r in rows:
             w.add("cot_sc_curve", r)
-        for r in cell_rows:
-            w.add("cot_sc_task_curve", r)
         w.flush()
     return len(rows)
 
@@ -180,16 +213,25 @@ def _mean(a: np.ndarray) -> float:
 def add_budget_spent(rows: list[dict], pool, groups_of: dict[str, tuple], basis: str) -> None:
     """Set ``budget_basis`` and ``budget_spent`` (k × the group's mean per-task mean sample spend on
     the basis, as for tokens) on curve rows; ``pool`` has task_id, seed and budget_spent columns."""
-    if not rows or pool is None or not len(pool) or "budget_spent" not in pool:
-        for r in rows:
-            r.update(budget_basis=basis, budget_spent=None)
+    sums: dict[tuple, list[float]] = {}
+    has_pool = pool is not None and bool(len(pool)) and "budget_spent" in pool
+    if has_pool:
+        _budget_means(pool, groups_of, sums)
+    _set_budget_spent(rows, sums, basis, has_pool)
+
+
+def _budget_means(pool, groups_of: dict[str, tuple], sums: dict[tuple, list[float]]) -> None:
+    """Append each cell's mean sample spend in ``pool`` (whole cells) to its groups' lists."""
+    if not len(pool) or "budget_spent" not in pool:
         return
     per_task = pool.groupby(["task_id", "seed"], sort=True)["budget_spent"].mean()
-    sums: dict[tuple, list[float]] = {}
     for (task_id, _seed), v in per_task.items():
         if task_id in groups_of and v == v:
             sums.setdefault(("all", None), []).append(float(v))
             sums.setdefault(groups_of[task_id], []).append(float(v))
+
+
+def _set_budget_spent(rows: list[dict], sums: dict[tuple, list[float]], basis: str, has_pool: bool) -> None:
     for r in rows:
-        vals = sums.get((r["axis"], r["axis_value"]))
+        vals = sums.get((r["axis"], r["axis_value"])) if has_pool else None
         r.update(budget_basis=basis, budget_spent=r["k"] * float(np.mean(vals)) if vals else None)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
+from ..store.paired import UNITS
 from .stats.decide import decide
 from .stats.matched import cost_adjusted
 from .stats.paired import holm, holm_tiebreak
@@ -119,10 +120,12 @@ def _families(df: pd.DataFrame, extra: list[str]):
             yield axis, f
 
 
-def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: StatsSpec) -> list[dict]:
-    """The rows against the curve (every unit) with Holm and the verdicts, under ``spec``'s test."""
+def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: StatsSpec,
+               unit_v: str | None = None) -> list[dict]:
+    """The rows against the curve (every unit) with Holm and the verdicts, under ``spec``'s test;
+    ``unit_v``: the verdict's unit when ``tasks`` holds only part of the run (else read from it)."""
     test = get_test(spec.test)
-    unit_v = verdict_unit(tasks, spec)
+    unit_v = unit_v or verdict_unit(tasks, spec)
     out: list[dict] = []
     for axis, fam in _families(tasks, ["unit"]):
         cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
@@ -204,17 +207,71 @@ def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[dict]:
     return out
 
 
+CURVE_COLUMNS = ("axis", "axis_value", "design", "unit", "position", "k_match", "k_max", "seeds", "diff", "cost",
+                 "sample_cost", "slope")
+"""The ``paired_task_diffs`` columns the tests against the curve read."""
+COT_COLUMNS = ("axis", "axis_value", "design", "unit", "seeds", "diff_cot", "cot_is_design")
+"""The ``paired_task_diffs`` columns the tests against CoT read."""
+PAIR_COLUMNS = ("axis", "axis_value", "design_a", "design_b", "task_id", "diff")
+"""The ``design_pair_diffs`` columns the design-vs-design tests read."""
+
+
+def _family_frame(store: Store, view: str, cols: tuple[str, ...], where: str, params: list, order: str) -> pd.DataFrame:
+    """One Holm family's rows of a paired view, in the order the tests draw from (a cell's rows by
+    task): the filter is pushed into the view, so DuckDB joins one family's cells at a time."""
+    return store.df(f"SELECT {', '.join(cols)} FROM {view} WHERE run_id = ? AND {where} ORDER BY {order}", params)
+
+
+def _first_key(frame: pd.DataFrame, first: tuple | None) -> tuple | None:
+    """The smaller of ``first`` and this frame's first row's (axis, axis_value, design, unit), in
+    ``ORDER BY ALL`` order (a NULL axis value last)."""
+    import pandas as pd  # deferred, as in _base
+
+    if not len(frame):
+        return first
+    row = frame.iloc[0]
+    value = row["axis_value"]
+    key = (str(row["axis"]), (1, 0) if pd.isna(value) else (0, int(value)), str(row["design"]), str(row["unit"]))
+    return key if first is None or key < first else first
+
+
 def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> int:
-    """(Re)write the run's ``paired_tests`` rows. Returns the number of rows."""
+    """(Re)write the run's ``paired_tests`` rows. Returns the number of rows.
+
+    Read one Holm family at a time — (group axis, unit) against the curve, a group axis against
+    CoT and between designs — so the driver holds one family's per-task rows (≈ designs × tasks,
+    a few numbers each), never the whole run's; DuckDB computes each from the views under its
+    memory limit."""
     spec = spec or StatsSpec()
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL",
                            [run_id]))
+    axes = ["all", *(a for (a,) in store.sql("SELECT DISTINCT coalesce(axis, source) FROM results WHERE run_id = ? "
+                                             "ORDER BY 1", [run_id]) if a != "all")]
     # ordered: the tests draw signs by position, so the same data must give the same order
-    tasks = store.df("SELECT * FROM paired_task_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
-    pairs = store.df("SELECT * FROM design_pair_diffs WHERE run_id = ? ORDER BY ALL", [run_id])
-    rows = curve_rows(run_id, tasks, names, spec) if len(tasks) else []
-    rows += _cot_rows(run_id, tasks, spec) if len(tasks) else []
-    rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
+    order = "axis_value, design, task_id"
+    families = {(axis, unit): _family_frame(store, "paired_task_diffs", CURVE_COLUMNS, "axis = ? AND unit = ?",
+                                            [run_id, axis, unit], order)
+                for axis in sorted(axes) for unit in sorted(UNITS)}
+    families = {k: f for k, f in families.items() if len(f)}
+    rows: list[dict] = []
+    if families:
+        has_budget = any(unit == "budget" for _, unit in families)
+        unit_v = "tokens" if spec.match == "budget" and not has_budget else spec.match  # as verdict_unit
+        first = None
+        for key in list(families):
+            frame = families.pop(key)  # released once tested
+            first = _first_key(frame, first)
+            rows += curve_rows(run_id, frame, names, spec, unit_v)
+        assert first is not None  # a non-empty family has a first row
+        first_unit = first[3]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
+        for axis in sorted(axes):
+            cot = _family_frame(store, "paired_task_diffs", COT_COLUMNS, "axis = ? AND unit = ? AND design <> 'cot'",
+                                [run_id, axis, first_unit], order)
+            rows += _cot_rows(run_id, cot, spec) if len(cot) else []
+    for axis in sorted(axes):
+        pairs = _family_frame(store, "design_pair_diffs", PAIR_COLUMNS, "axis = ? AND design_a < design_b",
+                              [run_id, axis], "ALL")
+        rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
     store.sql("DELETE FROM paired_tests WHERE run_id = ?", [run_id])
     if rows:
         w = StoreWriter(store)

@@ -9,25 +9,37 @@ Every number is read from the store's SQL views (``design_comparison``, ``design
 - :func:`verdict` — the one-line verdict rule (docs/metrics.md)
 """
 
+from __future__ import annotations
+
+import importlib
 from typing import TYPE_CHECKING
 
-from .data import BASELINES, ReportError, RunInfo, TraceLinks, comparison, curve, open_store, run_info
-from .terminal import compare
+# ``verdict`` is also a submodule's name: imported here (no pandas), the function is the attribute
 from .verdict import Verdict, verdict, verdicts
 
 if TYPE_CHECKING:
     from .build import ReportResult, write_report
+    from .data import BASELINES, ReportError, RunInfo, TraceLinks, comparison, curve, open_store, run_info
+    from .terminal import compare
+
+_EXPORTS = {
+    "BASELINES": "data", "ReportError": "data", "RunInfo": "data", "TraceLinks": "data", "comparison": "data",
+    "curve": "data", "open_store": "data", "run_info": "data", "compare": "terminal",
+    "write_report": "build", "ReportResult": "build",
+}
+"""Each public name → its module. Imported on first use: the data and the terminal table read pandas
+frames (~0.3 s of import) and the report's files draw with matplotlib (~0.3 s), which ``run``'s
+verdict lines (:mod:`.verdict`) never need."""
 
 
 def __getattr__(name: str) -> object:
-    """``write_report`` and ``ReportResult`` are imported on first use: they draw with matplotlib
-    (~0.3 s of import), which the commands that only print (``run``'s verdict lines, ``compare``)
-    never need."""
-    if name in ("write_report", "ReportResult"):
-        from . import build  # deferred: matplotlib, only for what writes the report's files
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
 
-        return getattr(build, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["TraceLinks", "BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",
            "open_store", "run_info", "verdict", "verdicts", "write_report"]

@@ -1,23 +1,61 @@
 """The DuckDB store (and the live file beside it): versioned schema, one record type per row-written table, batched writer, SQL
-views, the per-cell table list (resume and supersede), the run session, exports (Parquet, inspect_ai eval logs)."""
+views, the per-cell table list (resume and supersede), the run session, exports (Parquet, inspect_ai eval logs).
 
-from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
-                    drop_orphans, failure_reasons, supersede_failed)
-from .db import Store, merge_into
-from .design_views import designer_summary
-from .export import EXPORT_FORMATS, Exporter, export_parquet
-from .live import LiveBoard, describe_snapshot, live_path, read_live
-from .lock import StoreBusy, WriterLock
-from .outcomes import fill_outcomes
-from .rows import (ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow,
-                   ToolCallRow)
-from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
-                   run_progress, set_run_plan, start_run, suite_config)
-from .schema import CONTENT_TABLES, MIGRATIONS, TABLES
-from .texts import text_hash
-from .session import RunFailed, RunSession, end_status, failure_reason
-from .views import VIEWS, ensure_views, register_view
-from .writer import StoreWriter
+Each name is imported on first use (its module only): a command that only needs a row type or the
+lock does not start DuckDB, pyarrow or numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
+                        drop_orphans, failure_reasons, supersede_failed)
+    from .db import Store, merge_into
+    from .design_views import designer_summary
+    from .export import EXPORT_FORMATS, Exporter, export_parquet
+    from .live import LiveBoard, describe_snapshot, live_path, read_live
+    from .lock import StoreBusy, WriterLock
+    from .outcomes import fill_outcomes
+    from .rows import (ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow,
+                       ToolCallRow)
+    from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
+                       run_progress, set_run_plan, start_run, suite_config)
+    from .schema import CONTENT_TABLES, MIGRATIONS, TABLES
+    from .texts import text_hash
+    from .session import RunFailed, RunSession, end_status, failure_reason
+    from .views import VIEWS, ensure_views, register_view
+    from .writer import StoreWriter
+
+_EXPORTS = {
+    "CELL_TABLES": "cells", "DESIGN_KEY": "cells", "POOL_DESIGN": "cells", "POOL_KEY": "cells", "CellRows": "cells",
+    "CellTable": "cells", "clean_unfinished": "cells", "done_keys": "cells", "drop_orphans": "cells",
+    "failure_reasons": "cells", "supersede_failed": "cells", "Store": "db", "merge_into": "db",
+    "designer_summary": "design_views", "EXPORT_FORMATS": "export", "Exporter": "export",
+    "export_parquet": "export", "LiveBoard": "live", "describe_snapshot": "live",
+    "live_path": "live", "read_live": "live", "StoreBusy": "lock", "WriterLock": "lock", "fill_outcomes": "outcomes",
+    "ROWS": "rows", "CallRow": "rows", "DesignRow": "rows", "MessageRow": "rows", "NodeRow": "rows",
+    "PoolRow": "rows", "ResultRow": "rows", "RoutingDecisionRow": "rows", "Row": "rows", "TextRow": "rows",
+    "ToolCallRow": "rows", "LATEST": "runs", "finish_run": "runs", "has_run": "runs", "latest_run": "runs",
+    "list_runs": "runs", "new_run_id": "runs", "recent_runs": "runs", "run_config": "runs", "run_progress": "runs",
+    "set_run_plan": "runs", "start_run": "runs", "suite_config": "runs", "CONTENT_TABLES": "schema",
+    "MIGRATIONS": "schema", "TABLES": "schema", "text_hash": "texts", "RunFailed": "session", "RunSession": "session",
+    "end_status": "session", "failure_reason": "session", "VIEWS": "views", "ensure_views": "views",
+    "register_view": "views", "StoreWriter": "writer",
+}
+"""Each public name → the module (of this package) that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain global
+    return value
+
 
 __all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "EXPORT_FORMATS",
            "Exporter", "LATEST",

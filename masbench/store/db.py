@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +16,23 @@ import duckdb
 from . import schema as _schema
 from .template import seed_from_template
 from .views import create_views
+
+
+MEMORY_LIMIT_ENV = "MASBENCH_DUCKDB_MEMORY"
+MEMORY_LIMIT = "512MB"
+"""DuckDB's memory limit on every connection a :class:`Store` opens (``$MASBENCH_DUCKDB_MEMORY``
+overrides it, e.g. ``2GB``): what DuckDB may hold for its buffers and its operators' working
+memory (the views' joins, the merge) before it spills to its temp directory (``<store>.tmp``
+beside the file). DuckDB's default, 80% of RAM, let a driver's memory grow with the store."""
+
+
+def memory_limit() -> str:
+    """The memory limit a new connection gets (a malformed ``$MASBENCH_DUCKDB_MEMORY`` is an error
+    naming the variable)."""
+    value = (os.environ.get(MEMORY_LIMIT_ENV) or MEMORY_LIMIT).strip()
+    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
+        raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r}: give a size such as 512MB or 2GB")
+    return value
 
 
 class Store:
@@ -51,12 +70,17 @@ class Store:
         delay = 0.005
         while True:
             try:
-                return duckdb.connect(self.path, read_only=self.read_only)
+                con = duckdb.connect(self.path, read_only=self.read_only)
             except duckdb.IOException as exc:  # the other side holds the file for a moment
                 if "lock" not in str(exc).lower() or time.monotonic() > deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
+                continue
+            # SET, not connect(config=): a database already open in this process with another
+            # configuration would refuse the connection
+            con.execute(f"SET memory_limit = '{memory_limit()}'")
+            return con
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:

@@ -21,8 +21,6 @@ from operator import attrgetter
 from collections.abc import Iterable
 from typing import Any, Callable
 
-import pyarrow as pa
-
 from .db import Store
 from .rows import Row
 from .schema import CONTENT_TABLES
@@ -76,6 +74,8 @@ class StoreWriter:
             self._last = time.monotonic()
         if not buf:
             return 0
+        import pyarrow as pa  # deferred to the first flush: a run's first calls do not wait for its import
+
         n = 0
         st = self.store
         with st.lock:

@@ -294,3 +294,44 @@ def test_the_mean_of_no_priced_sample_is_nan_without_a_warning() -> None:
         warnings.simplefilter("error")  # no 0 / 0 RuntimeWarning: the empty case is decided before dividing
         assert math.isnan(_mean(np.array([np.nan, np.nan])))
         assert _mean(np.array([0.2, np.nan, 0.4])) == pytest.approx(0.3, abs=1e-15)
+
+
+@pytest.mark.parametrize("page", [1, 2])
+def test_the_pool_read_a_few_cells_at_a_time_gives_the_same_curves(store, monkeypatch, page) -> None:
+    """compute_curve reads the pool in pages of whole cells (bounded memory at any pool size): a
+    page of one or two cells, with the connection released between pages as a running writer's is,
+    writes exactly the rows one page does."""
+    import masbench.harness.curve as curve_mod
+
+    _pool(store)
+    rng = np.random.default_rng(3)
+    for t in range(4, 9):  # more cells, several seeds, a cell whose pool is short
+        for seed in (0, 1):
+            for i in range(3 if t != 6 else 1):
+                ins(store, "pool", run_id="r", task_id=f"t{t}", seed=seed, sample_index=i,
+                    answer=str(rng.integers(0, 3)), correct=bool(rng.integers(0, 2)), tokens=int(rng.integers(5, 50)),
+                    cost_usd=float(rng.random()), budget_spent=float(rng.random()))
+    groups = {"t1": ("depth", 2), "t2": ("depth", 3), **{f"t{t}": ("depth", t % 2) for t in range(4, 9)}}
+    spec = CotScSpec(k_max=3, bootstrap=50)
+
+    def rows():
+        return (store.sql("SELECT * FROM cot_sc_curve WHERE run_id = 'r' ORDER BY ALL"),
+                store.sql("SELECT * FROM cot_sc_task_curve WHERE run_id = 'r' ORDER BY ALL"))
+
+    compute_curve(store, "r", spec, groups, basis="completion")
+    whole = rows()
+    monkeypatch.setattr(curve_mod, "POOL_PAGE_CELLS", page)
+    released = []
+    real_df = store.df
+
+    def df_then_release(*a, **k):
+        out = real_df(*a, **k)
+        store.release()  # what a brief (running) store's writer does between flushes
+        released.append(1)
+        return out
+
+    monkeypatch.setattr(store, "df", df_then_release)
+    compute_curve(store, "r", spec, groups, basis="completion")
+    assert len(released) >= 12 // page  # one query per page (12 cells in the groups), plus the empty last
+    assert rows() == whole
+    assert len(whole[1]) == 12 * 3

@@ -398,19 +398,30 @@ def test_the_monte_carlo_seed_key_is_the_documented_one():
 
 
 class FakeStore:
-    """Answers compute_paired's three reads from frames and records every statement (case-folded and
-    with whitespace collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
+    """Answers compute_paired's reads from frames — one family at a time, filtered by the query's
+    parameters as the views would be — and records every statement (case-folded and with
+    whitespace collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
 
     def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]]):
         self.tasks, self.pairs, self.names, self.log = tasks, pairs, names, []
 
     def sql(self, q, params=None):
         self.log.append((" ".join(q.casefold().split()), params))
-        return self.names if self.log[-1][0].startswith("select design, any_value(design_name) from results") else []
+        if self.log[-1][0].startswith("select design, any_value(design_name) from results"):
+            return self.names
+        if self.log[-1][0].startswith("select distinct coalesce(axis, source) from results"):
+            axes = set(self.tasks["axis"]) | set(self.pairs["axis"]) if len(self.tasks) or len(self.pairs) else set()
+            return [(a,) for a in sorted(axes - {"all"})]
+        return []
 
     def df(self, q, params=None):
         self.log.append((" ".join(q.casefold().split()), params))
-        return {"paired_task_diffs": self.tasks, "design_pair_diffs": self.pairs}[self.log[-1][0].split(" from ")[1].split()[0]]
+        view = self.log[-1][0].split(" from ")[1].split()[0]
+        if view == "paired_task_diffs":
+            f = self.tasks[(self.tasks["axis"] == params[1]) & (self.tasks["unit"] == params[2])]
+            return f[f["design"] != "cot"] if "design <> 'cot'" in self.log[-1][0] else f
+        f = self.pairs[self.pairs["axis"] == params[1]]
+        return f[f["design_a"] < f["design_b"]]
 
 
 class Writer:
@@ -449,10 +460,14 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     pairs = _pairs([("all", None, "x", "y", [("t0", 1.0), ("t1", 0.0)])])
     st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
-    assert st.log == [("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"]),
-                      ("select * from paired_task_diffs where run_id = ? order by all", ["run9"]),
-                      ("select * from design_pair_diffs where run_id = ? order by all", ["run9"]),
-                      ("delete from paired_tests where run_id = ?", ["run9"])]
+    reads = [(q.split(" from ")[1].split()[0], p) for q, p in st.log[2:-1]]
+    assert st.log[0] == ("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"])
+    # one family at a time: (axis, unit) against the curve, then an axis against CoT (the first
+    # unit's rows), then an axis's design pairs; each cell's rows by task
+    assert reads == [*(("paired_task_diffs", ["run9", "all", u]) for u in ("budget", "calls", "tokens", "usd")),
+                     ("paired_task_diffs", ["run9", "all", "tokens"]), ("design_pair_diffs", ["run9", "all"])]
+    assert all("order by axis_value, design, task_id" in q for q, _ in st.log[2:7])
+    assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
     assert Writer.flushed == 1 and [t for t, _ in Writer.added] == ["paired_tests"] * 5
     rows = [r for _, r in Writer.added]
     assert [(r["run_id"], r["design"], r["against"]) for r in rows] == \
@@ -465,7 +480,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     # nothing to test: the run's old rows are deleted and nothing is written
     Writer.added, Writer.flushed = [], 0
     st = FakeStore(tasks.iloc[:0], pairs.iloc[:0], [])
-    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
+    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 8
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
     # only pairs: only the pair row, under the default spec (B = max(2000, 400))
     st = FakeStore(tasks.iloc[:0], pairs, [])

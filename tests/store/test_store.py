@@ -126,3 +126,28 @@ def test_a_transaction_commits_its_block_and_rolls_back_a_block_that_raises(tmp_
             con.execute("INSERT INTO runs (run_id, suite) VALUES ('dropped', 's')")
             raise ValueError("not a DuckDB error")  # DuckDB would abort the transaction itself on its own errors
     assert st.sql("SELECT run_id FROM runs ORDER BY run_id") == [("kept",)]
+
+
+def test_every_connection_has_a_memory_limit_and_the_variable_overrides_it(tmp_path, monkeypatch):
+    """DuckDB's working memory is bounded on every connection a Store opens (new, reopened after a
+    release, read-only) so a driver's memory does not grow with the store; a malformed override is
+    an error naming the variable."""
+    from masbench.store.db import MEMORY_LIMIT_ENV
+
+    def limit(st):
+        return st.sql("SELECT current_setting('memory_limit')")[0][0]
+
+    monkeypatch.delenv(MEMORY_LIMIT_ENV, raising=False)
+    st = Store(tmp_path / "m.duckdb")
+    assert limit(st) == "488.2 MiB"  # 512MB, as DuckDB prints it
+    st.brief = True
+    st.release()
+    assert limit(st) == "488.2 MiB" and st.reconnects == 1
+    st.close()
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "2GB")
+    ro = Store(tmp_path / "m.duckdb", read_only=True)
+    assert limit(ro) == "1.8 GiB"
+    ro.close()
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "1GB'; DROP TABLE runs; --")
+    with pytest.raises(ValueError, match=MEMORY_LIMIT_ENV):
+        Store(tmp_path / "m.duckdb")

@@ -1,0 +1,67 @@
+"""A command imports what it uses: ``validate`` starts without DuckDB, pyarrow, numpy, pandas or any
+model client; ``run`` on the simulator without litellm, openai, langgraph or pandas until its
+calls are made. The package facades load each name on first use and still hand out the same
+objects as the modules that define them (not a submodule of the same name)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+HEAVY = ("litellm", "openai", "langgraph", "pandas", "pyarrow", "matplotlib", "duckdb", "numpy")
+
+
+def _modules_after(code: str) -> list[str]:
+    prog = textwrap.dedent(code) + f"\nimport json, sys\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_validate_imports_no_store_no_numpy_and_no_model_client():
+    loaded = _modules_after("""
+        from masbench.cli import load_all
+        import masbench.cli.spec
+        from masbench.library import Library
+        print(Library().load_path("tasks/quickstart.yaml").kind)
+    """)
+    assert loaded == []
+
+
+def test_the_run_command_on_the_simulator_imports_no_client_no_langgraph_and_no_pandas():
+    loaded = _modules_after("""
+        import masbench.cli.run, masbench.harness.suite_run, masbench.harness.engine_inprocess
+        import masbench.harness.engine_processes, masbench.llm.gateway, masbench.llm.sim_backend
+    """)
+    assert set(loaded) == {"duckdb", "numpy"}  # the store and the simulator's draws; pyarrow at the first flush
+
+
+def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
+    code = textwrap.dedent("""
+        import importlib, types
+        pkgs = ("masbench.store", "masbench.llm", "masbench.harness", "masbench.report")
+        # import every defining module first: a submodule named like a function must not shadow it
+        for p in pkgs:
+            pkg = importlib.import_module(p)
+            for mod in set(getattr(pkg, "_EXPORTS", {}).values()):
+                importlib.import_module(mod, p) if mod.startswith(".") else importlib.import_module(f"{p}.{mod}")
+        bad = []
+        for p in pkgs:
+            pkg = importlib.import_module(p)
+            for name in pkg.__all__:
+                value = getattr(pkg, name)
+                if isinstance(value, types.ModuleType):
+                    bad.append(f"{p}.{name} is a module")
+            for name, mod in getattr(pkg, "_EXPORTS", {}).items():
+                m = importlib.import_module(mod, p) if mod.startswith(".") else importlib.import_module(f"{p}.{mod}")
+                if getattr(pkg, name) is not getattr(m, name):
+                    bad.append(f"{p}.{name}")
+        print(bad)
+        try:
+            importlib.import_module("masbench.store").no_such_name
+        except AttributeError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["[]", "module 'masbench.store' has no attribute 'no_such_name'"]
