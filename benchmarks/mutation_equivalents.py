@@ -847,6 +847,30 @@ EQUIVALENT: list[Equivalent] = [
                'for r, g in sw.groupby("router", sort=None)}',
                "pandas reads groupby's sort by truth value, so sort=None groups in order of first appearance like sort=False"),
     # --- end routing/evaluation.py ---
+    # --- harness/stats/sequential.py ---
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
+               'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=None)), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values; the next line maps it to x = (d + 1)/2, a float array with the same values (the callers pass simulated floats)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
+               'd = np.clip(np.atleast_2d(np.asarray(diffs, )), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values; the next line maps it to x = (d + 1)/2, a float array with the same values (the callers pass simulated floats)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'if d.shape[1] == 0:', 'if d.shape[1] == 1:',
+               "after one task the capital is 1 whatever the difference (aGRAPA bets 0 against m = ½ from the prior μ̂₀ = ½; PrPl bets c/m = 1 both ways, ½(1 + (x − ½)) + ½(1 − (x − ½)) = 1), so p = 1 = np.ones either way"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 't = np.arange(1, x.shape[1] + 1, dtype=float)', 't = np.arange(1, x.shape[1] + 1, dtype=None)',
+               "an int arange times the float variance and log1p is the same float product"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 't = np.arange(1, x.shape[1] + 1, dtype=float)', 't = np.arange(1, x.shape[1] + 1, )',
+               "an int arange times the float variance and log1p is the same float product"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'return np.minimum(1.0, np.exp(-np.maximum.accumulate(np.maximum(log_k + math.log(0.5), 0.0), axis=1)))', 'return np.minimum(2.0, np.exp(-np.maximum.accumulate(np.maximum(log_k + math.log(0.5), 0.0), axis=1)))',
+               "exp(−max(·, 0)) ≤ 1 already: the cap at 1 or 2 never binds"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_value', 'return float(min(1.0, math.exp(-self.log_kmax[i])))',
+               'return float(min(2.0, math.exp(-self.log_kmax[i])))',
+               "log_kmax is a running max that starts at log K₀ = 0, so exp(−log_kmax) ≤ 1: the cap never binds"),
+    Equivalent('masbench/harness/stats/sequential.py', 'look', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)', 'verdict, reason = decide(i.position, None, (lo, hi), pa, alpha, None, s.n, i.k_max)',
+               "decide() never reads its mean argument (the interval and Holm p decide)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'look', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, None, i.k_max)',
+               "decide() reads n_tasks only for the 'needs n' text of an undecided design; look calls it only for a significant one (better or worse holds, every branch returns before)"),
+    # --- end harness/stats/sequential.py ---
+
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]
