@@ -63,7 +63,8 @@ def test_caps_and_batches_outside_the_suite_are_refused(cap, batch, message):
 
 
 def test_a_suite_without_a_curve_or_a_design_to_decide_is_refused():
-    with pytest.raises(SequentialError, match=r"suite 's': --until-decided compares designs with the CoT-SC curve"):
+    with pytest.raises(SequentialError, match=r"suite 's': --until-decided compares designs with the CoT-SC curve; "
+                                                r"enable cot_sc \(k_max >= 1\)$"):
         plan_sequence(_suite(cot_sc={"enabled": False, "k_max": 4}), IDS, ["debate"], None, None)
     with pytest.raises(SequentialError, match=r"needs a design other than the baselines \(cot, cot-sc\) to decide"):
         plan_sequence(_suite(), IDS, ["cot", "cot-sc"], None, None)
