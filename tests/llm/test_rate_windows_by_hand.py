@@ -164,3 +164,59 @@ async def test_a_pause_is_capped_at_30_seconds_and_never_shortened():
     # a lease granted before the pause ends later with a shorter Retry-After: the longer pause stays
     await lim.release(early, None, 5.0)
     assert lim.snapshot()["m"]["paused_s"] == pytest.approx(30.0)
+
+
+class _Asyncio:
+    """The limiter's view of asyncio, with ``wait_for`` replaced: a timed wait records its timeout and
+    moves the fake clock past it (so a test never sleeps)."""
+
+    def __init__(self, clock: Clock):
+        import asyncio
+        self.Condition, self.TimeoutError = asyncio.Condition, asyncio.TimeoutError
+        self.clock, self.timeouts = clock, []
+
+    async def wait_for(self, aw, timeout):
+        aw.close()
+        self.timeouts.append(timeout)
+        self.clock.t += timeout
+        raise self.TimeoutError
+
+
+async def test_the_limiter_waits_exactly_the_windows_wait_and_counts_it(monkeypatch):
+    import masbench.llm.limits as limits_mod
+    clock = Clock()
+    fake = _Asyncio(clock)
+    monkeypatch.setattr(limits_mod, "asyncio", fake)
+    lim = RateLimiter(clock=clock)
+    limits = Limits(tpm=600)  # 100 tokens per 10 s
+    first = await lim.acquire("m", limits, 100)
+    assert fake.timeouts == [] and lim.snapshot()["m"]["tokens"] == 100
+    second = await lim.acquire("m", limits, 30)  # the 10 s window is full until 1000 + 10
+    assert fake.timeouts == [10.0 + 1e-3] and second.granted_at == pytest.approx(1010.001)
+    await lim.release(first, 40, None)  # settled to its usage (it left the 10 s window; the minute keeps 40)
+    assert lim.snapshot()["m"] == {"limits": {"rpm": None, "tpm": 600, "max_in_flight": None, "window_s": 60.0},
+                                   "requests": 0, "tokens": 70, "open": 1, "waits": 1, "pauses": 0, "paused_s": 0.0}
+    await lim.release(first, 40, None)  # released twice (its owner died first): nothing changes
+    assert lim.snapshot()["m"]["open"] == 1
+    await lim.release(second, None, 0.44)  # a Retry-After under a second is taken as given (shown to 0.1 s)
+    snap = lim.snapshot()["m"]
+    assert (snap["tokens"], snap["paused_s"], snap["pauses"], snap["open"]) == (70, 0.4, 1, 0)
+
+
+async def test_a_wait_for_a_free_slot_is_counted():
+    import asyncio
+    lim = RateLimiter()
+    limits = Limits(max_in_flight=1)
+    held = await lim.acquire("m", limits, 0)
+    waiting = asyncio.ensure_future(lim.acquire("m", limits, 0))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    await lim.release(held, 0, None)
+    await asyncio.wait_for(waiting, 1.0)
+    assert lim.snapshot()["m"]["waits"] == 1
+    assert await lim.release_owner("") == 1  # a lease taken without an owner belongs to ""
+
+
+def test_describe_names_only_the_limits_set():
+    assert Limits(rpm=5).describe() == "5 rpm" and Limits(max_in_flight=2).describe() == "2 open"
+    assert Limits().describe() == "" and Limits(rpm=5).to_dict()["window_s"] == 60.0
