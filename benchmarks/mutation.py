@@ -138,7 +138,7 @@ MODULES: dict[str, list[str]] = {
     # not test_llm_taxonomy_proposal_and_classifier_over_http (DESELECT): ~17 s of HTTP per mutant
     "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
     "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
-    "masbench/routing/learn.py": ["tests/routing/test_routing.py"],
+    "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
     "masbench/view/filters.py": ["tests/view/test_grid_rules.py"],
     "masbench/view/grid.py": ["tests/view/test_grid_rules.py"],
 }
