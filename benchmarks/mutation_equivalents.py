@@ -871,6 +871,13 @@ EQUIVALENT: list[Equivalent] = [
                "decide() reads n_tasks only for the 'needs n' text of an undecided design; look calls it only for a significant one (better or worse holds, every branch returns before)"),
     # --- end harness/stats/sequential.py ---
 
+    # --- llm/limits.py ---
+    Equivalent('masbench/llm/limits.py', 'expire', 'e[2] = 0.0  # out of the log: settling it changes no total',
+               'e[2] = None  # out of the log: settling it changes no total',
+               "the flag is only read as a truth value (`if e[2]:` in shrink), and None is falsy like 0.0"),
+    Equivalent('masbench/llm/limits.py', 'add', 'e = [now, amount, 1.0]', 'e = [now, amount, 2.0]',
+               "the flag is only read as a truth value (`if e[2]:` in shrink), and 2.0 is truthy like 1.0"),
+    # --- end llm/limits.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

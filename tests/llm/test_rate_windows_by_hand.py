@@ -56,8 +56,9 @@ def test_tokens_are_reserved_then_settled_down_never_up():
     assert w.usage(1.0) == {"req": 0.0, "tok": 40.0}
     w.settle(entries, 150)               # more than reserved: a log only shrinks
     assert w.usage(1.0)["tok"] == 40.0
-    later = w.admit(50, 70.0)            # t = 0's entry expired at 60 (from both logs): settling it changes nothing
-    w.settle(entries, 0)
+    later = w.admit(50, 70.0)
+    assert w.usage(70.0) == {"req": 0.0, "tok": 50.0}  # t = 0's entry left both logs
+    w.settle(entries, 0)                 # settling an entry out of the log changes no total
     assert w.usage(70.0) == {"req": 0.0, "tok": 50.0}
     w.settle(later, 20)
     assert w.usage(70.0)["tok"] == 20.0
@@ -84,6 +85,7 @@ def test_a_wait_counts_entries_until_enough_have_left():
     assert w.wait_for(40, 5.0) == 5.0     # 30 must leave: t = 0's, at 10
     assert w.wait_for(70, 5.0) == 7.0     # 60 must leave: t = 2's too, at 12
     assert w.wait_for(95, 5.0) == 9.0     # 85: all three, t = 4's at 14
+    assert w.wait_for(150, 5.0) == 9.0    # 140 > the 90 the log holds: when the last (t = 4) leaves, at 14
 
 
 def test_aliases_of_one_model_share_one_quota_key():
@@ -190,7 +192,7 @@ async def test_the_limiter_waits_exactly_the_windows_wait_and_counts_it(monkeypa
     lim = RateLimiter(clock=clock)
     limits = Limits(tpm=600)  # 100 tokens per 10 s
     first = await lim.acquire("m", limits, 100)
-    assert fake.timeouts == [] and lim.snapshot()["m"]["tokens"] == 100
+    assert fake.timeouts == [] and lim.snapshot()["m"]["tokens"] == 100 and first.tokens == 100
     second = await lim.acquire("m", limits, 30)  # the 10 s window is full until 1000 + 10
     assert fake.timeouts == [10.0 + 1e-3] and second.granted_at == pytest.approx(1010.001)
     await lim.release(first, 40, None)  # settled to its usage (it left the 10 s window; the minute keeps 40)
@@ -201,6 +203,11 @@ async def test_the_limiter_waits_exactly_the_windows_wait_and_counts_it(monkeypa
     await lim.release(second, None, 0.44)  # a Retry-After under a second is taken as given (shown to 0.1 s)
     snap = lim.snapshot()["m"]
     assert (snap["tokens"], snap["paused_s"], snap["pauses"], snap["open"]) == (70, 0.4, 1, 0)
+    clock.t += 100
+    third = await lim.acquire("m", limits, 100)   # the minute holds 70: 100 more wait for the 10 s window
+    fourth = await lim.acquire("m", limits, 100)  # ... waits 10 s
+    await lim.acquire("m", limits, 0)             # 0 tokens fit: no wait
+    assert lim.snapshot()["m"]["waits"] == 2 and third.tokens == fourth.tokens == 100
 
 
 async def test_a_wait_for_a_free_slot_is_counted():
