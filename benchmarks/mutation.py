@@ -132,8 +132,7 @@ MODULES: dict[str, list[str]] = {
     "masbench/llm/limits.py": ["tests/llm/test_rate_windows_by_hand.py", "tests/llm/test_rate_limits.py"],
     "masbench/tools/base.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
     "masbench/tools/calculator.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
-    # the merge only matters here (the Store class is exercised by every store test)
-    "masbench/store/db.py": ["tests/store/test_merge.py", "tests/store/test_live.py::test_a_part_is_merged_once"],
+    "masbench/store/merge.py": ["tests/store/test_merge.py", "tests/store/test_live.py::test_a_part_is_merged_once"],
     "masbench/harness/engine_parts.py": ["tests/harness/test_engine_parts.py"],
     # not test_llm_taxonomy_proposal_and_classifier_over_http (DESELECT): ~17 s of HTTP per mutant
     "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],

@@ -3,7 +3,8 @@ views, the per-cell table list (resume and supersede), the run session, Parquet 
 
 from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
                     drop_orphans, failure_reasons, supersede_failed)
-from .db import Store, merge_into
+from .db import Store
+from .merge import merge_into
 from .design_views import designer_summary
 from .export import export_parquet
 from .live import LiveBoard, describe_snapshot, live_path, read_live

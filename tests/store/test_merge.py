@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from masbench.store import Store, StoreWriter, merge_into
-from masbench.store import db as dbmod
+from masbench.store import merge as dbmod
 
 
 def _part(path: Path, *, calls: int = 0, results: int = 0, pool: int = 0, texts: tuple[str, ...] = (),
