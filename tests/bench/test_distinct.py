@@ -81,3 +81,15 @@ def test_a_real_generator_source_with_a_repeat_says_so_and_distinct_removes_it()
 def test_distinct_goes_with_generators_only():
     with pytest.raises(ValidationError, match="distinct: goes with generator"):
         TaskSource(jsonl="x.jsonl", distinct=True)
+
+
+def test_distinct_is_part_of_a_runs_identity_only_when_set():
+    from masbench.harness.cells import config_hash
+    from masbench.spec import SuiteSpec
+
+    def suite(**src):
+        return SuiteSpec.model_validate({"name": "s", "designs": ["cot"],
+                                         "tasks": [{"generator": "masbench.arith", "n": 3, **src}]})
+
+    assert config_hash(suite(), {}, None, None) == config_hash(suite(distinct=False), {}, None, None)
+    assert config_hash(suite(distinct=True), {}, None, None) != config_hash(suite(), {}, None, None)
