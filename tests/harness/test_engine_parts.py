@@ -128,7 +128,7 @@ def test_shard_totals_attach_to_the_display():
 
 def test_end_shards_merges_then_raises_or_returns_the_lists_totals(tmp_path, monkeypatch):
     merged = []
-    monkeypatch.setattr(ep, "merge_parts", lambda store, run, path, parts: merged.append((run, path, parts)))
+    monkeypatch.setattr(ep, "merge_parts", lambda store, run, path, parts: merged.append((store, run, path, parts)))
     ctx, _ = _ctx()
     ctx.session = SimpleNamespace(store="S")
     ctx.run_id, ctx.store_path, ctx.opts = "r", tmp_path / "s.duckdb", SimpleNamespace(parts=tmp_path / "p")
@@ -136,9 +136,55 @@ def test_end_shards_merges_then_raises_or_returns_the_lists_totals(tmp_path, mon
     t.report(0, {"done": 1, "stats": {"calls": 3, "cost_usd": 0.2}})
     out = ep.end_shards(ctx, t, [], [])
     assert out["calls"] == 3 and out["cost_usd"] == pytest.approx(0.2) and out["errors"] == 0
-    assert set(out) == set(ep.STAT_KEYS) and merged == [("r", tmp_path / "s.duckdb", tmp_path / "p")]
+    assert set(out) == set(ep.STAT_KEYS) and merged == [("S", "r", tmp_path / "s.duckdb", tmp_path / "p")]
     with pytest.raises(RunAborted, match="model m is misconfigured"):
         ep.end_shards(ctx, t, ["model m is misconfigured", "second"], ["worker died"])
     with pytest.raises(RuntimeError, match="^w0 died; w1 died$"):
         ep.end_shards(ctx, t, [], ["w0 died", "w1 died"])
     assert len(merged) == 3  # merged before raising, every time
+
+
+def test_parts_in_a_given_folder_are_merged_from_there(tmp_path):
+    store_path = tmp_path / "s.duckdb"
+    store = Store(store_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _part(elsewhere / "r-w0.duckdb", 2)
+    (tmp_path / "parts").mkdir()
+    _part(tmp_path / "parts" / "r-w0.duckdb", 5)  # beside the store, but not where the run put them
+    assert ep.merge_parts(store, "r", store_path, elsewhere) == 1
+    assert store.sql("SELECT count(*) FROM calls")[0][0] == 2 and not list(elsewhere.iterdir())
+    store.close()
+
+
+def test_a_locked_part_is_retried_every_half_second_for_the_wait(tmp_path, monkeypatch):
+    """A lock that never goes: tries at t = 0, 0.5, …, 30.0 and 30.5 (62 tries, 61 sleeps of 0.5 s),
+    then the error: past the 30 s default wait means strictly after it."""
+    clock = {"t": 0.0}
+    tries, sleeps = [], []
+    monkeypatch.setattr(ep.time, "monotonic", lambda: clock["t"])
+
+    def sleep(s):
+        sleeps.append(s)
+        clock["t"] += s
+
+    monkeypatch.setattr(ep.time, "sleep", sleep)
+
+    def locked(store, part):
+        tries.append(clock["t"])
+        raise duckdb.IOException("Could not set lock on file")
+
+    monkeypatch.setattr(ep, "merge_into", locked)
+    with pytest.raises(RuntimeError) as err:
+        ep._merge_when_free(None, tmp_path / "p.duckdb")  # type: ignore[arg-type]
+    assert len(tries) == 62 and tries[-1] == 30.5 and set(sleeps) == {0.5} and len(sleeps) == 61
+    assert str(err.value).endswith("A worker of an earlier run may still be writing it: wait for it to end "
+                                   "(or stop it) and rerun the same command")
+
+
+def test_reports_without_counts_add_nothing():
+    ctx, _ = _ctx(done=2, failed=1)
+    t = ep.ShardTotals(ctx)
+    t.report(0, {})
+    t.report(1, {"failed": 2})
+    assert (ctx.progress.done, ctx.progress.failed) == (2, 3) and ctx.stats["calls"] == 10
