@@ -123,9 +123,8 @@ MODULES: dict[str, list[str]] = {
         "tests/harness/stats/test_sequential.py::test_verdict_words_are_the_fixed_n_words",
         "tests/harness/test_plan_sequential.py::test_p_paths_is_the_betting_sequences_p_column"],
     "masbench/harness/sequence.py": ["tests/harness/test_sequence.py"],
-    # the matching and the look line over hand-built store rows; the whole look (take_look) is reached
-    # through the batch loop's simulated runs (tests/harness/test_until_decided.py, minutes per mutant)
-    "masbench/harness/sequential_look.py": ["tests/harness/test_sequential_look.py"],
+    # three looks over hand-built store rows (not the batch loop's simulated runs: minutes per mutant)
+    "masbench/harness/sequential_look.py": ["tests/harness/test_take_look.py", "tests/harness/test_sequential_look.py"],
     # simulated runs end to end (~1 min a mutant): the batch loop has no cheaper seam yet
     "masbench/harness/until_decided.py": ["tests/harness/test_until_decided.py"],
     # not tests/harness/test_engines.py: it runs worker processes (mutants do not reach a child)
