@@ -878,6 +878,12 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/llm/limits.py', 'add', 'e = [now, amount, 1.0]', 'e = [now, amount, 2.0]',
                "the flag is only read as a truth value (`if e[2]:` in shrink), and 2.0 is truthy like 1.0"),
     # --- end llm/limits.py ---
+    # --- harness/sequential_look.py ---
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(None), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, None, state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    # --- end harness/sequential_look.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

@@ -119,3 +119,27 @@ def test_looked_reads_decisions_and_k_per_design(store):
     assert (f.design, f.n, f.mean, f.cs_lo, f.cs_hi, f.p_anytime, f.family_size, f.p_holm, f.level_holm, f.decided,
             f.verdict, f.reason) == ("a", 4, 0.3, 0.1, 0.5, 0.01, 2, 0.02, 0.025, True, "worth it", "why")
     assert looked(store, "new").looks == 0
+
+
+def test_a_decided_design_keeps_its_numbers_and_gets_no_match(store):
+    """Design f was decided at look 1 (n = 2, below the curve): look 2 tests d alone against the
+    family of two, and writes f's row again from its decision: no k, its position, its numbers."""
+    base = dict(run_id="r", unit="tokens", cs_lo=0.1, cs_hi=0.5, p_holm=0.002, level_holm=0.025, reason="why")
+    _ins(store, "sequential_looks", look=1, design="f", k_match=0.5, position="below", decided=True, n_tasks=2,
+         mean_diff=0.5, p_anytime=0.001, family_size=2, verdict="worth it", **base)
+    _ins(store, "sequential_looks", look=1, design="d", k_match=2.5, position="within", decided=False, n_tasks=2,
+         mean_diff=0.0, p_anytime=1.0, family_size=2, verdict="inconclusive", **base)
+    _batch(store, 0)
+    _batch(store, 1)
+    _ins(store, "results", run_id="r", design="f", task_id="t1", seed=0, tokens=10, correct=True, calls=1)
+    state = looked(store, "r")
+    out = {r.design: r for r in take_look(store, "r", PLAN, ["d", "f"], 4, StatsSpec(), state)}
+    f = out["f"]
+    assert (f.n, f.mean, f.p_anytime, f.decided, f.verdict, f.family_size) == (2, 0.5, 0.001, True, "worth it", 2)
+    assert out["d"].n == 4 and out["d"].mean == pytest.approx(np.mean(HAND[:4]))
+    # d's Holm: its p against f's frozen 0.001 (f ranks first), so d is tested at α/1 after f at α/2
+    assert out["d"].level_holm == pytest.approx(0.05) and f.level_holm == 0.025
+    row = store.sql("""SELECT k_match, position, n_tasks, n_cells, decided, verdict, family_size FROM sequential_looks
+                       WHERE run_id = 'r' AND look = 2 AND design = 'f'""")
+    assert row == [(None, "below", 2, 1, True, "worth it", 2)]
+    assert store.sql("SELECT k_match FROM sequential_looks WHERE look = 2 AND design = 'd'") == [(2.5,)]
