@@ -41,3 +41,13 @@ def test_the_look_line_says_what_was_decided_at_which_n():
     res = [LookResult("react", 40, 0.2, 0.05, 0.3, 0.001, 2, 0.002, 0.025, True, "worth it", "r"),
            LookResult("debate", 60, 0.0, -0.1, 0.1, 0.9, 2, 0.9, 0.05, False, "inconclusive", "u")]
     assert look_line(3, plan, res) == "look 3: 60 of 100 tasks; decided: react (worth it at n = 40); undecided: debate"
+
+
+def test_the_look_line_lists_several_designs_with_commas():
+    plan = SequencePlan(tuple(f"t{i}" for i in range(10)), 5, "tokens")
+    res = [LookResult(d, 5, 0.0, 0.0, 0.0, 0.5, 4, 0.5, 0.05, dec, v, "r")
+           for d, dec, v in (("a", True, "worth it"), ("b", False, "inconclusive"), ("c", True, "not worth it"),
+                             ("e", False, "inconclusive"))]
+    assert look_line(1, plan, res) == ("look 1: 5 of 10 tasks; decided: a (worth it at n = 5), c (not worth it at n = 5); "
+                                       "undecided: b, e")
+    assert look_line(2, plan, res[1:2]) == "look 2: 10 of 10 tasks; undecided: b"
