@@ -882,6 +882,12 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, None, state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "design": i.design})[0]', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"RUN": run_id, "design": i.design})[0]',
+               "DuckDB matches named parameters case-insensitively ($run binds a 'RUN' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "design": i.design})[0]', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "DESIGN": i.design})[0]',
+               "DuckDB matches named parameters case-insensitively ($design binds a 'DESIGN' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'w.add("sequential_looks", {', 'w.add("SEQUENTIAL_LOOKS", {',
+               "the writer inserts into the table by that name, and DuckDB table names are case-insensitive"),
     # --- end harness/sequential_look.py ---
 ]
 

@@ -143,3 +143,48 @@ def test_a_decided_design_keeps_its_numbers_and_gets_no_match(store):
                        WHERE run_id = 'r' AND look = 2 AND design = 'f'""")
     assert row == [(None, "below", 2, 1, True, "worth it", 2)]
     assert store.sql("SELECT k_match FROM sequential_looks WHERE look = 2 AND design = 'd'") == [(2.5,)]
+
+
+def test_decided_designs_below_and_beyond_the_curve(store):
+    """32 tasks in one batch, the pool at 100 tokens a sample, the curve at 0.5 for every k. 'cheap'
+    spends 50 tokens (k = 0.5: below, compared at k = 1) and is always right (+0.5 a task); 'dear'
+    spends 600 (k = 6: beyond, compared at k_max = 4) and is always wrong (−0.5). Both are decided;
+    the position and k_max reach the verdict's reason."""
+    plan = SequencePlan(tuple(f"s{i:02d}" for i in range(32)), 32, "tokens")
+    for t in plan.order:
+        curve = 0.5
+        for k in range(1, 5):
+            _ins(store, "cot_sc_task_curve", run_id="r", task_id=t, seed=0, k=k, accuracy=curve)
+        _ins(store, "pool", run_id="r", task_id=t, seed=0, sample_index=0, tokens=100)
+        _ins(store, "results", run_id="r", design="cheap", task_id=t, seed=0, tokens=50, correct=True, calls=1)
+        _ins(store, "results", run_id="r", design="dear", task_id=t, seed=0, tokens=600, correct=False, calls=3)
+    out = {r.design: r for r in take_look(store, "r", plan, ["cheap", "dear"], 4, StatsSpec(), looked(store, "r"))}
+    assert out["cheap"].decided and out["cheap"].verdict == "worth it"
+    assert out["cheap"].reason == "cheaper than one CoT sample and significantly better"
+    assert out["dear"].decided and out["dear"].verdict == "not worth it"
+    assert out["dear"].reason == "significantly worse than CoT-SC@4, which is cheaper"
+    rows = store.sql("SELECT design, k_match, position FROM sequential_looks ORDER BY design")
+    assert rows == [("cheap", 1.0, "below"), ("dear", 4.0, "beyond")]
+
+
+def test_a_decided_design_first_in_the_family_does_not_stop_the_others(store):
+    base = dict(run_id="r", unit="tokens", cs_lo=0.1, cs_hi=0.5, p_holm=0.002, level_holm=0.025, reason="why")
+    _ins(store, "sequential_looks", look=1, design="f", k_match=0.5, position="below", decided=True, n_tasks=2,
+         mean_diff=0.5, p_anytime=0.001, family_size=2, verdict="worth it", **base)
+    _ins(store, "sequential_looks", look=1, design="d", k_match=2.5, position="within", decided=False, n_tasks=2,
+         mean_diff=0.0, p_anytime=1.0, family_size=2, verdict="inconclusive", **base)
+    _batch(store, 0)
+    _batch(store, 1)
+    out = take_look(store, "r", PLAN, ["f", "d"], 4, StatsSpec(), looked(store, "r"))
+    assert [r.design for r in out] == ["f", "d"] and out[1].n == 4
+
+
+def test_the_suites_bet_and_the_time_of_the_look_are_recorded(store):
+    import time as _time
+    _batch(store, 0)
+    t0 = _time.time()
+    (r,) = take_look(store, "r", PLAN, ["d"], 4, StatsSpec(bet="prpl"), looked(store, "r"))
+    t1 = _time.time()
+    assert r.p_anytime == pytest.approx(betting_sequence(np.array(HAND[:2]), bet="prpl")[0].p_value())
+    (method, ts), = store.sql("SELECT method, ts FROM sequential_looks WHERE run_id = 'r'")
+    assert method == "betting CS (hedged, PrPl)" and t0 <= ts <= t1
