@@ -228,6 +228,7 @@ def _function(name: str) -> str:
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
 SQL_MODULES |= {"masbench/store/outcomes.py"}  # fill_outcomes' UPDATE and counts
+SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … SELECT
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
