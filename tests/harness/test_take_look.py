@@ -180,11 +180,18 @@ def test_a_decided_design_first_in_the_family_does_not_stop_the_others(store):
 
 
 def test_the_suites_bet_and_the_time_of_the_look_are_recorded(store):
+    """12 tasks, the curve at 0.5, the design always right (+0.5 a task): PrPl's p differs from aGRAPA's."""
     import time as _time
-    _batch(store, 0)
+    plan = SequencePlan(tuple(f"s{i:02d}" for i in range(12)), 12, "tokens")
+    for t in plan.order:
+        for k in range(1, 5):
+            _ins(store, "cot_sc_task_curve", run_id="r", task_id=t, seed=0, k=k, accuracy=0.5)
+        _ins(store, "pool", run_id="r", task_id=t, seed=0, sample_index=0, tokens=100)
+        _ins(store, "results", run_id="r", design="d", task_id=t, seed=0, tokens=200, correct=True, calls=1)
     t0 = _time.time()
-    (r,) = take_look(store, "r", PLAN, ["d"], 4, StatsSpec(bet="prpl"), looked(store, "r"))
+    (r,) = take_look(store, "r", plan, ["d"], 4, StatsSpec(bet="prpl"), looked(store, "r"))
     t1 = _time.time()
-    assert r.p_anytime == pytest.approx(betting_sequence(np.array(HAND[:2]), bet="prpl")[0].p_value())
+    prpl = betting_sequence(np.full(12, 0.5), bet="prpl")[0].p_value()
+    assert r.p_anytime == pytest.approx(prpl) and prpl != pytest.approx(betting_sequence(np.full(12, 0.5))[0].p_value())
     (method, ts), = store.sql("SELECT method, ts FROM sequential_looks WHERE run_id = 'r'")
     assert method == "betting CS (hedged, PrPl)" and t0 <= ts <= t1
