@@ -901,6 +901,10 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/harness/sequential_look.py', 'take_look', '"method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})', '"method": METHOD.get(spec.bet), "alpha": spec.alpha, "ts": now})', 'StatsSpec.bet is a Literal of prpl | agrapa, both keys of METHOD: the fallback of get() is never used'),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', '"method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})', '"method": METHOD.get(spec.bet, ), "alpha": spec.alpha, "ts": now})', 'StatsSpec.bet is a Literal of prpl | agrapa, both keys of METHOD: the fallback of get() is never used'),
     # --- end harness/sequential_look.py ---
+    # --- store/merge.py ---
+    Equivalent('masbench/store/merge.py', 'merge_into', 'began = False', 'began = None',
+               "began is only read as a truth value (`if began:`), and None is falsy like False"),
+    # --- end store/merge.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

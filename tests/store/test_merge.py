@@ -142,3 +142,18 @@ def test_the_merge_runs_on_one_thread(tmp_path, monkeypatch):
     assert seen == [2] and threads_during == [dbmod.MERGE_THREADS] == [1]
     assert target.sql("SELECT current_setting('threads')")[0][0] == 2
     target.close()
+
+
+def test_a_failure_before_the_transaction_is_raised_as_it_is(tmp_path, monkeypatch):
+    """The probe fails before BEGIN: nothing to roll back, the probe's own error comes out, the part is detached."""
+    part = _part(tmp_path / "p.duckdb", calls=1)
+    target = Store(tmp_path / "main.duckdb")
+
+    def probe(con):
+        raise RuntimeError("probe failed")
+
+    monkeypatch.setattr(dbmod, "_merged_already", probe)
+    with pytest.raises(RuntimeError, match="^probe failed$"):
+        merge_into(target, part)
+    assert target.sql("SELECT count(*) FROM duckdb_databases() WHERE database_name = 'part'")[0][0] == 0
+    target.close()
