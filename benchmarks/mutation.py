@@ -108,6 +108,37 @@ MODULES: dict[str, list[str]] = {
     "masbench/store/outcomes.py": ["tests/store/test_outcomes.py"],
 
     # --- end part C ---
+
+    # --- the sequential batch loop, rate limits, tools, engines, routing's learning, the viewer ---
+    # only the direct tests: the coverage and family-wise-error studies (1,000 simulated streams, ~60 s
+    # together) check validity, which the by-hand capital and Holm tests below pin number by number
+    "masbench/harness/stats/sequential.py": [
+        "tests/harness/stats/test_sequential_by_hand.py",
+        "tests/harness/stats/test_sequential.py::test_two_wins_by_hand",
+        "tests/harness/stats/test_sequential.py::test_capital_equals_the_brute_force_product",
+        "tests/harness/stats/test_sequential.py::test_bets_are_predictable",
+        "tests/harness/stats/test_sequential.py::test_chunking_does_not_change_the_answer",
+        "tests/harness/stats/test_sequential.py::test_a_long_sequence_is_stable",
+        "tests/harness/stats/test_sequential.py::test_look_holm_by_hand_and_frozen_numbers_stay",
+        "tests/harness/stats/test_sequential.py::test_verdict_words_are_the_fixed_n_words",
+        "tests/harness/test_plan_sequential.py::test_p_paths_is_the_betting_sequences_p_column"],
+    "masbench/harness/sequence.py": ["tests/harness/test_sequence.py"],
+    # three looks over hand-built store rows (not the batch loop's simulated runs: minutes per mutant)
+    "masbench/harness/sequential_look.py": ["tests/harness/test_take_look.py", "tests/harness/test_sequential_look.py"],
+    # simulated runs end to end (~1 min a mutant): the batch loop has no cheaper seam yet
+    "masbench/harness/until_decided.py": ["tests/harness/test_until_decided.py"],
+    # not tests/harness/test_engines.py: it runs worker processes (mutants do not reach a child)
+    "masbench/llm/limits.py": ["tests/llm/test_rate_windows_by_hand.py", "tests/llm/test_rate_limits.py"],
+    "masbench/tools/base.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
+    "masbench/tools/calculator.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
+    "masbench/store/merge.py": ["tests/store/test_merge.py", "tests/store/test_live.py::test_a_part_is_merged_once"],
+    "masbench/harness/engine_parts.py": ["tests/harness/test_engine_parts.py"],
+    # not test_llm_taxonomy_proposal_and_classifier_over_http (DESELECT): ~17 s of HTTP per mutant
+    "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
+    "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
+    "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
+    "masbench/view/filters.py": ["tests/view/test_grid_rules.py"],
+    "masbench/view/grid.py": ["tests/view/test_grid_rules.py"],
 }
 
 # tests left out of a module's runs, with why
@@ -118,6 +149,8 @@ DESELECT: dict[str, list[str]] = {
     # test_same_seed_same_bytes_and_prefix_stable
     "masbench/bench/axes.py": ["tests/bench/test_axes.py::test_byte_identical_across_processes"],
     # --- end part C ---
+    **{m: ["tests/routing/test_routing.py::test_llm_taxonomy_proposal_and_classifier_over_http"]
+       for m in ("masbench/routing/router.py", "masbench/routing/handbook.py", "masbench/routing/learn.py")},
 }
 
 
@@ -195,6 +228,7 @@ def _function(name: str) -> str:
 SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # curve: also table names given to StoreWriter
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
 SQL_MODULES |= {"masbench/store/outcomes.py"}  # fill_outcomes' UPDATE and counts
+SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … SELECT
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "

@@ -847,6 +847,66 @@ EQUIVALENT: list[Equivalent] = [
                'for r, g in sw.groupby("router", sort=None)}',
                "pandas reads groupby's sort by truth value, so sort=None groups in order of first appearance like sort=False"),
     # --- end routing/evaluation.py ---
+    # --- harness/stats/sequential.py ---
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
+               'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=None)), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values; the next line maps it to x = (d + 1)/2, a float array with the same values (the callers pass simulated floats)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
+               'd = np.clip(np.atleast_2d(np.asarray(diffs, )), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values; the next line maps it to x = (d + 1)/2, a float array with the same values (the callers pass simulated floats)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'if d.shape[1] == 0:', 'if d.shape[1] == 1:',
+               "after one task the capital is 1 whatever the difference (aGRAPA bets 0 against m = ½ from the prior μ̂₀ = ½; PrPl bets c/m = 1 both ways, ½(1 + (x − ½)) + ½(1 − (x − ½)) = 1), so p = 1 = np.ones either way"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 't = np.arange(1, x.shape[1] + 1, dtype=float)', 't = np.arange(1, x.shape[1] + 1, dtype=None)',
+               "an int arange times the float variance and log1p is the same float product"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 't = np.arange(1, x.shape[1] + 1, dtype=float)', 't = np.arange(1, x.shape[1] + 1, )',
+               "an int arange times the float variance and log1p is the same float product"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'return np.minimum(1.0, np.exp(-np.maximum.accumulate(np.maximum(log_k + math.log(0.5), 0.0), axis=1)))', 'return np.minimum(2.0, np.exp(-np.maximum.accumulate(np.maximum(log_k + math.log(0.5), 0.0), axis=1)))',
+               "exp(−max(·, 0)) ≤ 1 already: the cap at 1 or 2 never binds"),
+    Equivalent('masbench/harness/stats/sequential.py', 'p_value', 'return float(min(1.0, math.exp(-self.log_kmax[i])))',
+               'return float(min(2.0, math.exp(-self.log_kmax[i])))',
+               "log_kmax is a running max that starts at log K₀ = 0, so exp(−log_kmax) ≤ 1: the cap never binds"),
+    Equivalent('masbench/harness/stats/sequential.py', 'look', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)', 'verdict, reason = decide(i.position, None, (lo, hi), pa, alpha, None, s.n, i.k_max)',
+               "decide() never reads its mean argument (the interval and Holm p decide)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'look', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, None, i.k_max)',
+               "decide() reads n_tasks only for the 'needs n' text of an undecided design; look calls it only for a significant one (better or worse holds, every branch returns before)"),
+    # --- end harness/stats/sequential.py ---
+
+    # --- llm/limits.py ---
+    Equivalent('masbench/llm/limits.py', 'expire', 'e[2] = 0.0  # out of the log: settling it changes no total',
+               'e[2] = None  # out of the log: settling it changes no total',
+               "the flag is only read as a truth value (`if e[2]:` in shrink), and None is falsy like 0.0"),
+    Equivalent('masbench/llm/limits.py', 'add', 'e = [now, amount, 1.0]', 'e = [now, amount, 2.0]',
+               "the flag is only read as a truth value (`if e[2]:` in shrink), and 2.0 is truthy like 1.0"),
+    # --- end llm/limits.py ---
+    # --- harness/sequential_look.py ---
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, None, state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "design": i.design})[0]', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"RUN": run_id, "design": i.design})[0]',
+               "DuckDB matches named parameters case-insensitively ($run binds a 'RUN' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "design": i.design})[0]', 'n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "DESIGN": i.design})[0]',
+               "DuckDB matches named parameters case-insensitively ($design binds a 'DESIGN' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', 'w.add("sequential_looks", {', 'w.add("SEQUENTIAL_LOOKS", {',
+               "the writer inserts into the table by that name, and DuckDB table names are case-insensitive"),
+    Equivalent('masbench/harness/sequential_look.py', 'match_k', 'params = {"run": run_id, "design": design, "unit": unit, "tasks": list(tasks)}', 'params = {"RUN": run_id, "design": design, "unit": unit, "tasks": list(tasks)}', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'match_k', 'params = {"run": run_id, "design": design, "unit": unit, "tasks": list(tasks)}', 'params = {"run": run_id, "design": design, "UNIT": unit, "tasks": list(tasks)}', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'match_k', 'params = {"run": run_id, "design": design, "unit": unit, "tasks": list(tasks)}', 'params = {"run": run_id, "design": design, "unit": unit, "TASKS": list(tasks)}', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "tasks": list(tasks), "ks": ks})', 'rows = store.sql(TASK_DIFFS, {"RUN": run_id, "design": design, "tasks": list(tasks), "ks": ks})', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "tasks": list(tasks), "ks": ks})', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "DESIGN": design, "tasks": list(tasks), "ks": ks})', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "tasks": list(tasks), "ks": ks})', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "TASKS": list(tasks), "ks": ks})', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "tasks": list(tasks), "ks": ks})', 'rows = store.sql(TASK_DIFFS, {"run": run_id, "design": design, "tasks": list(tasks), "KS": ks})', "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'return np.array([float(r[5]) for r in rows], dtype=float)', 'return np.array([float(r[5]) for r in rows], dtype=None)', 'a list of Python floats makes a float64 array with or without dtype=float'),
+    Equivalent('masbench/harness/sequential_look.py', 'task_diffs', 'return np.array([float(r[5]) for r in rows], dtype=float)', 'return np.array([float(r[5]) for r in rows], )', 'a list of Python floats makes a float64 array with or without dtype=float'),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', '"method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})', '"method": METHOD.get(spec.bet, None), "alpha": spec.alpha, "ts": now})', 'StatsSpec.bet is a Literal of prpl | agrapa, both keys of METHOD: the fallback of get() is never used'),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', '"method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})', '"method": METHOD.get(spec.bet), "alpha": spec.alpha, "ts": now})', 'StatsSpec.bet is a Literal of prpl | agrapa, both keys of METHOD: the fallback of get() is never used'),
+    Equivalent('masbench/harness/sequential_look.py', 'take_look', '"method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})', '"method": METHOD.get(spec.bet, ), "alpha": spec.alpha, "ts": now})', 'StatsSpec.bet is a Literal of prpl | agrapa, both keys of METHOD: the fallback of get() is never used'),
+    # --- end harness/sequential_look.py ---
+    # --- store/merge.py ---
+    Equivalent('masbench/store/merge.py', 'merge_into', 'began = False', 'began = None',
+               "began is only read as a truth value (`if began:`), and None is falsy like False"),
+    Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("select current_setting(\'threads\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
+    Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("SELECT CURRENT_SETTING(\'THREADS\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
+    # --- end store/merge.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

@@ -9,7 +9,7 @@ shape with trivial nodes. Run::
 
     python benchmarks/runtime_overhead.py [--tasks 300] [--budget] [--clock wall|cpu]
 
-Reference (RESEARCH.md, this kind of machine): langgraph alone ≈ 0.43 ms per run + 0.19 ms per
+Reference (bare langgraph on a 2-core machine): langgraph alone ≈ 0.43 ms per run + 0.19 ms per
 chained node + 0.16 ms per Send branch. Target: ≤ 200 µs per node on top of the gateway, every shape.
 """
 

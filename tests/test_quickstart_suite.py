@@ -91,7 +91,7 @@ async def test_quickstart_fits_its_budget_when_every_call_hits_its_cap(tmp_path)
     assert pool and max(r["t"] for r in pool) <= budget
 
 
-# The embedded model's measured shape (RESEARCH.md, 40 tasks each): per-call accuracy of a short CoT
+# The embedded model's measured shape (docs/benchmarks.md "The quickstart"): per-call accuracy of a short CoT
 # sample and of the expression writer, per level. Wrong answers are spread over many values (a
 # tiny model's errors rarely agree), which is why a majority of CoT samples beats one sample.
 SHAPE = {

@@ -1,6 +1,6 @@
 """An iGSM-style MASBench generator (``masbench.igsm.<axis>``), written from the published facts.
 
-MASBench's generator is not public; its data is (RESEARCH.md "Real formats"). This generator
+MASBench's generator is not public; its data is (docs/formats.md "MASBench"). This generator
 follows what the data shows: hierarchical entities ("The number of each Patella's Melanocytes equals
 20 more than the difference of each Patella's Osteoblasts and each Euglena's Patella."), all
 arithmetic mod 23, parameters never mentioned are 0 by default, statements in shuffled order, and

@@ -61,11 +61,57 @@ def load_source(source: TaskSource, base_dir: Path | None = None) -> SuiteTasks:
     except KeyError:
         raise ValueError(f"unknown generator {source.generator!r}; "
                          f"registered: {', '.join(sorted(GENERATORS))}") from None
-    tasks = fn(source.values, source.n or GENERATOR_N, source.seed, source.split, **source.params)
+    n = source.n or GENERATOR_N
+    if source.distinct:
+        tasks = distinct_tasks(lambda m: fn(source.values, m, source.seed, source.split, **source.params), n,
+                               source.generator)
+    else:
+        tasks = fn(source.values, n, source.seed, source.split, **source.params)
     if source.name and source.name != source.generator:
         tasks = [t.model_copy(update={"id": f"{source.name}-{t.id}", "source": source.name})
                  for t in tasks]
-    return SuiteTasks(tasks, [SourceRead(source.name or source.generator, source.generator, len(tasks))])
+    return SuiteTasks(tasks, [SourceRead(source.name or source.generator, source.generator, len(tasks),
+                                         repeated=repeated_questions(tasks))])
+
+
+DISTINCT_DRAWS = 64
+"""``distinct: true`` draws up to this many instances per value for each task it keeps."""
+
+
+def repeated_questions(tasks: list[TaskInstance]) -> int:
+    """How many of ``tasks`` ask a question an earlier one already asks."""
+    return len(tasks) - len({t.question for t in tasks})
+
+
+def distinct_tasks(make: Callable[[int], list[TaskInstance]], n: int, what: str) -> list[TaskInstance]:
+    """``n`` tasks per axis value, none asking a question an earlier one asks: ``make(m)`` is the
+    generator at ``m`` instances per value (values in blocks of ``m``, instance i the same whatever
+    ``m``: more instances never change the first ones), asked for twice as many until every value's
+    block holds ``n`` new questions, in draw order."""
+    m = n
+    while True:
+        made = make(m)
+        if len(made) % m:
+            raise ValueError(f"generator {what!r}: distinct: needs {m} tasks per value, got {len(made)} in all")
+        seen: set[str] = set()
+        out: list[TaskInstance] = []
+        short = False
+        for b in range(0, len(made), m):
+            kept = 0
+            for t in made[b:b + m]:
+                if kept == n:
+                    break
+                if t.question not in seen:
+                    seen.add(t.question)
+                    out.append(t)
+                    kept += 1
+            short = short or kept < n
+        if not short:
+            return out
+        if m >= DISTINCT_DRAWS * n:
+            raise ValueError(f"generator {what!r}: fewer than {n} distinct questions per value in {m} draws "
+                             "(ask for fewer: n)")
+        m *= 2
 
 
 def load_tasks(source: TaskSource, base_dir: Path | None = None) -> list[TaskInstance]:

@@ -24,6 +24,8 @@ class SourceRead:
     """Rows the files or split hold (None: unknown, or a generator)."""
     cap: int | None = None
     """The source's ``n`` when it is a cap on rows (None: every row was asked for)."""
+    repeated: int = 0
+    """Tasks of a generator whose question an earlier task of the same source already asks."""
 
     @property
     def cut(self) -> bool:
@@ -33,7 +35,11 @@ class SourceRead:
     def line(self) -> str:
         """One line for the terminal or a log: the count, and why rows were left out if they were."""
         if self.rows is None:
-            return f"{self.label}: {self.tasks:,} tasks made by generator {self.what}"
+            made = f"{self.label}: {self.tasks:,} tasks made by generator {self.what}"
+            if self.repeated:
+                return (f"warning: {made}, {self.repeated:,} of them repeating an earlier question "
+                        "(distinct: true draws distinct ones)")
+            return made
         if self.cut:
             assert self.total is not None
             return (f"warning: {self.label}: read {self.rows:,} of {self.total:,} rows of {self.what}: "

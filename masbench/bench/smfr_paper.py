@@ -1,6 +1,6 @@
 """SMFR as the Illusion paper generates it (``smfr.paper``), with synthetic prices.
 
-Follows the published generator's rules (RESEARCH.md "Real formats"; written from those facts, not
+Follows the published generator's rules (docs/formats.md "SMFR"; written from those facts, not
 copied): a 30-calendar-day window of daily prices for companies from a fixed list of 10, one block
 per company headed "``<Company> Historical Stock Price Data``" with ``Date: … Open: … High: … Low: …
 Close: … Volume: … Dividends: … Stock Splits: …`` lines at full float precision, distractor

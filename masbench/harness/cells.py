@@ -59,11 +59,11 @@ NOT_IDENTITY = {"transcripts"}
 _LATER_DEFAULTS: tuple[tuple[tuple[str, ...], str, object], ...] = (
     (("cot_sc",), "kind", None), (("cot_sc",), "params", {}),
     (("models", "*"), "function_calling", None), (("models", "*", "sim"), "tools", None),
-    (("stats",), "test", "sign-flip"), (("stats",), "bet", "agrapa"),
+    (("stats",), "test", "sign-flip"), (("stats",), "bet", "agrapa"), (("tasks", "*"), "distinct", False),
     ((), "judge", None), (("models", "*", "sim"), "grading", None),
 )
 """(path in the suite's dump, field, default) of fields added after runs were stored: left out of
-the hash while at their default, so an older suite resumes its run (``*``: every entry of a mapping)."""
+the hash while at their default, so an older suite resumes its run (``*``: every entry of a mapping or list)."""
 
 
 def _at_path(data: object, path: tuple[str, ...]) -> list[dict]:
@@ -74,6 +74,8 @@ def _at_path(data: object, path: tuple[str, ...]) -> list[dict]:
         for obj in found:
             if isinstance(obj, dict):
                 nxt.extend(obj.values() if part == "*" else [obj[part]] if part in obj else [])
+            elif isinstance(obj, list) and part == "*":
+                nxt.extend(obj)
         found = nxt
     return [o for o in found if isinstance(o, dict)]
 """Suite fields that are not part of a run's configuration identity (:func:`config_hash`)."""

@@ -42,7 +42,7 @@ def merge_parts(store: Store, run_id: str, store_path: Path, parts: Path | None 
         return 0
     for part in sorted(d.glob(f"{run_id}-w*.duckdb")):
         _merge_when_free(store, part)
-        for f in (part, part.with_suffix(".duckdb.wal"), Path(str(part) + ".wal")):
+        for f in (part, Path(str(part) + ".wal")):  # the part and its write-ahead log
             if f.exists():
                 f.unlink()
         n += 1

@@ -112,6 +112,10 @@ class TaskSource(Spec):
     """Field names or dotted paths into JSON columns, e.g. ``{question: prompt.0.content}``."""
     name: str | None = None
     """Label for this task group in reports (default: generator, format or file stem)."""
+    distinct: bool = False
+    """Generators: draw until every axis value has ``n`` tasks whose questions no earlier task of the
+    source asks (a generator of small-number problems draws ``What is 5 plus 5?`` twice easily). Left
+    false, a repeated question is kept and reported when the tasks load."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "TaskSource":
@@ -124,6 +128,8 @@ class TaskSource(Spec):
         if self.path is not None and self.format is None:
             raise ValueError("a path: source needs format: (a registered task format, e.g. gsm8k or table)")
         key = given[0]
+        if self.distinct and key != "generator":
+            raise ValueError("distinct: goes with generator: (a data source reads its rows as they are)")
         if key == "generator" and self.n is None:
             self.n = GENERATOR_N  # generators make tasks: their count stays a number, hashed as before
         own = SUGAR[key][1] if key in SUGAR else None  # the format a short key already names

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
                         drop_orphans, failure_reasons, supersede_failed)
-    from .db import Store, merge_into
+    from .db import Store
+    from .merge import merge_into
     from .design_views import designer_summary
     from .export import EXPORT_FORMATS, Exporter, export_parquet
     from .live import LiveBoard, describe_snapshot, live_path, read_live
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "CELL_TABLES": "cells", "DESIGN_KEY": "cells", "POOL_DESIGN": "cells", "POOL_KEY": "cells", "CellRows": "cells",
     "CellTable": "cells", "clean_unfinished": "cells", "done_keys": "cells", "drop_orphans": "cells",
-    "failure_reasons": "cells", "supersede_failed": "cells", "Store": "db", "merge_into": "db",
+    "failure_reasons": "cells", "supersede_failed": "cells", "Store": "db", "merge_into": "merge",
     "designer_summary": "design_views", "EXPORT_FORMATS": "export", "Exporter": "export",
     "export_parquet": "export", "LiveBoard": "live", "describe_snapshot": "live",
     "live_path": "live", "read_live": "live", "StoreBusy": "lock", "WriterLock": "lock", "fill_outcomes": "outcomes",

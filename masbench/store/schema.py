@@ -399,6 +399,6 @@ TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_
 CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded", "tool_calls",
                                                        "tool_calls_superseded")}
 """Content-addressed tables (a primary key over the content's hash) → the tables whose
-``text_hash`` references them. The writer and :func:`~.db.merge_into` insert their rows with
+``text_hash`` references them. The writer and :func:`~.merge.merge_into` insert their rows with
 ``OR IGNORE`` (a text already stored is not stored twice); resume and supersede remove the rows
 nothing references any more (:func:`~.cells.drop_orphans`)."""

@@ -1,4 +1,4 @@
-"""Local copies of published data, built from the format facts in RESEARCH.md "Real formats".
+"""Local copies of published data, built from the format facts in docs/formats.md.
 
 Nothing here is published data: the rows are synthetic, but every file, column and JSON key is laid
 out exactly as the publishers lay theirs out, so the loaders are tested on the real shape.

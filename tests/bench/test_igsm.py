@@ -1,6 +1,6 @@
 """The iGSM-style generator (masbench/bench/igsm.py) piece by piece: each operation mod 23 worked by
 hand, and every generated question solved from its TEXT alone by an independent reader (the published
-rules: mod 23, unmentioned parameters are 0, ``[answerN]`` carries answers, ../shared/RESEARCH.md)."""
+rules: mod 23, unmentioned parameters are 0, ``[answerN]`` carries answers, docs/formats.md "MASBench")."""
 
 from __future__ import annotations
 

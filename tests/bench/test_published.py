@@ -1,5 +1,5 @@
 """Published-data task sources, loaded through suite YAML from local copies built from the format
-facts (RESEARCH.md "Real formats"), and their one-line bad-input errors (exit 2)."""
+facts (docs/formats.md), and their one-line bad-input errors (exit 2)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Data sources read every row unless a suite caps them with ``n``; what each source read is
 counted, and a cap that cuts a published split or a file is a warning (issue 23, item 4).
 
-Fixtures are in the published layouts (RESEARCH.md "Real formats", masbench.testing.published):
+Fixtures are in the published layouts (docs/formats.md, masbench.testing.published):
 expected counts come from reading the parquet and JSONL files directly, not from the loaders."""
 
 from __future__ import annotations

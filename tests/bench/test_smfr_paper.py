@@ -1,6 +1,6 @@
 """SMFR as published (masbench/bench/smfr_paper.py), piece by piece: the return rule on hand-built
 price paths (worked by hand), the drawn world against the published generation rules, the answer's
-aggregation on a hand-built world, and the generator's arguments (../shared/RESEARCH.md "SMFR")."""
+aggregation on a hand-built world, and the generator's arguments (docs/formats.md "SMFR")."""
 
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ def test_rendered_text_blocks_trades_and_question():
 
 
 def test_published_row_has_the_published_fields():
-    # RESEARCH.md: problem, answer = {investor_dates, comparison, answer}, cot, metadata, generation_params
+    # docs/formats.md "SMFR": problem, answer = {investor_dates, comparison, answer}, cot, metadata, generation_params
     w = _world({"Alice": [2], "Bob": [3], "Cara": []})
     t = _task(w, 3, 0, 0, "test", "reverse_target_sell", "earliest", "Open", 0.1)
     assert published_row(t) == {

@@ -23,6 +23,8 @@ def _stats_as_before(data: dict) -> None:
     stats = data["stats"]
     assert stats.pop("test") == "sign-flip" and stats.pop("bet") == "agrapa" and stats["match"] == "budget"
     stats["match"] = "tokens"
+    for source in data["tasks"]:  # and the task sources before `distinct` (unset: as before)
+        assert source.pop("distinct") is False
 
 
 def test_stats_fields_of_issue_24_hash_as_before_and_stats_never_split_a_run(tmp_path):

@@ -1,6 +1,6 @@
 """``masbench route eval`` (masbench/routing/evaluation.py) on hand-built matrices, every expected
 number worked by hand from the protocol and the metric definitions (RouterBench AIQ, RouteLLM
-PGR/APGR/CPT, SkillOrchestra as coded; ../shared/RESEARCH.md "SkillOrchestra ... and other routers")."""
+PGR/APGR/CPT, SkillOrchestra as coded; docs/routing.md "Evaluation: masbench route eval")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Router metrics (masbench/routing/metrics.py) against values worked by hand from the definitions
-(RouterBench's AIQ, RouteLLM's PGR/APGR/CPT; ../shared/RESEARCH.md "Router metrics")."""
+(RouterBench's AIQ, RouteLLM's PGR/APGR/CPT; docs/routing.md "Metrics")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Each benchmark's scorer on a table of replies, including the tricky ones, scored as that
-benchmark's own scorer would (the verdicts come from the published rules in RESEARCH.md)."""
+benchmark's own scorer would (the verdicts come from the published rules in docs/formats.md)."""
 
 from __future__ import annotations
 

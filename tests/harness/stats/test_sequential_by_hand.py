@@ -1,0 +1,129 @@
+"""The betting confidence sequence and one look, on short sequences worked by hand
+(masbench.harness.stats.sequential).
+
+Capitals follow the module docstring's formulas: x = (d + 1)/2, K = ½K⁺ + ½K⁻, K⁺ = Π(1 + λ⁺(x − m)),
+K⁻ = Π(1 − λ⁻(x − m)), bets from the regularized moments before each task (μ̂₀ = ½, σ̂²₀ = ¼),
+truncated at c/m and c/(1 − m) with c = ½. The look's rule, by hand: a design is decided when its
+Holm-adjusted p is below α AND its interval at its Holm level excludes 0."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import masbench.harness.stats.sequential as seq
+from masbench.harness.stats.sequential import LookInput, Sequence, betting_sequence, look, p_paths
+
+SMALL = 401
+
+
+def test_three_wins_capital_by_hand():
+    """d = [1, 1, 1] at m = ½, agrapa. Task 1 bets 0 (μ̂₀ = ½ = m): K = 1.
+    After task 1: μ̂₁ = (½ + 1)/2 = ¾, σ̂²₁ = (¼ + (1 − ¾)²)/2 = 5/32; λ⁺₂ = ¼/(5/32 + 1/16) = 8/7 → c/m = 1:
+    K⁺₂ = 1·(1 + ½) = 3/2, K⁻₂ = 1 (λ⁻ = 0), K₂ = 5/4.
+    After task 2: μ̂₂ = (½ + 2)/3 = 5/6, σ̂²₂ = (¼ + 1/16 + 1/36)/3 = 0.1134, λ⁺₃ = (1/3)/(0.1134 + 1/9) = 1.48 → 1:
+    K⁺₃ = 9/4, K₃ = ½·9/4 + ½·1 = 13/8, p = 8/13."""
+    s, _ = betting_sequence(np.array([1.0, 1.0, 1.0]))
+    assert s.p_value() == pytest.approx(8 / 13, abs=1e-12)
+    assert s.n == 3 and s.mean == 1.0 and s.side() == 1
+    # the capital against "the mean difference is 0" is a lower bound on every other null's evidence
+    # at the far end: μ0 = 1 (x = 1, m at the grid's top) never loses: p stays 1
+    assert s.p_value(1.0) == 1.0
+
+
+def test_p_paths_clip_differences_to_the_unit_range_and_keep_the_shape():
+    """p_paths at d = [1, 1]: 1 after task 1 (no bet), 0.8 after task 2 (K = 1.25, test_two_wins_by_hand);
+    a difference beyond ±1 counts as ±1."""
+    np.testing.assert_allclose(p_paths(np.array([[5.0, 5.0], [-5.0, -5.0], [1.0, 1.0]])),
+                               [[1.0, 0.8], [1.0, 0.8], [1.0, 0.8]], atol=1e-12)
+    assert p_paths(np.zeros((3, 0))).shape == (3, 0)
+    with pytest.raises(ValueError, match=r"unknown bet 'kelly' \(prpl \| agrapa\)"):
+        p_paths(np.zeros((1, 2)), bet="kelly")  # type: ignore[arg-type]
+
+
+def test_the_default_interval_is_the_95_percent_one():
+    s, _ = betting_sequence(np.full(60, 0.8), grid=SMALL)
+    assert s.interval() == s.interval(0.95)
+    lo, hi = s.interval()
+    assert lo > 0 and hi <= 1.0 and (lo, hi) != (-1.0, 1.0)
+
+
+def test_a_look_passes_its_bet_and_level_through():
+    """prpl's bet reads α (λ = √(2 log(2/α)/…)), agrapa's does not: the look's p is the sequence's at
+    the same α and bet; Holm levels are α/m, α/(m − 1) in order of p."""
+    d = np.tile([1.0, 0.5, 1.0, -0.5, 1.0, 1.0, 0.0, -1.0], 8)  # 64 tasks: prpl's λ falls below its cap
+    weak = np.tile([1.0, -1.0, 1.0, 0.0, -1.0, 1.0, 0.0, 0.0], 8)
+    (a, b) = look([LookInput("a", d, "within", 8), LookInput("b", weak, "within", 8)], 0.2, "prpl", grid=SMALL)
+    pa = betting_sequence(d, alpha=0.2, bet="prpl", grid=SMALL)[0].p_value()
+    pb = betting_sequence(weak, alpha=0.2, bet="prpl", grid=SMALL)[0].p_value()
+    assert pa != betting_sequence(d, alpha=0.05, bet="prpl", grid=SMALL)[0].p_value()  # α changes prpl's bets
+    assert pa != betting_sequence(d, alpha=0.2, bet="agrapa", grid=SMALL)[0].p_value()
+    assert (a.p_anytime, b.p_anytime) == (pytest.approx(pa, abs=1e-15), pytest.approx(pb, abs=1e-15))
+    assert pa < pb
+    assert (a.level_holm, b.level_holm) == (pytest.approx(0.1), pytest.approx(0.2))
+    assert a.p_holm == pytest.approx(min(1.0, 2 * pa)) and b.p_holm == pytest.approx(max(min(1.0, 2 * pa), pb))
+    assert a.mean == pytest.approx(3.0 / 8) and b.mean == pytest.approx(1.0 / 8)
+    assert a.family_size == b.family_size == 2
+
+
+def test_look_default_level_is_five_percent():
+    """Eight differences of 0.25: p far above 0.05 (undecided), yet the Holm p is below 1.05."""
+    (r,) = look([LookInput("x", np.full(8, 0.25), "within", 8)], grid=SMALL)
+    assert not r.decided and r.level_holm == 0.05 and r.p_holm < 1.05
+
+
+def _patched(monkeypatch, p: float, interval: tuple[float, float]):
+    monkeypatch.setattr(Sequence, "p_value", lambda self, mu0=0.0: p)
+    monkeypatch.setattr(Sequence, "interval", lambda self, level=0.95: interval)
+
+
+@pytest.mark.parametrize("p, interval, decided", [
+    (0.01, (0.0, 0.3), False),     # the interval touches 0 from above: not decided
+    (0.01, (-0.3, 0.0), False),    # ... from below
+    (0.01, (-0.1, 0.2), False),    # p small but 0 inside the interval
+    (0.2, (0.1, 0.3), False),      # interval off 0 but the Holm p is not below α
+    (0.05, (0.1, 0.3), False),     # the Holm p at exactly α is not below it
+    (0.01, (0.1, 0.3), True),
+    (0.01, (-0.3, -0.1), True),
+])
+def test_a_design_is_decided_by_holm_p_below_alpha_and_an_interval_off_zero(monkeypatch, p, interval, decided):
+    _patched(monkeypatch, p, interval)
+    (r,) = look([LookInput("x", np.full(5, 0.5), "within", 8)], 0.05, grid=SMALL)
+    assert r.decided is decided
+    assert (r.cs_lo, r.cs_hi, r.p_holm) == (interval[0], interval[1], p)
+    if not decided:
+        assert r.verdict == "inconclusive" and r.reason == "undecided after 5 tasks"
+
+
+def test_a_decided_design_beyond_the_curve_names_k_max(monkeypatch):
+    _patched(monkeypatch, 0.001, (-0.4, -0.2))
+    (r,) = look([LookInput("x", np.full(5, -0.3), "beyond", 6)], 0.05, grid=SMALL)
+    assert r.decided and r.verdict == "not worth it"
+    assert r.reason == "significantly worse than CoT-SC@6, which is cheaper"
+    assert r.mean == pytest.approx(-0.3)
+
+
+def test_the_sequence_state_without_differences():
+    s, paths = betting_sequence(np.array([]), paths=True)
+    assert s.n == 0 and math.isnan(s.mean) and s.side() == 0 and s.p_value() == 1.0
+    assert paths is not None and paths.shape == (0, 3)
+    with pytest.raises(ValueError, match="NaN"):
+        betting_sequence(np.array([0.1, np.nan]))
+    with pytest.raises(ValueError, match=r"unknown bet 'x'"):
+        betting_sequence(np.array([0.1]), bet="x")  # type: ignore[arg-type]
+
+
+def test_side_says_which_way_the_mean_lies():
+    down, _ = betting_sequence(np.array([-0.5, -0.25]))
+    flat, _ = betting_sequence(np.array([0.5, -0.5]))
+    assert down.side() == -1 and flat.side() == 0 and down.side(-0.5) == 1
+
+
+def test_grid_is_odd_with_no_difference_in_the_middle():
+    for points in (401, 400):
+        g = seq._grid(points)
+        assert len(g) == 401 and g[200] == 0.5
+        assert 0 < g[0] < g[1] and g[-2] < g[-1] < 1
+        assert g[0] == pytest.approx(0.5 / 400 / 2) and g[-1] == pytest.approx(1 - 0.5 / 400 / 2)

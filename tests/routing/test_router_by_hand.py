@@ -1,0 +1,125 @@
+"""A router's state after a known sequence of observations, worked by hand (masbench.routing.router and
+the compiled handbook of masbench.routing.handbook).
+
+The handbook: κ = 2, prior Beta(1, 1); top-level skills ``a`` and ``b``; model ``m`` with a: 3 wins 1 loss,
+b: 0 wins 2 losses; model ``n`` with no evidence. Compiled (hierarchical shrinkage):
+  m, root: Beta(1 + 3, 1 + 3) = Beta(4, 4), mean ½
+  m, a:    Beta(2·½ + 3, 2·½ + 1) = Beta(4, 2),  mean 2/3
+  m, b:    Beta(2·½ + 0, 2·½ + 2) = Beta(1, 3),  mean 1/4
+  n, every skill: Beta(1, 1), mean ½."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from masbench.routing import HandbookSpec, SkillRouter, compile_handbook, credit
+from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
+
+
+def _hb(**kw) -> HandbookSpec:
+    return HandbookSpec(name="hand", shrinkage=2.0,
+                        taxonomy={"a": SkillSpec(description="a"), "b": SkillSpec(description="b")},
+                        profiles={"m": ModelProfile(skills={"a": SkillStats(wins=3, losses=1),
+                                                            "b": SkillStats(wins=0, losses=2)}),
+                                  "n": ModelProfile()}, **kw)
+
+
+def _ab(r: SkillRouter, model: str) -> tuple[np.ndarray, np.ndarray]:
+    mi = r.models.index(model)
+    idx = [0, r.ch.index["a"], r.ch.index["b"]]
+    return r.ch.alpha[mi, idx], r.ch.beta[mi, idx]
+
+
+def test_the_compiled_posteriors():
+    ch = compile_handbook(_hb())
+    assert ch.skills == ["", "a", "b"] or ch.skills[1:] == ["a", "b"]
+    m = ch.models.index("m")
+    np.testing.assert_allclose(ch.alpha[m], [4, 4, 1])
+    np.testing.assert_allclose(ch.beta[m], [4, 2, 3])
+    np.testing.assert_allclose(ch.mean[m], [0.5, 2 / 3, 0.25])
+    # Var Beta(4, 2) = 4·2 / (6²·7) = 8/252
+    assert ch.var[m, 1] == pytest.approx(8 / 252)
+    np.testing.assert_allclose(ch.mean[ch.models.index("n")], [0.5, 0.5, 0.5])
+
+
+def test_responsibility_credit_over_two_observations():
+    """Demand {a: 1, b: 1} → w = (½, ½) on a, b. Observation 1, correct: the win splits ∝ w·p =
+    (⅓, ⅛): a gets 8/11, b 3/11, the root (ancestor of both) 1. Then p_a = (4 + 8/11)/(6 + 8/11) = 26/37,
+    p_b = (1 + 3/11)/(4 + 3/11) = 14/47. Observation 2, wrong: the loss splits ∝ w·(1 − p) =
+    (11/74, 33/94): a gets 1034/3476 = 517/1738, b 1221/1738, the root 1."""
+    r = SkillRouter(_hb(), lambda_=0.0)
+    d = r.decide({"a": 1.0, "b": 1.0})
+    d.model_index = r.models.index("m")
+    r.observe(d, 1.0)
+    a, b = _ab(r, "m")
+    np.testing.assert_allclose(a, [5, 4 + 8 / 11, 1 + 3 / 11])
+    np.testing.assert_allclose(b, [4, 2, 3])
+    r.observe(d, 0.0)
+    a, b = _ab(r, "m")
+    np.testing.assert_allclose(a, [5, 4 + 8 / 11, 1 + 3 / 11])
+    np.testing.assert_allclose(b, [5, 2 + 517 / 1738, 3 + 1221 / 1738])
+    mi, ia, ib = r.models.index("m"), r.ch.index["a"], r.ch.index["b"]
+    # the direct evidence: a 3 + 8/11 wins, 1 + 517/1738 losses; b 3/11 and 2 + 1221/1738; n untouched
+    np.testing.assert_allclose([r.ch.wins[mi, ia], r.ch.losses[mi, ia], r.ch.wins[mi, ib], r.ch.losses[mi, ib]],
+                               [3 + 8 / 11, 1 + 517 / 1738, 3 / 11, 2 + 1221 / 1738])
+    assert r.ch.wins[mi, 0] == 0 and r.ch.losses[mi, 0] == 0  # the root holds no direct evidence
+    np.testing.assert_allclose(_ab(r, "n")[0], [1, 1, 1])
+    saved = r.handbook().profiles["m"].skills
+    assert saved["a"].wins == pytest.approx(3 + 8 / 11) and saved["b"].losses == pytest.approx(2 + 1221 / 1738)
+
+
+def test_greedy_choices_follow_the_learned_rates():
+    """λ = 0, demand {a}: m (2/3) over n (½). Three wrong answers of m on a (demand credit: a whole loss
+    each): Beta(4, 5), 4/9 < ½: n is chosen. Decisions m, m, n: entropy of (⅔, ⅓) = 0.9183 bits,
+    normalised by log2 2 = 1."""
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    first = r.decide({"a": 1.0}, context={"task_id": "t1"})
+    assert first.chosen == "m"
+    second = r.decide({"a": 1.0}, context={"task_id": "t1"})
+    assert r.observe_task("t1", 0.0) == 2 and "t1" not in r.pending  # both decisions of t1 learn it
+    r.observe(first, 0.0)
+    a, b = _ab(r, "m")
+    np.testing.assert_allclose(a, [4, 4, 1])
+    np.testing.assert_allclose(b, [7, 5, 3])  # three losses on a and on its ancestor, the root
+    assert r.ch.mean[r.models.index("m"), r.ch.index["a"]] == pytest.approx(4 / 9)
+    third = r.decide({"a": 1.0})
+    assert (second.chosen, third.chosen) == ("m", "n")
+    assert r.counts == {"m": 2, "n": 1} and r.decisions == 3
+    h = -(2 / 3) * math.log2(2 / 3) - (1 / 3) * math.log2(1 / 3)
+    assert r.entropy() == (pytest.approx(h), pytest.approx(h))
+    p_lo = {c["model"]: c["p_lo"] for c in third.candidates}
+    # p_lo = max(0, mean − z·sd): m on a, Beta(4, 5): sd = √(20 / (81·10)) = 0.15713, 4/9 − 1.645·0.15713
+    assert p_lo["m"] == pytest.approx(4 / 9 - 1.645 * math.sqrt(20 / 810), abs=1e-6)
+
+
+def test_costs_learned_online_are_written_back():
+    """Two observations of m on {a: 3, b: 1} (w = ¾, ¼) at $0.004 and 200 tokens, then $0.002 and 100:
+    a's cost evidence is ¾·0.004 + ¾·0.002 over ¾ + ¾ calls: $0.003, 150 tokens; b's the same means
+    over ½ call."""
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    d = r.decide({"a": 3.0, "b": 1.0})
+    d.model_index = r.models.index("m")
+    r.observe(d, 1.0, cost_usd=0.004, tokens=200)
+    r.observe(d, 1.0, cost_usd=0.002, tokens=100)
+    saved = r.handbook().profiles["m"].skills
+    assert saved["a"].cost_usd == pytest.approx(0.003) and saved["a"].tokens == pytest.approx(150)
+    assert saved["a"].calls == pytest.approx(1.5) and saved["b"].calls == pytest.approx(0.5)
+    assert saved["a"].wins == pytest.approx(3 + 1.5) and saved["b"].wins == pytest.approx(0.5)
+
+
+def test_credit_by_hand():
+    """w = (¼, ¾), p = (0.8, 0.2), y = 1: responsibility ∝ (0.2, 0.15) → (4/7, 3/7); y = 0: ∝ (0.05, 0.6) →
+    (1/13, 12/13); demand: w·y; whole: every demanded skill the whole outcome."""
+    w, p = np.array([[0.25, 0.75]]), np.array([[0.8, 0.2]])
+    win, loss = credit(w, p, 1.0)
+    np.testing.assert_allclose(win, [[4 / 7, 3 / 7]])
+    np.testing.assert_allclose(loss, [[0, 0]])
+    win, loss = credit(w, p, 0.0)
+    np.testing.assert_allclose(loss, [[1 / 13, 12 / 13]])
+    win, loss = credit(w, p, 1.0, "demand")
+    np.testing.assert_allclose(win, w)
+    win, loss = credit(np.array([[0.0, 1.0]]), p, 0.0, "whole")
+    np.testing.assert_allclose(loss, [[0, 1]]) and np.testing.assert_allclose(win, [[0, 0]])
