@@ -59,9 +59,9 @@ async def test_program_designs_run_on_worker_processes_like_in_process(tmp_path,
 @pytest.mark.slow
 @pytest.mark.waits
 def test_a_killed_run_with_program_designs_resumes_to_the_uninterrupted_counts(tmp_path):
-    slow = "{id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 250}}"
+    slow = "{id: sim/p60-slow, sim: {accuracy: {default: 0.6}, latency_ms: 600}}"
     ref_root, killed_root = tmp_path / "ref", tmp_path / "killed"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "3",
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400", "MASBENCH_PROGRESS_INTERVAL_S": "0.5",
            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     ref_suite = _library(ref_root, slow)
     ref = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(ref_suite), "--no-cache", "--concurrency",
