@@ -6,8 +6,9 @@ Each name is imported on first use (its module only): a command that needs one p
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 # ``prepare`` is also a submodule's name: imported here, the function (not the module) is the
 # package's attribute whatever is imported later
@@ -32,13 +33,7 @@ _EXPORTS = {
 """Each public name → the module that defines it (relative to this package)."""
 
 
-def __getattr__(name: str) -> object:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(mod, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",

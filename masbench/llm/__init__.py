@@ -8,8 +8,9 @@ not import the gateway, the simulator or a client SDK.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .attempts import ModelUnavailable
@@ -40,13 +41,7 @@ _EXPORTS = {
 """Each public name → the module (of this package) that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value  # the next lookup is a plain global
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

@@ -11,8 +11,9 @@ Every number is read from the store's SQL views (``design_comparison``, ``design
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 # ``verdict`` is also a submodule's name: imported here (no pandas), the function is the attribute
 from .verdict import Verdict, verdict, verdicts
@@ -32,13 +33,7 @@ frames (~0.3 s of import) and the report's files draw with matplotlib (~0.3 s), 
 verdict lines (:mod:`.verdict`) never need."""
 
 
-def __getattr__(name: str) -> object:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["TraceLinks", "BASELINES", "ReportError", "ReportResult", "RunInfo", "Verdict", "compare", "comparison", "curve",

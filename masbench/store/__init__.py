@@ -7,8 +7,9 @@ lock does not start DuckDB, pyarrow or numpy.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .cells import (CELL_TABLES, DESIGN_KEY, POOL_DESIGN, POOL_KEY, CellRows, CellTable, clean_unfinished, done_keys,
@@ -49,13 +50,7 @@ _EXPORTS = {
 """Each public name → the module (of this package) that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value  # the next lookup is a plain global
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "EXPORT_FORMATS",
