@@ -16,9 +16,10 @@ Conventions (a MASBench problem is a DAG of quantities):
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
+    import networkx as nx
 
 OPS: dict[str, Callable[[list[int], int | None], int]] = {
     "add": lambda a, c: a[0] + (c or 0),
@@ -40,6 +41,8 @@ def apply_op(op: str, args: list[int], const: int | None = None) -> int:
 
 def evaluate(G: nx.DiGraph) -> dict[str, int]:
     """Recompute every node's value from the given values and the ops (topological order)."""
+    import networkx as nx
+
     values: dict[str, int] = {}
     for node in nx.topological_sort(G):
         data = G.nodes[node]
@@ -52,6 +55,7 @@ def evaluate(G: nx.DiGraph) -> dict[str, int]:
 
 def depth(G: nx.DiGraph) -> int:
     """Operations on the longest dependency chain (edges on the longest path)."""
+    import networkx as nx
     return nx.dag_longest_path_length(G) if G.number_of_nodes() else 0
 
 
@@ -62,6 +66,7 @@ def breadth(G: nx.DiGraph) -> int:
 
 def parallel(G: nx.DiGraph) -> int:
     """Number of independent (weakly connected) components."""
+    import networkx as nx
     return nx.number_weakly_connected_components(G) if G.number_of_nodes() else 0
 
 
@@ -96,9 +101,11 @@ def stats(G: nx.DiGraph) -> dict[str, int]:
 
 def to_json(G: nx.DiGraph) -> dict[str, Any]:
     """Node-link JSON (``edges`` key) of a DAG, JSON-serializable."""
+    import networkx as nx
     return nx.node_link_data(G, edges="edges")
 
 
 def from_json(data: dict[str, Any]) -> nx.DiGraph:
     """The DAG back from :func:`to_json` output."""
+    import networkx as nx
     return nx.node_link_graph(data, directed=True, multigraph=False, edges="edges")

@@ -26,9 +26,10 @@ generators (:mod:`.axes`) are ours, for tiny models.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
+    import networkx as nx
 
 from . import dag as dagmod
 from .registry import generator
@@ -90,6 +91,8 @@ def apply(op: str, args: list[int], const: int | None) -> int:
 
 def evaluate(G: nx.DiGraph) -> dict[str, int]:
     """Every node's value recomputed from the DAG's ops and constants (topological order)."""
+    import networkx as nx
+
     values: dict[str, int] = {}
     for node in nx.topological_sort(G):
         d = G.nodes[node]
@@ -99,6 +102,8 @@ def evaluate(G: nx.DiGraph) -> dict[str, int]:
 
 class _Build:
     def __init__(self, rng: random.Random, split: str):
+        import networkx as nx
+
         self.rng, self.split, self.G, self.order = rng, split, nx.DiGraph(), []
         a, b, c = _LAYERS[split]
         self.pairs = [f"each {x}'s {y}" for x, y in [(p, q) for p in a for q in b] + [(p, q) for p in b for q in c]]

@@ -22,9 +22,10 @@ from __future__ import annotations
 import datetime as dt
 import random
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
+    import networkx as nx
 
 from ..text import normalize_answer
 from . import dag as dagmod
@@ -205,6 +206,8 @@ def _render(world: dict[str, Any], dates: list[str], text: dict[str, str], side:
               text["ask"].format(target=target, when=text[rank]), text["format"]]
     names = [x["name"] for x in world["investors"]]
     hits = [dates[x["hit"]] if x["hit"] is not None else "none" for x in world["investors"]]
+    import networkx as nx  # deferred: see the module's imports
+
     G = nx.DiGraph(answers=["winners"], axis=None, axis_value=None)
     G.add_node("prices", kind="given", value=None, op=None)
     G.add_node("winners", kind="derived", value=", ".join(winners) or "none", op=f"{rank}_hit")

@@ -1,5 +1,5 @@
 """Static analysis of a design, before anything runs: resolve agents and references, build the
-dependency graph (networkx), and report every problem at its place in the YAML.
+dependency graph (:mod:`.depgraph`), and report every problem at its place in the YAML.
 
 Caught: unknown agents, nodes, references, fields, params, python functions and sub-designs;
 cycles other than declared loops; nodes whose value never reaches the output; a missing or
@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import networkx as nx
-
 from ..library import Library
 from ..spec.design import DesignSpec, NodeSpec
 from ..spec.problems import Problem, field_name
 from ..spec.yamlpos import Located
 from . import refs
+from .depgraph import DepGraph
 from .info import LoopInfo, NodeInfo
 from .node_check import check_node
 from .ops import op_of
@@ -42,7 +41,7 @@ class Analysis:
         self.top: dict[str, NodeInfo] = {}
         self.loops: dict[str, LoopInfo] = {}
         self.channels: dict[str, list[str]] = {}
-        self.graph = nx.DiGraph()
+        self.graph: DepGraph[str] = DepGraph()
         self.order: list[str] = []
         if params:
             for p in params:
@@ -137,22 +136,13 @@ class Analysis:
             for dep in deps:
                 if dep in self.top:
                     g.add_edge(dep, name)
-        cycles = []
-        try:
-            for c in nx.simple_cycles(g):
-                cycles.append(c)
-                if len(cycles) >= 5:
-                    break
-        except nx.NetworkXException:  # pragma: no cover
-            pass
+        order = g.topological_order(key=lambda n: self.top[n].order)
+        cycles = g.cycles(limit=5) if order is None else []
         for c in cycles:
             i = c.index(min(c))
             c = c[i:] + c[:i]
             self.at(self.top[c[0]], (), "cycle: " + " → ".join(c + [c[0]]) + " (only declared `loop:` nodes may repeat)")
-        if not cycles:
-            self.order = list(nx.lexicographical_topological_sort(g, key=lambda n: self.top[n].order))
-        else:
-            self.order = list(self.top)
+        self.order = list(self.top) if order is None else order
 
     def _output(self) -> None:
         out = self.design.output
@@ -169,7 +159,7 @@ class Analysis:
                        f"missing output: no node named {out!r} (nodes: {', '.join(self.top)})")
                 self.problem(("output",), "output", msg)
                 return
-        live = nx.ancestors(self.graph, out) | {out}
+        live = self.graph.ancestors(out) | {out}
         for name, info in self.top.items():
             if name not in live:
                 self.at(info, (), f"unreachable: {name!r} never reaches the output {out!r} (nothing downstream "

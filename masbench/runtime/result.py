@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import networkx as nx
-
 from .design_analysis import Analysis
 from .pyfuncs import majority_vote
 from .scope import Scope
@@ -19,7 +17,7 @@ _DETAIL_NAME = {"subs": "subdesigns"}
 
 def fallback(an: Analysis, final: dict, output: str, fan_keys: set[str]) -> tuple[str, str, tuple[str, ...]] | None:
     """Best answer so far: the nearest upstream node of the output that has an answer."""
-    anc = nx.ancestors(an.graph, output)
+    anc = an.graph.ancestors(output)
     for name in reversed(an.order):
         if name not in anc:
             continue
