@@ -85,8 +85,8 @@ def config_hash(suite: SuiteSpec, overrides: Mapping[str, str | dict[str, Any]],
                 base_dir: Path | None, sequential: dict[str, Any] | None = None) -> str:
     """Identity of a run's configuration: the same suite, overrides and limit resume one run.
     ``transcripts`` is left out: what a run records of its calls is not what it measures (and a
-    suite from before the setting hashes as it did); so is a model's ``client``, which changes
-    how a call is sent, not what it records. ``sequential``: a ``--until-decided`` run's
+    suite from before the setting hashes as it did); so is a model's ``client`` (and
+    ``sdk_wire``), which changes how a call is sent, not what it records. ``sequential``: a ``--until-decided`` run's
     settings (task cap, batch, matching unit), hashed only when given — a fixed-n run hashes
     exactly as before, and a sequential run never resumes a fixed-n one (or the reverse)."""
     data = suite.model_dump(mode="json", by_alias=True, exclude=NOT_IDENTITY)
@@ -96,6 +96,7 @@ def config_hash(suite: SuiteSpec, overrides: Mapping[str, str | dict[str, Any]],
                 obj.pop(key, None)
     for model in _at_path(data, ("models", "*")):  # the HTTP client records the same rows (docs/backends.md)
         model.pop("client", None)
+        model.pop("sdk_wire", None)
     stats = data.get("stats")
     if isinstance(stats, dict) and stats.get("match") == "budget":
         # the statistics define no cell: the new default unit hashes as the old default did, so a

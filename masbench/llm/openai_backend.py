@@ -99,9 +99,7 @@ class OpenAIBackend(LitellmBackend):
     async def client(self, spec: ModelSpec) -> AsyncOpenAI:
         """The SDK client of the model's server and key on the running event loop (made on first
         use: its connections belong to that loop, and close with it — see :func:`_closed_with_loop`)."""
-        key = api_key_of(spec)
-        if key is None and spec.api_base and not spec.id.startswith("openai/"):
-            key = "sk-no-key"  # hosted_vllm/… and the like: litellm sends no key (the SDK needs one)
+        key = self.wire_key(spec)
         slot = (id(asyncio.get_running_loop()), spec.api_base, key)
         held = self._clients.get(slot)
         if held is None:
@@ -114,6 +112,13 @@ class OpenAIBackend(LitellmBackend):
             await anext(guard)
             held = self._clients[slot] = (c, guard)
         return held[0]
+
+    def wire_key(self, spec: ModelSpec) -> str | None:
+        """The API key the SDK client sends (None: the SDK reads ``OPENAI_API_KEY``)."""
+        key = api_key_of(spec)
+        if key is None and spec.api_base and not spec.id.startswith("openai/"):
+            key = "sk-no-key"  # hosted_vllm/… and the like: litellm sends no key (the SDK needs one)
+        return key
 
     def request(self, spec: ModelSpec, a: Attempt) -> dict[str, Any]:
         """The ``chat.completions.create`` keyword arguments of one attempt (besides model and
@@ -143,7 +148,11 @@ class OpenAIBackend(LitellmBackend):
         body = {"model": wire_model(spec), "messages": a.messages, **a.req}
         timeout = body.pop("timeout", spec.timeout_s)  # a client setting, not a body field
         data = await client.post("/chat/completions", body=body, cast_to=object, options={"timeout": timeout})
-        return self.reply(a, *completion_parts(data))
+        return self.reply(a, *self.parts(data))
+
+    def parts(self, data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
+        """Text, finish reason, usage and tool calls of a whole completion's JSON (:func:`completion_parts`)."""
+        return completion_parts(data)
 
     async def aclose(self) -> None:
         """Close the SDK clients made on the running loop (their connection pools) now."""

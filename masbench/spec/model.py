@@ -102,6 +102,12 @@ class ModelSpec(Spec):
     ``litellm`` for everything else (hosted OpenAI too, where litellm adapts parameters per model).
     Both record the same call rows, cache keys and errors (docs/backends.md); ``sim/…`` and
     ``embedded/…`` have their own backends and take only ``auto``."""
+    sdk_wire: bool = True
+    """``client: litellm`` only: a call litellm would send unchanged — an ``openai/…`` or
+    ``hosted_vllm/…`` id with an ``api_base``, text messages, parameters litellm's mapping keeps as
+    they are — goes out through the ``openai`` SDK with the same body, and its reply is read as
+    litellm reads it (same call rows, prices and errors; docs/backends.md). ``false``: every call
+    through ``litellm.acompletion`` (as does ``MASBENCH_LITELLM_SDK=0`` in the environment)."""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key. Keys never go in YAML."""
     input_usd_per_mtok: float | None = Field(default=None, ge=0)

@@ -37,6 +37,8 @@ TAGS = {"design": "d", "task_id": "t", "seed": 0, "node": "n", "agent": "a"}
 @pytest.fixture(autouse=True)
 def _key(monkeypatch):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
+    # client: litellm means litellm.acompletion here (not its SDK path: tests/llm/test_litellm_sdk.py)
+    monkeypatch.setenv("MASBENCH_LITELLM_SDK", "0")
 
 
 @pytest.fixture
