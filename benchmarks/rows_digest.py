@@ -8,6 +8,10 @@ compare the printed digests (or ``--dump DIR`` both and ``diff -r`` the sorted r
     git stash; .venv/bin/python benchmarks/rows_digest.py --dump /tmp/before; git stash pop
     diff -r /tmp/before /tmp/after
 
+``--workers N`` runs the suite on the ``processes`` engine (N workers, parts merged by the driver);
+``--store PATH`` digests a store another command wrote instead (e.g. ``harness_scale.py``'s, whose
+``--json`` names it) — the same sorted rows, so two such stores compare with ``diff -r``.
+
 The suite is the quickstart's shape (cot, the tool-computing expert, a one-round debate, the
 CoT-SC pool and curve, paired tests) plus self-refine and cot-sc (``--designs all``: every bundled
 design instead, each with its default params, multi-hop search tasks for the ReAct designs' tools,
@@ -88,7 +92,12 @@ def main() -> None:
     ap.add_argument("--designs", choices=("quickstart", "all"), default="quickstart",
                     help="the quickstart's designs, or every bundled design (each with its default params)")
     ap.add_argument("--dump", type=Path, help="write each table's sorted rows to DIR/<table>.txt")
+    ap.add_argument("--workers", type=int, default=1, help="run on the processes engine with this many workers")
+    ap.add_argument("--store", type=Path, help="digest this store (written by another command) instead of a run")
     a = ap.parse_args()
+    if a.store is not None:
+        digest(a.store, f"SIMULATED store {a.store.name}", a.dump)
+        return
     d = Path(tempfile.mkdtemp())
     (d / "tasks").mkdir()
     store = d / "digest.duckdb"
@@ -98,21 +107,27 @@ def main() -> None:
     budget = 40_000 if a.designs == "all" else 4000
     (d / "tasks" / "digest.yaml").write_text(SUITE.format(n=a.n, store=store, designs=designs(a.designs),
                                                           extra_tasks=extra, budget=budget))
+    workers = ["--workers", str(a.workers)] if a.workers > 1 else []
     proc = subprocess.run([sys.executable, "-m", "masbench.cli", "run", str(d / "tasks" / "digest.yaml"),
-                           "--allow-failures"],
+                           "--allow-failures", *workers],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"run failed:\n{proc.stderr[-3000:]}")
+    digest(store, f"SIMULATED sim/medium, 5% faults, {a.designs} designs, n={a.n}, workers={a.workers}", a.dump)
+
+
+def digest(store: Path, what: str, dump: Path | None) -> None:
+    """Print each table's row count and digest; with ``dump``, write its sorted rows there."""
     con = duckdb.connect(str(store), read_only=True)
-    print(f"rows digest (SIMULATED sim/medium, 5% faults, {a.designs} designs, n={a.n}): table, rows, "
-          "sha256 of the sorted rows")
-    if a.dump:
-        a.dump.mkdir(parents=True, exist_ok=True)
+    print(f"rows digest ({what}): table, rows, sha256 of the sorted rows")
+    if dump:
+        dump.mkdir(parents=True, exist_ok=True)
     for t in (*TABLES, "call_messages"):
         lines = table_rows(con, t)
         print(f"  {t:15s} {len(lines):7d}  {hashlib.sha256(chr(10).join(lines).encode()).hexdigest()[:16]}")
-        if a.dump:
-            (a.dump / f"{t}.txt").write_text("\n".join(lines) + "\n")
+        if dump:
+            (dump / f"{t}.txt").write_text("\n".join(lines) + "\n")
+    con.close()
 
 
 if __name__ == "__main__":

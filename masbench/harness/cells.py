@@ -36,10 +36,11 @@ def design_entries(suite: SuiteSpec) -> list[DesignEntry]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
     """A unit of work. ``kind`` is ``design`` (one design on one task and seed) or ``pool``
-    (the k_max CoT samples of one task and seed)."""
+    (the k_max CoT samples of one task and seed). Slotted: a run's driver holds one per cell
+    to run (64 bytes each, its strings shared with the tasks and designs)."""
 
     kind: str
     task_id: str

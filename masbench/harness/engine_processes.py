@@ -51,6 +51,11 @@ class ProcessEngine:
             await self._server.start()
         return self._server.path
 
+    def workers_prepare(self, cells: list[Cell]) -> bool:
+        """Whether these cells run in workers that prepare the suite themselves (so the driver
+        needs none of its tasks while they run): more than one cell and more than one worker."""
+        return len(cells) > 1 and self.ctx.opts.workers > 1
+
     async def run(self, cells: list[Cell]) -> None:
         if len(cells) <= 1 or self.ctx.opts.workers <= 1:
             await self.local.run(cells)

@@ -249,19 +249,22 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
                                              "ORDER BY 1", [run_id]) if a != "all")]
     # ordered: the tests draw signs by position, so the same data must give the same order
     order = "axis_value, design, task_id"
-    families = {(axis, unit): _family_frame(store, "paired_task_diffs", CURVE_COLUMNS, "axis = ? AND unit = ?",
-                                            [run_id, axis, unit], order)
-                for axis in sorted(axes) for unit in sorted(UNITS)}
-    families = {k: f for k, f in families.items() if len(f)}
     rows: list[dict] = []
-    if families:
-        has_budget = any(unit == "budget" for _, unit in families)
-        unit_v = "tokens" if spec.match == "budget" and not has_budget else spec.match  # as verdict_unit
-        first = None
-        for key in list(families):
-            frame = families.pop(key)  # released once tested
-            first = _first_key(frame, first)
-            rows += curve_rows(run_id, frame, names, spec, unit_v)
+    units: set[str] = set()
+    first = None
+    for axis in sorted(axes):  # one family's frame at a time, released once tested
+        for unit in sorted(UNITS):
+            frame = _family_frame(store, "paired_task_diffs", CURVE_COLUMNS, "axis = ? AND unit = ?",
+                                  [run_id, axis, unit], order)
+            if len(frame):
+                units.add(unit)
+                first = _first_key(frame, first)
+                rows += curve_rows(run_id, frame, names, spec, spec.match)
+            del frame
+    if units:
+        unit_v = "tokens" if spec.match == "budget" and "budget" not in units else spec.match  # as verdict_unit
+        for r in rows:  # the verdict's unit is known once every family is read
+            r["is_verdict"] = r["unit"] == unit_v
         assert first is not None  # a non-empty family has a first row
         first_unit = first[3]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
         for axis in sorted(axes):

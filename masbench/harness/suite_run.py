@@ -26,6 +26,7 @@ from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name, make_engine
 from .engine_parts import merge_parts
+from .memory import trim
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
@@ -93,11 +94,13 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         all_cells = prep.cells() if seq is None else prep.cells(seq.order)  # sequential: the cap's cells, at most
         done = done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
+        n_cells = len(all_cells)
+        del all_cells, done  # from here the driver holds the cells to run, nothing per cell done
         config = run_config(prep.suite, overrides_json(prep.overrides), opts.limit, seq.identity() if seq else None)
         session.start(run_id, prep.suite.name, config, {a: m.id for a, m in prep.models.items()}, prep.simulated,
                       command=" ".join(sys.argv), transcripts=prep.transcripts)
-        set_run_plan(store, run_id, prep.config_hash, len(all_cells))
-        progress = Progress(total=len(all_cells), skipped=len(all_cells) - len(todo))
+        set_run_plan(store, run_id, prep.config_hash, n_cells)
+        progress = Progress(total=n_cells, skipped=n_cells - len(todo))
         progress.done = progress.skipped
         if display:
             display.start(prep, run_id, progress)
@@ -107,9 +110,15 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                             run_span)
         ctx.board = LiveBoard(Path(store_path), run_id, engine_name(opts), opts.workers)
         engine = make_engine(ctx)  # an unknown --engine or one whose extra is missing stops here, before any call
+        groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
+        if seq is None and getattr(engine, "workers_prepare", lambda _: False)(todo):
+            prep.tasks = []  # the workers prepare their own: the driver keeps no task's text, gold or metadata
+            trim()
         try:
             if seq is None:
                 await engine.run(todo)
+                del todo  # the cells ran: nothing per cell is held past this point
+                trim()
             else:
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
@@ -118,7 +127,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if display:
                 display.stop()
         if k_max and prep.suite.cot_sc.enabled:
-            compute_curve(store, run_id, prep.suite.cot_sc, groups_of_tasks(prep.tasks), prep.suite.budget.basis)
+            compute_curve(store, run_id, prep.suite.cot_sc, groups, prep.suite.budget.basis)
+            trim()
             compute_paired(store, run_id, prep.suite.stats)
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
@@ -126,7 +136,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         seq_rows = decisions(store, run_id) if seq else []
         saving = run_saving(store, run_id) if seq else None
     await telemetry.aflush()  # every span exported before the command returns (off the loop)
-    return RunSummary(run_id, Path(store_path), len(all_cells), progress.skipped,
+    return RunSummary(run_id, Path(store_path), n_cells, progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",
                       cleaned, stats, prep.simulated, point.line() if point else None, failed_cells, reasons,
                       seq_rows, saving)

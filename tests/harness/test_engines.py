@@ -90,3 +90,34 @@ async def test_a_429_pauses_every_worker_until_its_retry_after(tmp_path, http_se
     # parent's limiter then holds both workers' next requests for 2 s (server-side timestamps)
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
     await run_past_a_429(tmp_path, http_server, engine="processes")
+
+
+@pytest.mark.parametrize("engine,workers,held", [("local", 1, 6), ("processes", 2, 0)])
+async def test_a_sharded_driver_holds_no_task_while_its_workers_run(tmp_path, monkeypatch, engine, workers, held):
+    # the workers prepare the suite themselves: the driver keeps each task's group, not the task
+    seen: list[tuple[int, int]] = []
+    cls = ENGINES[engine]
+    original = cls.run
+
+    async def watched(self, cells):
+        seen.append((len(self.ctx.prep.tasks), len(cells)))
+        await original(self, cells)
+
+    monkeypatch.setattr(cls, "run", watched)
+    suite = limited_suite(tmp_path, "held", "sim/medium", n=3)  # 6 tasks: 6 cot cells + 6 pool cells
+    s = await run_suite(RunOptions(suite=str(suite), engine=engine, workers=workers))
+    assert seen == [(held, 12)] and s.failed == 0
+    import duckdb
+
+    con = duckdb.connect(str(s.store), read_only=True)
+    # the curve still found every task's group: one curve row per group (all, depth 1, depth 2) and k
+    groups = con.execute("SELECT count(DISTINCT (axis, axis_value)) FROM cot_sc_curve WHERE run_id = ?",
+                         [s.run_id]).fetchall()[0][0]
+    con.close()
+    assert groups == 3
+
+
+def test_trim_gives_back_what_glibc_holds_or_says_it_cannot():
+    from masbench.harness.memory import trim
+
+    assert trim() is sys.platform.startswith("linux")  # glibc here; elsewhere a no-op that says so
