@@ -141,6 +141,11 @@ MODULES: dict[str, list[str]] = {
     # filter over hand-built cells by test_grid_page.py, as grid.py's SQL is
     "masbench/view/filters.py": ["tests/view/test_grid_rules.py", "tests/view/test_grid_page.py"],
     "masbench/view/grid.py": ["tests/view/test_grid_rules.py", "tests/view/test_grid_page.py"],
+    # runs against runs: hand-built stores (milliseconds), not test_run_compare.py's simulated runs (its verdict
+    # table is direct); run_pairs' SQL text is module constants and f-strings of cells_sql
+    "masbench/harness/run_compare.py": ["tests/harness/test_run_compare_by_hand.py",
+                                        "tests/harness/test_run_compare.py::test_the_verdict_table_of_b_against_a"],
+    "masbench/store/run_pairs.py": ["tests/store/test_run_pairs.py", "tests/harness/test_run_compare_by_hand.py"],
 }
 
 # mutmut's per-mutant CPU limit is (the covering tests' clean CPU time + 1 s) x this x 2 (mutmut's default 15).
@@ -239,6 +244,7 @@ SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # cur
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
 SQL_MODULES |= {"masbench/store/outcomes.py"}  # fill_outcomes' UPDATE and counts
 SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … SELECT
+SQL_MODULES |= {"masbench/store/run_pairs.py"}  # the pairing's queries (cells_sql, bases, run_header, …)
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
