@@ -137,8 +137,22 @@ MODULES: dict[str, list[str]] = {
     "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
     "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
     "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
-    "masbench/view/filters.py": ["tests/view/test_grid_rules.py"],
-    "masbench/view/grid.py": ["tests/view/test_grid_rules.py"],
+    # filters.py is data (no function: mutmut makes no mutant of it); its predicates are checked filter by
+    # filter over hand-built cells by test_grid_page.py, as grid.py's SQL is
+    "masbench/view/filters.py": ["tests/view/test_grid_rules.py", "tests/view/test_grid_page.py"],
+    "masbench/view/grid.py": ["tests/view/test_grid_rules.py", "tests/view/test_grid_page.py"],
+    # runs against runs: hand-built stores (milliseconds), not test_run_compare.py's simulated runs (its verdict
+    # table is direct); run_pairs' SQL text is module constants and f-strings of cells_sql
+    "masbench/harness/run_compare.py": ["tests/harness/test_run_compare_by_hand.py",
+                                        "tests/harness/test_run_compare.py::test_the_verdict_table_of_b_against_a"],
+    "masbench/store/run_pairs.py": ["tests/store/test_run_pairs.py", "tests/harness/test_run_compare_by_hand.py"],
+}
+
+# mutmut's per-mutant CPU limit is (the covering tests' clean CPU time + 1 s) x this x 2 (mutmut's default 15).
+# A lower one for modules whose mutants can loop for long (a grid search widened, a stop never reached): at 15,
+# each such mutant holds the single worker for minutes and a whole run does not fit in the module's limit
+MULTIPLIER: dict[str, float] = {
+    "masbench/harness/stats/sequential.py": 4.0,
 }
 
 # tests left out of a module's runs, with why
@@ -194,12 +208,13 @@ def _toml_list(xs: list[str]) -> str:
     return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
 
 
-def _configure(dest: Path, module: str, tests: list[str]) -> None:
+def _configure(dest: Path, module: str, tests: list[str], multiplier: float | None = None) -> None:
     deselect = [a for t in DESELECT.get(module, []) for a in ("--deselect", t)]
     cfg = (f"\n[tool.mutmut]\nsource_paths = [\"masbench\"]\nonly_mutate = {_toml_list([module])}\n"
            f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
            f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider', '-q', '-x'] + deselect)}\n"
-           f"also_copy = {_toml_list(LIBRARIES)}\n")
+           f"also_copy = {_toml_list(LIBRARIES)}\n"
+           + (f"timeout_multiplier = {multiplier}\n" if multiplier is not None else ""))
     with open(dest / "pyproject.toml", "a") as fh:
         fh.write(cfg)
 
@@ -229,6 +244,7 @@ SQL_MODULES = {"masbench/harness/resume.py", "masbench/harness/curve.py"}  # cur
 SQL_MODULES |= {"masbench/store/cells.py"}  # issue 29 part B: its queries and CellRows filters
 SQL_MODULES |= {"masbench/store/outcomes.py"}  # fill_outcomes' UPDATE and counts
 SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … SELECT
+SQL_MODULES |= {"masbench/store/run_pairs.py"}  # the pairing's queries (cells_sql, bases, run_header, …)
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
@@ -247,7 +263,8 @@ def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
     return None
 
 
-def run_module(module: str, tests: list[str], timeout: float, keep: bool = False) -> Outcome:
+def run_module(module: str, tests: list[str], timeout: float, keep: bool = False,
+               multiplier: float | None = None) -> Outcome:
     out = Outcome(module)
     missing = [t for t in tests if not (ROOT / t.split("::")[0]).exists()]  # a file or a test's node id
     if missing:
@@ -257,7 +274,7 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
     dest = Path(tempfile.mkdtemp(prefix="masbench-mutation-"))
     try:
         _scratch_copy(dest)
-        _configure(dest, module, tests)
+        _configure(dest, module, tests, multiplier if multiplier is not None else MULTIPLIER.get(module))
         try:
             run = _mutmut(dest, "run", "--max-children", "1", timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -318,6 +335,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", action="append", help="only this module (repeatable); default: all")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per module (default 1800)")
+    ap.add_argument("--timeout-multiplier", type=float, default=None,
+                    help="mutmut's per-mutant limit: the mutant's tests' clean CPU time (+1 s) times this, times 2 "
+                         "(mutmut's default 15; a mutant past it counts as caught, as a timeout)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies (to inspect mutants)")
     ap.add_argument("--list", action="store_true", help="list the modules and their test files")
     args = ap.parse_args()
@@ -336,7 +356,7 @@ def main() -> int:
     print("mutation testing with mutmut, one mutant at a time (timings: 2 cores, shared, noisy)")
     results = []
     for m in mods:
-        o = run_module(m, MODULES[m], args.timeout, args.keep)
+        o = run_module(m, MODULES[m], args.timeout, args.keep, args.timeout_multiplier)
         report(o)
         results.append(o)
     print("\nsummary (kill rate = killed or timed out / all mutants; adjusted leaves out listed equivalents)")

