@@ -22,9 +22,9 @@ def _suite(path: Path) -> SuiteSpec:
     return SuiteSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
-def _generated_questions(path: Path) -> list[str]:
-    suite = _suite(path)
-    return [t.question for s in suite.tasks if s.generator for t in load_source(s, path.parent).tasks]
+def _questions(path: Path) -> list[str]:
+    """Every question the suite asks, from each of its sources (generated, inline or read from a file)."""
+    return [t.question for s in _suite(path).tasks for t in load_source(s, path.parent).tasks]
 
 
 def test_the_bundled_suites_hold_a_held_out_pair():
@@ -36,7 +36,7 @@ def test_the_bundled_suites_hold_a_held_out_pair():
 def test_a_held_out_suite_asks_no_question_of_its_training_suite(heldout):
     train = heldout.with_name(heldout.stem.removesuffix("-heldout") + "-train.yaml")
     assert train.is_file(), f"{heldout.name} is held out from {train.name}, which is missing"
-    held, trained = _generated_questions(heldout), _generated_questions(train)
+    held, trained = _questions(heldout), _questions(train)
     assert held and trained
     shared = sorted(set(held) & set(trained))
     assert shared == [], f"{heldout.name} asks {len(shared)} questions of {train.name}: {shared[:3]}"

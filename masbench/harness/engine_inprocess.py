@@ -78,12 +78,12 @@ class CellRunner:
         return ok
 
     async def aclose(self) -> None:
-        """Close the gateway's client connections and, if a program design started one on this
-        loop, the metering endpoint."""
-        await self.gateway.aclose()
+        """Close the metering endpoint, if a program design started one on this loop (after its
+        requests in flight: they still need the gateway), then the gateway's client connections."""
         endpoint = sys.modules.get("masbench.llm.endpoint")  # loaded only once a program design ran
         if endpoint is not None:
             await endpoint.close_shared_endpoint()
+        await self.gateway.aclose()
 
     def runnable(self, name: str) -> Runnable:
         """What a design entry's name runs (resolved once per name)."""

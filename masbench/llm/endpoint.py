@@ -35,6 +35,10 @@ AGENT_HEADER = "X-Masbench-Agent"
 
 _NO_RETRY = {"x-should-retry": "false"}
 
+DRAIN_S = 10.0
+"""How long :meth:`MeteringEndpoint.aclose` waits for the requests in flight (their gateway calls
+recorded, their replies sent) before it stops serving and cuts what is left."""
+
 
 def _error(status: int, code: str, message: str) -> web.Response:
     body = {"error": {"message": message, "type": code, "param": None, "code": code}}
@@ -100,6 +104,9 @@ class MeteringEndpoint:
         self._grants: dict[str, tuple[ProgramCell, str | None]] = {}
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     @property
     def base_url(self) -> str:
@@ -111,7 +118,7 @@ class MeteringEndpoint:
     async def start(self) -> str:
         """Bind 127.0.0.1 on a free port and serve on the running loop; the base URL."""
         if self._runner is None:
-            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._counted])
             app.router.add_post("/v1/chat/completions", self._chat)
             app.router.add_post("/v1/messages", self._messages)
             app.router.add_get("/v1/models", self._models)
@@ -123,13 +130,37 @@ class MeteringEndpoint:
             self._port = int(runner.addresses[0][1])
         return self.base_url
 
-    async def aclose(self) -> None:
-        """Stop serving (every grant is revoked)."""
+    @property
+    def inflight(self) -> int:
+        """Requests being served now."""
+        return self._inflight
+
+    @web.middleware
+    async def _counted(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self._inflight += 1
+        self._idle.clear()
+        try:
+            return await handler(request)
+        finally:
+            self._inflight -= 1
+            if not self._inflight:
+                self._idle.set()
+
+    async def aclose(self, drain_s: float = DRAIN_S) -> bool:
+        """Stop serving: every grant is revoked (a new request is refused), the requests in flight
+        are waited for (at most ``drain_s`` seconds: their calls are recorded and their replies
+        sent), then the server stops, cutting any request still running. True when none was cut."""
         self._grants.clear()
+        drained = True
         if self._runner is not None:
+            try:
+                await asyncio.wait_for(self._idle.wait(), drain_s)
+            except asyncio.TimeoutError:
+                drained = False
             await self._runner.cleanup()
             self._runner = None
             self._port = None
+        return drained
 
     # ----- tokens ------------------------------------------------------------------------------
     def grant(self, cell: ProgramCell, agent: str | None = None) -> str:
@@ -221,11 +252,12 @@ async def shared_endpoint() -> MeteringEndpoint:
 
 
 async def close_shared_endpoint() -> None:
-    """Stop the running loop's endpoint, if one was started (an engine closing)."""
+    """Stop the running loop's endpoint, if one was started (an engine closing), after the
+    requests in flight (see :meth:`MeteringEndpoint.aclose`)."""
     ep = _SHARED.pop(asyncio.get_running_loop(), None)
     if ep is not None:
         await ep.aclose()
 
 
-__all__ = ["AGENT_HEADER", "MeteringEndpoint", "close_shared_endpoint", "completion_body", "shared_endpoint",
+__all__ = ["AGENT_HEADER", "DRAIN_S", "MeteringEndpoint", "close_shared_endpoint", "completion_body", "shared_endpoint",
            "stream_chunks"]

@@ -49,33 +49,52 @@ def as_fraction(x: object) -> Fraction:
     raise CalculatorError(f"not a number: {x!r}")
 
 
-def _walk(node: ast.AST) -> Fraction:
-    if isinstance(node, ast.Expression):
-        return _walk(node.body)
-    if isinstance(node, ast.Constant):
-        return as_fraction(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        v = _walk(node.operand)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        a, b = _walk(node.left), _walk(node.right)
-        if isinstance(node.op, ast.Pow):
-            if b.denominator != 1 or abs(b) > 64 or (a == 0 and b < 0):
-                raise CalculatorError("exponent must be an integer in [-64, 64]")
-            if abs(a) > 10 ** 6 and b > 8:
-                raise CalculatorError("power too large")
-            r = a ** int(b)
+def _binop(op: ast.operator, a: Fraction, b: Fraction) -> Fraction:
+    if isinstance(op, ast.Pow):
+        if b.denominator != 1 or abs(b) > 64 or (a == 0 and b < 0):
+            raise CalculatorError("exponent must be an integer in [-64, 64]")
+        if abs(a) > 10 ** 6 and b > 8:
+            raise CalculatorError("power too large")
+        r = a ** int(b)
+    else:
+        fn = _BINOPS.get(type(op))
+        if fn is None:
+            raise CalculatorError(f"operator {type(op).__name__} is not allowed")
+        if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+            raise CalculatorError("division by zero")
+        r = fn(a, b)
+    if abs(r) > MAX_MAGNITUDE:
+        raise CalculatorError("number too large")
+    return Fraction(r)
+
+
+def _walk(root: ast.AST) -> Fraction:
+    """The value of a parsed expression, left operand before right; iterative, so a long chain
+    (``1 + 0 + … + 0``, ``- - … - 1`` within :data:`MAX_LEN`) is not limited by Python's recursion
+    limit and every refusal is a :class:`CalculatorError`."""
+    todo: list[tuple[ast.AST, bool]] = [(root, False)]
+    values: list[Fraction] = []
+    while todo:
+        node, operands_done = todo.pop()
+        if isinstance(node, ast.Expression):
+            todo.append((node.body, False))
+        elif isinstance(node, ast.Constant):
+            values.append(as_fraction(node.value))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            if not operands_done:
+                todo += [(node, True), (node.operand, False)]
+            elif isinstance(node.op, ast.USub):
+                values.append(-values.pop())
+        elif isinstance(node, ast.BinOp):
+            if not operands_done:
+                todo += [(node, True), (node.right, False), (node.left, False)]  # the left is popped first
+            else:
+                b = values.pop()
+                values.append(_binop(node.op, values.pop(), b))
         else:
-            op = _BINOPS.get(type(node.op))
-            if op is None:
-                raise CalculatorError(f"operator {type(node.op).__name__} is not allowed")
-            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
-                raise CalculatorError("division by zero")
-            r = op(a, b)
-        if abs(r) > MAX_MAGNITUDE:
-            raise CalculatorError("number too large")
-        return Fraction(r)
-    raise CalculatorError(f"{type(node).__name__} is not allowed (numbers, + - * / // % ** and parentheses only)")
+            raise CalculatorError(f"{type(node).__name__} is not allowed (numbers, + - * / // % ** and "
+                                  "parentheses only)")
+    return values.pop()
 
 
 def expression_of(x: object) -> str:

@@ -3,6 +3,7 @@ budgeted gateway call of the cell owning its token; refusals are non-retryable 4
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -13,6 +14,7 @@ from masbench.budget import BudgetMeter
 from masbench.llm import Gateway
 from masbench.llm.endpoint import AGENT_HEADER, MeteringEndpoint
 from masbench.llm.program_cell import ProgramCell
+from masbench.llm.scripted import ScriptBackend
 from masbench.spec import Budget, ModelSpec
 from masbench.testing.openai_server import FakeOpenAIServer
 
@@ -199,4 +201,55 @@ async def test_anthropic_messages_are_the_same_metered_call(endpoint):
                 break
         assert r.status_code == 403 and "budget" in r.json()["error"]["message"]
     assert cell.meter.tokens <= 400 and len(rows) == cell.totals[3]
+    await gw.aclose()
+
+
+def _held_gateway(rows: list, reply: str = "The answer is 4."):
+    """A gateway whose one model answers only once ``release`` is set (``started``: a call reached it)."""
+    started, release = asyncio.Event(), asyncio.Event()
+    inner = ScriptBackend(lambda info: reply)
+
+    async def held(a):
+        started.set()
+        await release.wait()
+        return await inner(a)
+
+    return Gateway({"default": ModelSpec(id="sim/perfect")}, backend=held, sink=rows.append), started, release
+
+
+async def test_closing_waits_for_the_request_in_flight_and_refuses_new_ones():
+    rows: list = []
+    gw, started, release = _held_gateway(rows)
+    ep = MeteringEndpoint()
+    await ep.start()
+    cell = _cell(gw)
+    client = openai.AsyncOpenAI(base_url=ep.base_url, api_key=ep.grant(cell), max_retries=0)
+    pending = asyncio.create_task(client.chat.completions.create(model="default", messages=_msgs()))
+    await asyncio.wait_for(started.wait(), 30)
+    assert ep.inflight == 1
+    closing = asyncio.create_task(ep.aclose())
+    # 1 s is twice aiohttp's shutdown timeout (0.5 s): a close that did not wait had cut the request by now
+    await asyncio.sleep(1.0)
+    assert not closing.done() and not pending.done()
+    with pytest.raises(openai.AuthenticationError):  # meanwhile a new request is refused (its grant is revoked)
+        await client.chat.completions.create(model="default", messages=_msgs())
+    release.set()
+    r = await asyncio.wait_for(pending, 30)
+    assert r.choices[0].message.content == "The answer is 4."
+    assert await asyncio.wait_for(closing, 30) is True
+    assert ep.inflight == 0 and len(rows) == 1 and cell.totals[3] == 1  # the call was made, recorded and tallied
+    await gw.aclose()
+
+
+async def test_closing_cuts_a_request_still_running_after_the_drain_time():
+    rows: list = []
+    gw, started, _release = _held_gateway(rows)  # never released
+    ep = MeteringEndpoint()
+    await ep.start()
+    client = openai.AsyncOpenAI(base_url=ep.base_url, api_key=ep.grant(_cell(gw)), max_retries=0)
+    pending = asyncio.create_task(client.chat.completions.create(model="default", messages=_msgs()))
+    await asyncio.wait_for(started.wait(), 30)
+    assert await asyncio.wait_for(ep.aclose(drain_s=0.2), 30) is False  # one request was still running
+    with pytest.raises(openai.APIConnectionError):
+        await asyncio.wait_for(pending, 30)
     await gw.aclose()

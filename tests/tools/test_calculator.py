@@ -45,6 +45,19 @@ def test_bounds_are_inclusive_where_they_say_so():
         calculate("1" * (MAX_LEN + 1))
 
 
+def test_a_long_chain_within_the_length_cap_is_a_value_not_a_recursion_error():
+    # each is under MAX_LEN (2000) characters but nests deeper than Python's default recursion limit
+    # (1000): the walk must not recurse per node
+    assert calculate("-" * 1999 + "1") == -1          # 1999 minus signs: an odd count negates
+    assert calculate("-" * 1998 + "1") == 1           # an even count does not
+    assert calculate("1" + "+1" * 999) == 1000        # 1999 characters, a thousand ones
+    assert calculate("2" + "-1" * 999) == -997        # 2 − 999, left to right
+    with pytest.raises(CalculatorError, match="division by zero"):  # left operand first, as written
+        calculate("1 / 0 + (1 & 2)")
+    with pytest.raises(CalculatorError, match="operator BitAnd is not allowed"):
+        calculate("(1 & 2) + 1 / 0")
+
+
 def test_values_and_containers():
     assert expression_of({"result": "1 + 1", "expression": "x"}) == "1 + 1"  # result first
     assert expression_of({"value": 3}) == "3" and expression_of(["2 * 3"]) == "2 * 3" and expression_of(2.5) == "2.5"
