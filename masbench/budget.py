@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .charge import Charge, Tally
 from .spec.budget import Budget
 
 BASES = ("tokens", "completion", "usd")
@@ -32,11 +33,12 @@ def spend_on(basis: str, prompt: float, completion: float, cost: float) -> float
 
 
 class BudgetMeter:
-    """Spent and reserved tokens / USD / calls, with an optional cap on each."""
+    """Spent and reserved tokens / USD / calls, with an optional cap on each. What was spent is a
+    :class:`~masbench.charge.Tally` of the calls' charges (:attr:`spent`; of it, the designers'
+    search calls: :attr:`search`)."""
 
-    __slots__ = ("budget", "max_tokens", "max_usd", "max_calls", "limited", "prompt", "completion", "usd", "calls",
-                 "r_tokens", "r_usd", "r_calls", "exhausted", "refused", "search_tokens", "search_usd",
-                 "search_calls", "basis")
+    __slots__ = ("budget", "max_tokens", "max_usd", "max_calls", "limited", "spent", "search",
+                 "r_tokens", "r_usd", "r_calls", "exhausted", "refused", "basis")
 
     def __init__(self, budget: Budget | None = None):
         self.budget = budget
@@ -47,28 +49,42 @@ class BudgetMeter:
         self.max_calls = budget.per_task_calls if budget else None
         self.limited = any(x is not None for x in (self.max_tokens, self.max_usd, self.max_calls))
         """Whether any cap is set (otherwise no worst case needs computing)."""
-        self.prompt = 0
-        self.completion = 0
-        self.usd = 0.0
-        self.calls = 0
+        self.spent = Tally()
+        """Every call counted (and every finished sub-run absorbed)."""
+        self.search = Tally()
+        """Of :attr:`spent`, the designers' search calls."""
         self.r_tokens = 0
         self.r_usd = 0.0
         self.r_calls = 0
         self.exhausted = False
         self.refused: list[dict[str, Any]] = []
-        self.search_tokens = 0
-        self.search_usd = 0.0
-        self.search_calls = 0
+
+    @property
+    def prompt(self) -> int:
+        return self.spent.prompt
+
+    @property
+    def completion(self) -> int:
+        return self.spent.completion
+
+    @property
+    def usd(self) -> float:
+        return self.spent.cost
+
+    @property
+    def calls(self) -> int:
+        return self.spent.calls
 
     @property
     def tokens(self) -> int:
         """Tokens spent (prompt + completion)."""
-        return self.prompt + self.completion
+        return self.spent.prompt + self.spent.completion
 
     @property
     def counted(self) -> int:
         """Tokens spent on the basis the token cap counts (all tokens, or completion only)."""
-        return self.completion if self.basis == "completion" else self.prompt + self.completion
+        s = self.spent
+        return s.completion if self.basis == "completion" else s.prompt + s.completion
 
     def worst_tokens(self, prompt_bound: int, max_tokens: int) -> int:
         """A call's worst case in the tokens the cap counts."""
@@ -89,11 +105,11 @@ class BudgetMeter:
         if self.exhausted:
             return False
         why = None
-        if self.max_calls is not None and self.calls + self.r_calls + 1 > self.max_calls:
+        if self.max_calls is not None and self.spent.calls + self.r_calls + 1 > self.max_calls:
             why = "calls"
         elif self.max_tokens is not None and self.counted + self.r_tokens + tokens > self.max_tokens:
             why = "tokens"
-        elif self.max_usd is not None and self.usd + self.r_usd + usd > self.max_usd:
+        elif self.max_usd is not None and self.spent.cost + self.r_usd + usd > self.max_usd:
             why = "usd"
         if why is not None:
             self.refuse(where, why, worst_tokens=tokens, worst_usd=usd, reserved_tokens=self.r_tokens)
@@ -109,26 +125,21 @@ class BudgetMeter:
         self.r_usd -= usd
         self.r_calls -= 1
 
-    def settle(self, tokens: int, usd: float, prompt: int, completion: int, cost: float, *,
-               search: bool = False) -> None:
-        """Replace a reservation by what the call really used."""
+    def settle(self, tokens: int, usd: float, charge: Charge, *, search: bool = False) -> None:
+        """Replace a reservation by what the call was charged."""
         self.release(tokens, usd)
-        self.add(prompt, completion, cost, search=search)
+        self.add(charge, search=search)
 
-    def add(self, prompt: int, completion: int, cost: float, calls: int = 1, *, search: bool = False) -> None:
-        """Account spend that was not reserved (an unlimited meter, or a finished sub-run)."""
-        self.calls += calls
-        self.prompt += prompt
-        self.completion += completion
-        self.usd += cost
+    def add(self, charge: Charge, *, search: bool = False) -> None:
+        """Count a call that was not reserved (an unlimited meter)."""
+        self.spent.add(charge)
         if search:
-            self.search_tokens += prompt + completion
-            self.search_usd += cost
-            self.search_calls += calls
+            self.search.add(charge)
 
     def absorb(self, result: Any) -> None:
-        """Account a finished sub-run (a :class:`~masbench.runtime.DesignResult`), including its refusal."""
-        self.add(result.prompt_tokens, result.completion_tokens, result.cost_usd, result.calls)
+        """Account a finished sub-run (a :class:`~masbench.runtime.DesignResult`: its ``usage``
+        tally), including its refusal."""
+        self.spent.merge(result.usage)
         b = (result.detail or {}).get("budget") or {}
         if b.get("exhausted") and b.get("refused"):
             self.refuse("sub-run", b["refused"][0].get("cap"))
@@ -151,12 +162,13 @@ class BudgetMeter:
 
     def summary(self) -> dict[str, Any]:
         """What a result's ``detail["budget"]`` records."""
+        s, q = self.spent, self.search
         out = {"max_tokens": self.max_tokens, "max_usd": self.max_usd, "max_calls": self.max_calls,
-               "tokens": self.tokens, "usd": self.usd, "calls": self.calls, "exhausted": self.exhausted,
+               "tokens": s.tokens, "usd": s.cost, "calls": s.calls, "exhausted": self.exhausted,
                "refused": self.refused[:5], "basis": self.basis,
-               "spent": spend_on(self.basis, self.prompt, self.completion, self.usd)}
-        if self.search_calls:
-            out.update(search_tokens=self.search_tokens, search_usd=self.search_usd, search_calls=self.search_calls)
+               "spent": spend_on(self.basis, s.prompt, s.completion, s.cost)}
+        if q.calls:
+            out.update(search_tokens=q.tokens, search_usd=q.cost, search_calls=q.calls)
         return out
 
 

@@ -228,7 +228,7 @@ class LocalEngine:
             self._cache = ResponseCache(ctx.store_path.with_suffix(".cache.sqlite")) if ctx.use_cache else None
             self._runner = CellRunner(ctx.prep, ctx.session.store, ctx.run_id, self._cache, ctx.session.writer,
                                       limiter=ctx.local_limiter())
-            ctx.stats = self._runner.gateway.stats
+            ctx.stats.update(self._runner.gateway.stats)
             if ctx.display:
                 ctx.display.attach(ctx.stats)
         return self._runner
@@ -239,9 +239,15 @@ class LocalEngine:
         runner = self.runner()
         try:
             await telemetry.within(self.ctx.span, run_cells(runner, cells, self.ctx.concurrency, self.ctx.progress,
-                                                            self.ctx.tick))
+                                                            self._tick))
         finally:
             self.ctx.session.writer.flush()
+
+    def _tick(self) -> None:
+        """Progress changed: read the gateway's totals into the run's, then refresh the display."""
+        if self._runner is not None:
+            self.ctx.stats.update(self._runner.gateway.stats)
+        self.ctx.tick()
 
     async def aclose(self) -> dict[str, Any]:
         """Close the gateway's client connections (on this loop, which made them) and the response
@@ -251,7 +257,7 @@ class LocalEngine:
         if self._cache:
             self._cache.close()
             self._cache = None
-        return dict(self._runner.gateway.stats) if self._runner is not None else {}
+        return self._runner.gateway.stats if self._runner is not None else {}
 
 
 __all__ = ["CellRunner", "LocalEngine", "Progress", "run_cells"]

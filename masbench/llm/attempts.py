@@ -47,7 +47,7 @@ class AttemptLoop:
     """Per-model health and concurrency, and the retry loop every call goes through."""
 
     def __init__(self, breaker: BreakerConfig, retry_base_s: float, retry_max_s: float,
-                 on_health: Callable[[], None], limiter: CallLimiter | None = None):
+                 limiter: CallLimiter | None = None):
         self.breaker = breaker
         self.retry_base_s = retry_base_s
         self.retry_max_s = retry_max_s
@@ -56,7 +56,6 @@ class AttemptLoop:
         self.fatal: tuple[str, str, str] | None = None
         """(alias, model id, error) of the first model found misconfigured: the run must stop."""
         self._sems: dict[str, asyncio.Semaphore] = {}
-        self._on_health = on_health
         self.limiter = limiter
         """The run's rate limiter (shared by every worker); None: no rpm/tpm/max_in_flight anywhere."""
         self.limits: dict[str, Limits] = {}
@@ -121,8 +120,6 @@ class AttemptLoop:
                 self._report(alias, spec, health, exc, probe, cell)
                 raise
             health.report(ok=True, probe=probe)
-            if probe:
-                self._on_health()
             return reply
 
         # First attempt without tenacity (its bookkeeping costs ~30 µs a call); the retry loop
@@ -164,7 +161,6 @@ class AttemptLoop:
                       retry_after=retry_after_s(exc) if retryable else None)
         if health.dead and self.fatal is None:
             self.fatal = (alias, spec.id, health.dead)
-        self._on_health()
 
     def breakers_open(self) -> int:
         return sum(h.breaker_open for h in self.health.values())

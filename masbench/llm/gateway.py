@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import telemetry
+from ..charge import Tally
 from ..spec.model import ModelSpec
 from .attempts import AttemptLoop, ModelUnavailable, Outcome
 from .backends import Attempt, Backend, ModelBackend, Reply, backend_class, provider_of
@@ -26,7 +27,7 @@ from .errors import describe
 from .health import BreakerConfig, ModelHealth
 from .limits import CallLimiter
 from .pricing import Prices, resolve_prices
-from .record import Sink, call_row, new_stats, tally
+from .record import Sink, call_row
 from .result import NO_USAGE, CallResult, call_status, worst_case
 from .transcripts import TranscriptRecorder
 from .usage import Usage
@@ -84,7 +85,7 @@ class Gateway:
                  transcripts: TranscriptRecorder | None = None, limiter: CallLimiter | None = None):
         """``limiter``: the run's rate limiter, shared by every worker (see :mod:`.limits`); the
         models' ``rpm``/``tpm``/``max_in_flight`` go unenforced without one."""
-        self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, self._health_stats, limiter)
+        self.loop = AttemptLoop(breaker or BreakerConfig(), retry_base_s, retry_max_s, limiter)
         self.models: dict[str, ModelSpec] = dict(models or {})
         self.cache = cache
         self.sink = sink
@@ -96,10 +97,21 @@ class Gateway:
         """Answers every model's attempts instead of the providers' backends (scripted tests)."""
         self._backends: dict[str, ModelBackend] = {}
         self._prefix = uuid.uuid4().hex[:12]
-        self.stats: dict[str, Any] = new_stats()
-        """Running totals of the counted usage (the progress display reads this dict live)."""
+        self.totals = Tally()
+        """Every call's charge (:attr:`CallResult.charge <masbench.llm.result.CallResult.charge>`), added once."""
         for alias, spec in self.models.items():
             self._prepare(alias, spec)
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """The running totals as the progress display and a worker's reports read them (a fresh
+        dict, read from :attr:`totals` and the models' health): ``calls``, ``errors``,
+        ``cache_hits``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``, ``breakers_open``,
+        ``retry_after_waits``."""
+        t = self.totals
+        return {"calls": t.calls, "errors": t.failed, "cache_hits": t.cache_hits, "prompt_tokens": t.prompt,
+                "completion_tokens": t.completion, "cost_usd": t.cost, "breakers_open": self.loop.breakers_open(),
+                "retry_after_waits": self.loop.retry_after_waits()}
 
     @property
     def breaker(self) -> BreakerConfig:
@@ -265,15 +277,11 @@ class Gateway:
         return res
 
     # ----- logging ---------------------------------------------------------------------------
-    def _health_stats(self) -> None:
-        self.stats["breakers_open"] = self.loop.breakers_open()
-        self.stats["retry_after_waits"] = self.loop.retry_after_waits()
-
     def _record(self, res: CallResult, tags: dict[str, Any] | None, sample_index: int, attempt_log: list[str],
                 t_start: float, req: dict[str, Any], messages: list[dict[str, Any]]) -> None:
-        """Tally the call; send its row to the sink and its transcript to the recorder (a call
-        without a reply — status ``error`` — records its request messages only)."""
-        tally(self.stats, res)
+        """Count the call's charge in :attr:`totals`; send its row to the sink and its transcript
+        to the recorder (a call without a reply — status ``error`` — records its request messages only)."""
+        self.totals.add(res.charge)
         sink, rec = self.sink, self.transcripts
         if sink is None and rec is None:
             return

@@ -1,7 +1,7 @@
 """A model call under a :class:`~masbench.budget.BudgetMeter`: reserve the worst case (a prompt-token
 bound plus ``max_tokens``, in the tokens the meter's basis counts), call through the gateway, settle
-what the call is *counted* (:attr:`CallResult.counted <masbench.llm.result.CallResult.counted>`:
-its reported usage, or — when the provider returned no usage — its worst case, never 0). The one
+the call's :class:`~masbench.charge.Charge` (its *counted* usage: reported, or — when the provider
+returned no usage — its worst case, never 0; see :mod:`masbench.llm.result`). The one
 implementation behind runtime node calls and designer search calls."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
     if not meter.limited:
         res = await gateway.complete(model, messages, sample_index=sample_index, temperature=temperature,
                                      max_tokens=max_tokens, tags=tags, metadata=metadata, params=params)
-        meter.add(res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+        meter.add(res.charge, search=search)
         return res
     bound = gateway.prompt_token_bound(model, messages, (params or {}).get("tools"))
     worst = meter.worst_tokens(bound, max_tokens)
@@ -38,7 +38,7 @@ async def metered_call(gateway: Gateway, meter: BudgetMeter, model: str, message
     except BaseException:
         meter.release(worst, worst_usd)
         raise
-    meter.settle(worst, worst_usd, res.prompt_tokens, res.completion_tokens, res.cost_usd, search=search)
+    meter.settle(worst, worst_usd, res.charge, search=search)
     return res
 
 

@@ -1,8 +1,7 @@
 """What a call leaves behind: its ``calls`` row (a :class:`~masbench.store.rows.CallRow`, with
 what the provider *reported*: NULL token and cost columns when usage is missing; when it began;
-its allow-listed request parameters, :data:`REQUEST_PARAMS`) and its share of the gateway's
-running totals (what it was *counted*, like every other tally). Its transcript is
-:mod:`.transcripts`."""
+its allow-listed request parameters, :data:`REQUEST_PARAMS`). What it was *counted* is its
+``charge`` (:mod:`masbench.charge`); its transcript is :mod:`.transcripts`."""
 
 from __future__ import annotations
 
@@ -23,26 +22,6 @@ REQUEST_PARAMS = ("temperature", "max_tokens", "top_p", "seed", "stop", "n", "re
 """The request parameters ``calls.request`` keeps — an allow-list: keys, headers, ``api_base``
 and every other parameter a model's ``params`` may hold never reach the store. ``tools`` is kept
 as the *names* of the functions sent (``["search", "read_document"]``), not their schemas."""
-
-STATS_KEYS = ("calls", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "breakers_open",
-              "retry_after_waits")
-"""The keys of ``Gateway.stats`` (the progress display and the run's summary read them)."""
-
-
-def new_stats() -> dict[str, Any]:
-    """Zeroed gateway totals (a plain dict: the progress display holds it and reads it live)."""
-    return {k: 0.0 if k == "cost_usd" else 0 for k in STATS_KEYS}
-
-
-def tally(stats: dict[str, Any], res: CallResult) -> None:
-    """Add one call to the gateway's totals: its counted usage and cost, like the meter."""
-    stats["calls"] += 1
-    stats["errors"] += res.error is not None
-    stats["cache_hits"] += res.cache_hit
-    stats["prompt_tokens"] += res.prompt_tokens
-    stats["completion_tokens"] += res.completion_tokens
-    stats["cost_usd"] += res.cost_usd
-
 
 def request_json(req: dict[str, Any]) -> str | None:
     """``calls.request``: the :data:`REQUEST_PARAMS` the request set, as JSON (None if none); of
@@ -79,4 +58,4 @@ def call_row(res: CallResult, tags: dict[str, Any] | None, sample_index: int, at
     )
 
 
-__all__ = ["REQUEST_PARAMS", "STATS_KEYS", "Sink", "call_row", "new_stats", "request_json", "tally"]
+__all__ = ["REQUEST_PARAMS", "Sink", "call_row", "request_json"]

@@ -5,19 +5,23 @@ A call's usage is one record, :class:`~masbench.llm.usage.Usage`, in two roles:
 - ``usage``: what the provider reported (or, opted in, a tokenizer estimated — flagged on it);
   ``None`` when the provider returned no usage (the call is ``usage_missing``); a failed call
   reports zero usage (nothing came back to bill);
-- ``counted``: what every tally counts — the budget meter, a node's stats, the design run, the
-  ``results``/``pool`` rows, ``Gateway.stats`` and so the reports: ``usage`` itself, or for a
-  usage-missing call its worst case (:func:`worst_case`: the provider's prompt-token bound plus the
-  request's ``max_tokens``, priced at the model's prices). ``cost_usd`` is the counted cost.
+- ``counted``: what every tally counts: ``usage`` itself, or for a usage-missing call its worst
+  case (:func:`worst_case`: the provider's prompt-token bound plus the request's ``max_tokens``,
+  priced at the model's prices). ``cost_usd`` is the counted cost.
+
+``charge`` (a :class:`~masbench.charge.Charge`) is that counted usage and cost as one frozen record,
+made once with the result: the budget meter, the node, the design run (its ``results``/``pool``
+rows) and ``Gateway.stats`` all add that record to their :class:`~masbench.charge.Tally`.
 
 The ``calls`` row keeps what was reported: NULL token and cost columns for a usage-missing call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..charge import Charge
 from .prices import Prices
 from .usage import Usage
 
@@ -64,6 +68,13 @@ class CallResult:
     tool_calls: list[dict[str, Any]] | None = None
     """Tool calls the model asked for (function calling; OpenAI shape, see
     :attr:`masbench.llm.backends.Reply.tool_calls`); None: none."""
+    charge: Charge = field(init=False)
+    """The counted usage and cost as the one record every tally adds (made here, once)."""
+
+    def __post_init__(self) -> None:
+        c = self.counted
+        self.charge = Charge(c.prompt_tokens, c.completion_tokens, self.cost_usd, self.model,
+                             self.error is not None, self.cache_hit)
 
     @property
     def ok(self) -> bool:

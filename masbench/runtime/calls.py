@@ -1,17 +1,19 @@
 """One model call of a node: route the model, call it under the run's budget meter
-(:func:`masbench.llm.metered_call`: reserve the worst case, call, settle), and tally its usage in
-the node's :class:`~masbench.runtime.scope.Stats` and in every enclosing design run — the call's
-*counted* usage, the number the meter settled (see :mod:`masbench.llm.result`), so a usage-missing
-call counts its worst case in the node, the result row and the meter alike."""
+(:func:`masbench.llm.metered_call`: reserve the worst case, call, settle the call's
+:class:`~masbench.charge.Charge`), and add that same charge to the node's
+:class:`~masbench.charge.Tally` (its design run counts it when the node ends:
+:func:`masbench.runtime.steps.run_node`). A usage-missing call is charged its worst case (see
+:mod:`masbench.llm.result`) in the meter, the node and the result row alike."""
 
 from __future__ import annotations
 
 import inspect
 from typing import Any
 
+from ..charge import Tally
 from ..llm.metered import metered_call
 from ..llm.result import CallResult
-from .scope import ROUND_STRIDE, Caller, Scope, Stats
+from .scope import ROUND_STRIDE, Caller, Scope
 
 
 class BudgetRefused(Exception):
@@ -19,7 +21,7 @@ class BudgetRefused(Exception):
 
 
 async def call_model(node: Caller, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                     st: Stats, params: dict[str, Any] | None = None) -> CallResult:
+                     st: Tally, params: dict[str, Any] | None = None) -> CallResult:
     """One budget-checked model call. Raises :class:`BudgetRefused` if it does not fit. ``params``:
     request parameters besides the agent's stop sequences (e.g. ``tools``; a ``stop`` here wins)."""
     sh = sc.sh
@@ -36,7 +38,7 @@ async def call_model(node: Caller, sc: Scope, messages: list[dict[str, Any]], me
                              params=_request(node, params))
     if res is None:
         raise BudgetRefused()
-    sc.count(res, st)
+    st.add(res.charge)
     if res.simulated:
         sh.simulated = True
     return res
@@ -60,7 +62,7 @@ class ModelCalls:
     """What an op's run body is given to reach its model (:class:`masbench.runtime.ops.base.Calls`)."""
 
     async def model(self, node: Caller, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                    st: Stats, params: dict[str, Any] | None = None) -> CallResult:
+                    st: Tally, params: dict[str, Any] | None = None) -> CallResult:
         """:func:`call_model`."""
         return await call_model(node, sc, messages, meta, idx, st, params)
 

@@ -108,6 +108,7 @@ class CompiledDesign:
         t0 = time.perf_counter()
         error = None
         final: dict | None = None
+        sc.sh.begin(sc)
         try:
             how = self._pick[sc.sh.scheduler]
             if how == "direct":
@@ -121,7 +122,9 @@ class CompiledDesign:
                 final = await graph.ainvoke({}, config={"recursion_limit": self.recursion_limit}, context=sc)
         except Exception as exc:  # noqa: BLE001 - an internal error still yields a result row
             error = f"{type(exc).__name__}: {exc}"[:1000]
-        return assemble(self.analysis, sc, final, self.output, self.fan_keys, time.perf_counter() - t0, error)
+        finally:
+            usage = sc.sh.end(sc)
+        return assemble(self.analysis, sc, final, self.output, self.fan_keys, time.perf_counter() - t0, error, usage)
 
 
 __all__ = ["CompiledDesign"]

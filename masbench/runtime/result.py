@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..charge import Tally
 from .design_analysis import Analysis
 from .pyfuncs import majority_vote
 from .scope import Scope
@@ -36,8 +37,8 @@ def fallback(an: Analysis, final: dict, output: str, fan_keys: set[str]) -> tupl
 
 
 def assemble(an: Analysis, sc: Scope, final: dict | None, output: str, fan_keys: set[str], wall: float,
-             error: str | None) -> DesignResult:
-    """The result of one run, from its final langgraph state (None if the graph raised)."""
+             error: str | None, u: Tally) -> DesignResult:
+    """The result of one run, from its final state (None if the run raised) and its usage ``u``."""
     meter = sc.sh.meter
     out_val = read(final, output, output in fan_keys) if final else None
     detail: dict[str, Any] = {"nodes": sc.status}
@@ -78,9 +79,8 @@ def assemble(an: Analysis, sc: Scope, final: dict | None, output: str, fan_keys:
     if meter.limited:
         detail["budget"] = meter.summary()
     detail["simulated"] = sc.sh.simulated
-    u = sc.usage
     return DesignResult(text=text, answers=ans, status=status, prompt_tokens=u.prompt,
-                        completion_tokens=u.completion, tokens=u.prompt + u.completion, cost_usd=u.cost,
+                        completion_tokens=u.completion, tokens=u.tokens, cost_usd=u.cost,
                         calls=u.calls, wall_s=wall, error=error, detail=detail)
 
 

@@ -1,7 +1,12 @@
 """The state of one run: :class:`Shared` by a run and its sub-design runs (budget meter, gateway,
-row sink), one :class:`Scope` per design run (its position — question, rounds, stop flags — and
-the ops' diaries: statuses, votes, loops, …; its counted usage is one :class:`Tally`), and the
-small records node bodies pass around (:class:`Stats`, :class:`Env`, :class:`Br`).
+row sink, each design run's usage), one :class:`Scope` per design run (its position — question,
+rounds, stop flags — and the ops' diaries: statuses, votes, loops, …), and the small records node
+bodies pass around (:class:`Env`, :class:`Br`).
+
+Usage is counted from each call's one record, its :class:`~masbench.charge.Charge`: the budget
+meter adds it (:func:`masbench.llm.metered_call`), so does the :class:`~masbench.charge.Tally` of
+the node execution that made the call (:mod:`.calls`); when the node ends its tally is merged into
+its design run's (:meth:`Shared.charge`), and a sub-design node's tally holds its sub-run's.
 
 langgraph state holds one small key per node (its value); everything else lives here, passed to
 every graph node as langgraph's runtime context.
@@ -14,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..budget import BudgetMeter
+from ..charge import Tally
 from ..store import NodeRow
-from ..llm.result import CallResult
 from .pyfuncs import majority_vote
 from .types import SCHEDULERS, RunContext
 from .values import OK, Val, fmt_data
@@ -41,7 +46,7 @@ class Shared:
     """State shared by a run and its sub-design runs."""
 
     __slots__ = ("meter", "simulated", "sink", "row_base", "tags", "gateway", "route", "library", "tie", "seed", "task",
-                 "texts", "scheduler")
+                 "texts", "scheduler", "usage")
 
     def __init__(self, ctx: RunContext):
         self.meter = BudgetMeter(ctx.budget)
@@ -62,37 +67,27 @@ class Shared:
             raise ValueError(f"unknown scheduler {ctx.scheduler!r} (known: {', '.join(SCHEDULERS)})")
         self.scheduler = ctx.scheduler
         """The scheduler asked for (:attr:`RunContext.scheduler`), for this run and its sub-designs."""
+        self.usage: dict[Scope, Tally] = {}
+        """The counted usage of each design run in progress (its scope's), its sub-runs' included."""
+
+    def begin(self, sc: Scope) -> None:
+        """A design run starts in ``sc``: its usage is counted from zero."""
+        self.usage[sc] = Tally()
+
+    def charge(self, sc: Scope, node: Tally) -> None:
+        """A node execution of the run in ``sc`` ended: count its usage in the run's (a node
+        cancelled after its run ended — the run raised — has nowhere left to count)."""
+        run = self.usage.get(sc)
+        if run is not None:
+            run.merge(node)
+
+    def end(self, sc: Scope) -> Tally:
+        """The run in ``sc`` ended: its usage."""
+        return self.usage.pop(sc)
 
     def vote(self, answers: list, node: str) -> tuple:
         """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
         return majority_vote(answers, self.tie, seed=self.seed, task_id=str(self.tags.get("task_id", "")), node=node)
-
-
-@dataclass(slots=True)
-class Stats:
-    """Usage of one node execution: the counted usage of its calls (and of its sub-designs)."""
-
-    calls: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    model: str | None = None
-
-    def add(self, res: CallResult) -> None:
-        """Count one model call (its counted usage: what the budget meter settled)."""
-        self.calls += 1
-        self.tokens += res.prompt_tokens + res.completion_tokens
-        self.cost += res.cost_usd
-        self.model = res.model
-
-
-@dataclass(slots=True)
-class Tally:
-    """Counted usage of one design run and the sub-designs it called (what its result row reports)."""
-
-    calls: int = 0
-    prompt: int = 0
-    completion: int = 0
-    cost: float = 0.0
 
 
 class Scope:
@@ -100,16 +95,12 @@ class Scope:
 
     __slots__ = ("sh", "question", "gold", "n", "skills", "seed_base", "prefix", "rounds", "stop", "go",
                  "hist", "prev", "status", "branches", "votes", "loops", "selects", "parse_failures", "errors",
-                 "subs", "notes", "parent", "usage", "bad")
+                 "subs", "notes", "bad")
 
     def __init__(self, sh: Shared, question: str, gold: list[str], skills: list[str], seed_base: int,
-                 prefix: str = "", parent: "Scope | None" = None):
-        self.parent = parent
-        """The scope of the design that called this one as a sub-design."""
+                 prefix: str = ""):
         self.bad = 0
-        """Node executions (any round, any branch) that did not end ``ok``."""
-        self.usage = Tally()
-        """This run's counted usage, its sub-designs' included (:meth:`count`)."""
+        """Node executions (any round, any branch) that did not end ``ok`` (:meth:`record`)."""
         self.sh = sh
         self.question = question
         self.gold = gold
@@ -132,7 +123,7 @@ class Scope:
         self.subs: dict[str, Any] = {}
         self.notes: list[str] = []
 
-    def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Stats, val: Val,
+    def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Tally, val: Val,
              t0: float) -> None:
         """Send one node row (a :class:`~masbench.store.NodeRow`) to the sink. ``t0``: the
         ``perf_counter`` the node began at; its ``t_start``/``t_end`` are epoch seconds."""
@@ -172,21 +163,6 @@ class Scope:
         if not h:
             return ""
         return "\n\n".join(f"[round {r}] {name}:\n{text}" for r, name, text in h if text)
-
-    def count(self, res: CallResult, st: Stats) -> None:
-        """Count one call of a node of this run, once, from its result's counted usage (what the
-        budget meter settled): in the node's ``st`` and in the tally of this run and of every
-        design that called it (what each design's result row reports)."""
-        st.add(res)
-        prompt, completion, cost = res.prompt_tokens, res.completion_tokens, res.cost_usd
-        s: Scope | None = self
-        while s is not None:
-            u = s.usage
-            u.calls += 1
-            u.prompt += prompt
-            u.completion += completion
-            u.cost += cost
-            s = s.parent
 
 
 class Caller(Protocol):
@@ -243,5 +219,4 @@ class Br:
     item: Any
 
 
-__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared", "Stats",
-           "Tally"]
+__all__ = ["Br", "Caller", "EMPTY", "Env", "NODE_TAGS", "ROUND_STRIDE", "SEED_STRIDE", "SKIP", "Scope", "Shared"]

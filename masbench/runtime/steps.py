@@ -17,24 +17,30 @@ import asyncio
 import time
 
 from .. import telemetry
+from ..charge import Tally
 from .calls import CALLS, BudgetRefused
 from .ops.base import Node
-from .scope import EMPTY, SKIP, Br, Env, Scope, Stats
+from .scope import EMPTY, SKIP, Br, Env, Scope
 from .values import OK, Val, fmt_data
 
 
 async def run_node(node: Node, sc: Scope, env: Env, i: int | None) -> Val:
-    """Run one node execution (branch ``i`` of a fan-out). Never raises, except cancellation."""
-    st = Stats()
-    with telemetry.node(sc.prefix + node.key, node.row_op, node.agent_name, sc.sh.tags,
-                        round=sc.rounds.get(node.loop, 0) if node.loop is not None else None,
-                        branch=i if node.fan else None) as span:
-        val = await _execute(node, sc, env, i, st)
-        span.node_result(val, st)
+    """Run one node execution (branch ``i`` of a fan-out). Never raises, except cancellation. Its
+    calls' charges are added to its own tally, which its design run counts when it ends (also when
+    it is cancelled: those calls were made)."""
+    st = Tally()
+    try:
+        with telemetry.node(sc.prefix + node.key, node.row_op, node.agent_name, sc.sh.tags,
+                            round=sc.rounds.get(node.loop, 0) if node.loop is not None else None,
+                            branch=i if node.fan else None) as span:
+            val = await _execute(node, sc, env, i, st)
+            span.node_result(val, st)
+    finally:
+        sc.sh.charge(sc, st)
     return val
 
 
-async def _execute(node: Node, sc: Scope, env: Env, i: int | None, st: Stats) -> Val:
+async def _execute(node: Node, sc: Scope, env: Env, i: int | None, st: Tally) -> Val:
     """:func:`run_node`'s body: the node, its failure as a status, the loop history, the node row."""
     t0 = time.perf_counter()
     try:
@@ -97,7 +103,7 @@ async def branch(node: Node, br: Br, sc: Scope) -> dict:
     if it is EMPTY:
         val = Val(status="empty", error="nothing to map over (the upstream list is empty or missing)")
         sc.record(key, val, 0)
-        sc.emit(key, node.row_op, node.actor, node.model, Stats(), val, time.perf_counter())
+        sc.emit(key, node.row_op, node.actor, node.model, Tally(), val, time.perf_counter())
     else:
         val = await run_node(node, sc, Env(br.state, sc, br), br.i)
     if node.into is not None:

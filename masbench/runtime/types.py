@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..charge import Tally
 from ..library import Library
 from ..spec.budget import Budget
 from ..store import Row
@@ -75,3 +76,9 @@ class DesignResult:
     def answer(self) -> str:
         """The answers as one string (", "-joined)."""
         return ", ".join(self.answers)
+
+    @property
+    def usage(self) -> Tally:
+        """Its calls, tokens and cost as a tally (what a meter absorbs, what a design node adds)."""
+        return Tally(calls=self.calls, prompt=self.prompt_tokens, completion=self.completion_tokens,
+                     cost=self.cost_usd)

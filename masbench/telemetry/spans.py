@@ -107,7 +107,7 @@ class ValueLike(Protocol):
 
 
 class StatsLike(Protocol):
-    """A node execution's counted usage (:class:`masbench.runtime.scope.Stats`)."""
+    """A node execution's counted usage (:class:`masbench.charge.Tally`)."""
 
     @property
     def calls(self) -> int: ...

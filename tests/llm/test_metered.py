@@ -60,9 +60,9 @@ async def test_unlimited_meter_calls_and_accounts() -> None:
                       "tags": {"node": "n1"}, "metadata": {"sim": {"gold": ["4"]}}, "params": None}]
     assert (m.prompt, m.completion, m.calls) == (PROMPT, 3, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 3 * OUT_USD, rel=1e-12) == res.cost_usd
-    assert m.search_calls == 0
+    assert m.search.calls == 0
     await call(gw, m, search=True)
-    assert (m.search_calls, m.search_tokens) == (1, PROMPT + 3)
+    assert (m.search.calls, m.search.tokens) == (1, PROMPT + 3)
 
 
 async def test_limited_meter_reserves_the_worst_case_then_settles_the_actual() -> None:
@@ -73,7 +73,7 @@ async def test_limited_meter_reserves_the_worst_case_then_settles_the_actual() -
     assert gw.kw[0]["sample_index"] == 7 and gw.kw[0]["temperature"] == 0.3 and gw.kw[0]["tags"] == {"node": "n1"}
     assert gw.kw[0]["metadata"] == {"sim": {"gold": ["4"]}}
     assert (m.r_tokens, m.r_usd, m.r_calls) == (0, 0.0, 0)  # the reservation is gone
-    assert (m.prompt, m.completion, m.calls, m.search_calls) == (PROMPT, 3, 1, 1)
+    assert (m.prompt, m.completion, m.calls, m.search.calls) == (PROMPT, 3, 1, 1)
     assert m.usd == pytest.approx(res.cost_usd, rel=1e-12) and m.usd > 0
 
 
@@ -108,7 +108,7 @@ async def test_a_raising_call_gives_its_reservation_back() -> None:
 async def test_defaults_no_metadata_no_place_not_search() -> None:
     gw, m = Recording(), BudgetMeter(Budget(per_task_calls=1))
     await metered_call(gw, m, "default", MSGS, max_tokens=5, temperature=None, sample_index=0, tags={})
-    assert gw.kw[0]["metadata"] is None and gw.kw[0]["temperature"] is None and m.search_calls == 0
+    assert gw.kw[0]["metadata"] is None and gw.kw[0]["temperature"] is None and m.search.calls == 0
     assert await metered_call(gw, m, "default", MSGS, max_tokens=5, temperature=None, sample_index=1, tags={}) is None
     assert m.refused[0]["where"] == "" and m.refused[0]["cap"] == "calls"
 
@@ -117,12 +117,12 @@ async def test_missing_usage_is_charged_at_the_worst_case_never_zero() -> None:
     # unlimited meter: the prompt bound + max_tokens, priced at the model's input / output prices
     gw, m = Recording(missing=True), BudgetMeter()
     await call(gw, m, max_tokens=50, search=True)
-    assert (m.prompt, m.completion, m.calls, m.search_calls) == (PROMPT, 50, 1, 1)
+    assert (m.prompt, m.completion, m.calls, m.search.calls) == (PROMPT, 50, 1, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12)
     # limited meter (USD cap, so the worst case is priced): the same worst case is settled
     gw, m = Recording(missing=True), BudgetMeter(Budget(per_task_usd=1.0))
     await call(gw, m, max_tokens=50, search=True)
-    assert (m.prompt, m.completion, m.calls, m.r_calls, m.search_calls) == (PROMPT, 50, 1, 0, 1)
+    assert (m.prompt, m.completion, m.calls, m.r_calls, m.search.calls) == (PROMPT, 50, 1, 0, 1)
     assert m.usd == pytest.approx(PROMPT * IN_USD + 50 * OUT_USD, rel=1e-12) and m.r_usd == pytest.approx(0.0)
     # limited meter with only a token cap (the reservation is not priced): the settled USD is still
     # the priced worst case, never $0

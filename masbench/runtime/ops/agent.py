@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ..info import NodeInfo
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..structured import parse_structured
 from ..values import Val
 from .base import Binding, Calls, Weigher
@@ -22,10 +23,10 @@ class AgentNode(PromptedNode):
     """Re-asks after a reply that does not parse (the structured output's ``retries``)."""
     answer: Answer | None
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         return await self.ask(sc, env, calls.index(self, sc, i or 0), st, calls)
 
-    async def ask(self, sc: Scope, env: Env, idx: int, st: Stats, calls: Calls) -> Val:
+    async def ask(self, sc: Scope, env: Env, idx: int, st: Tally, calls: Calls) -> Val:
         """Call the agent's model; parse and re-ask (up to ``retries``) when a schema is declared."""
         messages = self.messages(env)
         meta = self.sim_meta(sc, env)

@@ -28,9 +28,10 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ..info import VAL_FIELDS, Checking, LoopInfo, NodeInfo
-from ..scope import Caller, Env, Scope, Stats
+from ..scope import Caller, Env, Scope
 from ..template import Template
 from ..types import DesignResult
 from ..values import Val
@@ -53,7 +54,7 @@ class Calls(Protocol):
     ops, and must not load litellm."""
 
     async def model(self, node: Caller, sc: Scope, messages: list[dict[str, Any]], meta: dict[str, Any], idx: int,
-                    st: Stats, params: dict[str, Any] | None = None) -> CallResult:
+                    st: Tally, params: dict[str, Any] | None = None) -> CallResult:
         """One budget-checked call; its usage is added to ``st``. Raises when the budget refuses it.
         ``params``: extra request parameters (``tools`` / ``tool_choice``; a ``stop`` replaces the
         agent's stop sequences)."""
@@ -93,7 +94,7 @@ class Node:
     until: StopRule | None = None
     """Its loop's stop condition, when that condition reads this node's value."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         """One execution (branch ``i`` of a fan-out): the node's value. May raise (the caller records
         the error); model calls go through ``calls`` (their usage lands in ``st``)."""
         raise NotImplementedError(f"{type(self).__name__} has no run body")

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from .. import links
 from ..info import Checking, NodeInfo
-from ..scope import EMPTY, Env, Scope, Stats
+from ..scope import EMPTY, Env, Scope
 from ..template import Template
 from ..values import OK, Val, fmt_data, vtext
 from .base import Binding, Calls, Getter, Node, Op, SubRun, Weigher
@@ -40,19 +41,17 @@ class SubNode(Node):
             return render_inputs(self.extra_inputs, env)
         return sc.question
 
-    async def run_design(self, sc: Scope, env: Env, idx: int, st: Stats, run_sub: SubRun,
+    async def run_design(self, sc: Scope, env: Env, idx: int, st: Tally, run_sub: SubRun,
                          seed_base: int | None = None) -> Val:
-        """Run a sub-design; its usage counts towards this node, its outcome is recorded.
+        """Run a sub-design; its usage counts in this node's tally, its outcome is recorded.
         ``seed_base``: the sub-design's sample indices (default: distinct from this design's and
         from every other node's and branch's)."""
         if seed_base is None:
             seed_base = sc.seed_base + (idx + 1) * 7919 + (self.order + 1) * 104729
         child = Scope(sc.sh, self.sub_question(sc, env), sc.gold, sc.skills, seed_base,
-                      prefix=f"{sc.prefix}{self.key}/", parent=sc)
+                      prefix=f"{sc.prefix}{self.key}/")
         res = await run_sub(child)
-        st.calls += res.calls
-        st.tokens += res.tokens
-        st.cost += res.cost_usd
+        st.merge(res.usage)
         sc.subs[f"{sc.prefix}{self.key}" + (f"[{idx}]" if self.fan else "")] = {
             "status": res.status, "answers": res.answers, "error": res.error}
         answers = tuple(a for a in res.answers if a) or None
@@ -76,7 +75,7 @@ class DesignNode(SubNode):
     run_sub: SubRun
     """The sub-design, compiled with the node's params."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         return await self.run_design(sc, env, i or 0, st, self.run_sub)
 
 

@@ -10,9 +10,10 @@ import re
 import time
 from dataclasses import dataclass
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ..info import VAL_FIELDS, Checking, LoopInfo, NodeInfo, Until
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..template import substitute_params
 from ..values import Val, read, vtext
 from . import op_of
@@ -142,7 +143,7 @@ class LoopNode(Node):
         sc.loops[sc.prefix + L] = {"rounds": sc.rounds.get(L, 0), "max_rounds": self.max_rounds,
                                    "stopped": sc.stop.get(L)}
         sc.record(L, v)
-        sc.emit(L, self.row_op, None, None, Stats(), v, t0)
+        sc.emit(L, self.row_op, None, None, Tally(), v, t0)
         return {L: v}
 
 

@@ -8,11 +8,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ...text import normalize_answer
 from ..info import Checking, NodeInfo
 from ..pyfuncs import PYTHON_FUNCS
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..values import Val, fmt_data, pyval
 from .base import Binding, Calls, Getter, Node, Op
 
@@ -27,7 +28,7 @@ class PythonNode(Node):
     params: dict[str, Any]
     """The node's ``params`` (design params filled in): the function's keyword arguments."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         """Call the function with the node's inputs (the item, in a ``map`` branch) and params."""
         if env.br is not None:
             item = env.br.item

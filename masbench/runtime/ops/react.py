@@ -25,12 +25,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ...charge import Tally
 from ...spec.agent import AgentSpec
 from ...spec.design import NodeSpec
 from ...spec.react import DEFAULT_CONTEXT_TOKENS, ReactParams
 from ...tools import TOOLS, protocol, resolve
 from ..info import VAL_FIELDS, Checking, NodeInfo
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..template import substitute_params
 from ..values import Val
 from .base import Binding, Calls, Weigher
@@ -61,7 +62,7 @@ class ReactNode(PromptedNode):
     cfg: Bound
     """The node's settings, tools and tool schemas, resolved at compile time."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         loop = ReactLoop(self, self.answer, self.cfg, sc, env, calls.index(self, sc, i or 0), st, calls,
                          self.native_tools(sc), self.messages(env))
         return await loop.run()

@@ -25,11 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...charge import Tally
 from ...spec.react import ReactParams
 from ...tools import Tool, ToolCall, ToolContext, ToolResult, dispatch
 from ...tools import protocol
 from ..calls import BudgetRefused
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..tool_rows import emit, result_ids, trace
 from ..values import OK, Val
 from .base import Calls
@@ -141,7 +142,7 @@ def _args_text(c: ToolCall) -> str:
 class ReactLoop:
     """One execution (see the module docstring)."""
 
-    def __init__(self, node: PromptedNode, answer: Answer | None, cfg: Bound, sc: Scope, env: Env, idx: int, st: Stats,
+    def __init__(self, node: PromptedNode, answer: Answer | None, cfg: Bound, sc: Scope, env: Env, idx: int, st: Tally,
                  calls: Calls, native: bool, messages: list[dict[str, Any]]):
         self.node, self.sc, self.env, self.idx, self.st, self.calls, self.cfg = node, sc, env, idx, st, calls, cfg
         self.answer = answer

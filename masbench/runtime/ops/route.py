@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from ...charge import Tally
 from ...spec.agent import RouteSpec
 from ...spec.design import NodeSpec
 from .. import links
 from ..info import Checking, NodeInfo
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..values import Val
 from .base import Binding, Calls, SubRun, Weigher
 from .design import DesignOp, SubNode, sub_fields
@@ -69,7 +70,7 @@ class RouteNode(SubNode):
     subs: dict[str, SubRun]
     """The candidate sub-designs, by design name (one runs per task)."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         spec = self.route
         names = list(self.subs)
         question = self.sub_question(sc, env)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ...text import parse_choice
 from ..info import Checking, NodeInfo
 from ..pyfuncs import majority_vote
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..values import OK, Val
 from .base import Binding, Calls, Getter, Weigher, head
 from .prompted import PromptedNode, PromptedOp, sim_task
@@ -19,7 +20,7 @@ from .prompted import PromptedNode, PromptedOp, sim_task
 class SelectNode(PromptedNode):
     """The selector agent picks one of the candidates (its ``from`` inputs' members)."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         """Ask the selector; record the choice (or the fallback) under ``detail["selects"]``."""
         cands = [m for name, vg in self.inputs if name != "question" for v in [vg(env)] if v is not None
                  for m in v.members() if m.present and m.status == OK]

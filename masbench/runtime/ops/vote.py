@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...charge import Tally
 from ...spec.design import NodeSpec
 from ..info import Checking, NodeInfo
-from ..scope import Env, Scope, Stats
+from ..scope import Env, Scope
 from ..values import Val
 from .base import Binding, Calls, Getter, Node, Op
 
@@ -42,7 +43,7 @@ class VoteNode(Node):
     inputs: tuple[tuple[str, Getter], ...]
     """The ``from`` inputs as values (name, getter)."""
 
-    async def run(self, sc: Scope, env: Env, i: int | None, st: Stats, calls: Calls) -> Val:
+    async def run(self, sc: Scope, env: Env, i: int | None, st: Tally, calls: Calls) -> Val:
         """Count the answers of every input member; the winner's text and the tally are the value."""
         cands = [m for name, vg in self.inputs if name != "question" for v in [vg(env)] if v is not None
                  for m in v.members()]
