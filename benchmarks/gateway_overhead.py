@@ -1,7 +1,10 @@
 """The anchors side by side, in one run: bare litellm, bare ``openai.AsyncOpenAI``, and the masbench
 gateway on each client (``client: litellm`` and ``client: openai``; the latter on the SDK's aiohttp
 transport, so bare ``AsyncOpenAI`` on that transport is printed too), against our local
-OpenAI-compatible server; then ``masbench run`` end to end on each client.
+OpenAI-compatible server; then ``masbench run`` end to end on each client. ``client: litellm`` sends
+the calls litellm would send unchanged through the SDK (``masbench/llm/litellm_sdk.py``); the rows
+marked ``sdk_wire off`` are that client with every call through ``litellm.acompletion`` (what a
+provider litellm alone speaks — Anthropic, Gemini, Bedrock — costs).
 
 The server runs in a separate process (it does not steal the client's CPU). For each server latency
 (0 ms and 50 ms) and each client: N calls at 64-way concurrency; prints calls/s, client CPU ms per
@@ -16,16 +19,19 @@ transcripts and cache, a fresh store) on each client, timed in-process from the 
 end (interpreter start and imports, langgraph's included, excluded), calls/s = the run's ``calls`` rows / wall, compared
 with bare litellm's calls/s at the same latency.
 
-Goals (issue 25): gateway on the openai client ≥ 2.0× bare litellm and ≥ 0.9× bare AsyncOpenAI at
-0 and 50 ms; ``masbench run`` on the openai client ≥ 1.8× bare litellm.
+Goals: gateway on the openai client ≥ 2.0× bare litellm and ≥ 0.9× bare AsyncOpenAI at 0 and 50 ms;
+``masbench run`` on the openai client ≥ 1.8× bare litellm, on the litellm client ≥ 1.0×. The figures
+and the load average go to ``--json`` (default benchmarks/results/gateway_overhead.json).
 
-    .venv/bin/python benchmarks/gateway_overhead.py [--n 2000] [--concurrency 64] [--tasks 2000]
+    .venv/bin/python benchmarks/gateway_overhead.py [--n 2000] [--concurrency 64] [--tasks 2000] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -39,6 +45,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 Call = Callable[[int], Awaitable[Any]]
 GATEWAY_LITELLM, GATEWAY_OPENAI = "gateway, client: litellm", "gateway, client: openai"
+GATEWAY_LITELLM_ONLY = "gateway, litellm, sdk_wire off"  # every call through litellm.acompletion
+E2E_CLIENTS = {"litellm": "litellm", "openai": "openai", "litellm, sdk_wire off": "litellm, sdk_wire: false"}
+"""``masbench run`` rows: label → the model's YAML ``client`` (and its ``sdk_wire``)."""
 BARE_LITELLM, BARE_OPENAI = "bare litellm.acompletion", "bare openai.AsyncOpenAI"
 BARE_OPENAI_AIO = "bare AsyncOpenAI, aiohttp"  # the transport the gateway's openai client uses
 
@@ -93,12 +102,12 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
         store = Store(tmp / "bench.duckdb")
         writer = StoreWriter(store, flush_rows=50_000)
         gateways = {}
-        for client in ("litellm", "openai"):
+        for name, client, sdk_wire in (("litellm", "litellm", True), ("openai", "openai", True),
+                                       ("litellm-only", "litellm", False)):
             spec = ModelSpec(id="openai/bench-model", api_base=base, input_usd_per_mtok=1.0, output_usd_per_mtok=2.0,
-                             concurrency=conc, client=client)
-            gateways[client] = Gateway({"m": spec}, cache=ResponseCache(tmp / f"cache-{client}.sqlite",
-                                                                        flush_every=512),
-                                       sink=writer.sink("calls", {"run_id": client, "purpose": "bench"}))
+                             concurrency=conc, client=client, sdk_wire=sdk_wire)
+            gateways[name] = Gateway({"m": spec}, cache=ResponseCache(tmp / f"cache-{name}.sqlite", flush_every=512),
+                                     sink=writer.sink("calls", {"run_id": name, "purpose": "bench"}))
         litellm.register_model({"openai/bench-model": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
                                                        "litellm_provider": "openai", "mode": "chat"}})
         sdk = openai.AsyncOpenAI(base_url=base, api_key="sk-no-key", max_retries=0)
@@ -126,7 +135,8 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
 
         clients: dict[str, Call] = {BARE_LITELLM: via_litellm, BARE_OPENAI: via_sdk(sdk, "oa"),
                                     BARE_OPENAI_AIO: via_sdk(sdk_aio, "oa-aio"),
-                                    GATEWAY_LITELLM: via_gateway("litellm"), GATEWAY_OPENAI: via_gateway("openai")}
+                                    GATEWAY_LITELLM: via_gateway("litellm"), GATEWAY_OPENAI: via_gateway("openai"),
+                                    GATEWAY_LITELLM_ONLY: via_gateway("litellm-only")}
         for fn in clients.values():  # warm-up: connections, imports, first-call set-up
             await bench(fn, 10**7, 10**7 + min(64, n), conc)
         per_round = max(n // rounds, 1)
@@ -160,7 +170,7 @@ def run_e2e(latency: float, client: str, tasks: int, conc: int) -> tuple[float, 
         d = Path(tempfile.mkdtemp())
         store = d / "e2e.duckdb"
         suite = d / "e2e.yaml"
-        suite.write_text(SUITE.format(base=base, client=client, half=tasks // 2, conc=conc, store=store))
+        suite.write_text(SUITE.format(base=base, client=E2E_CLIENTS[client], half=tasks // 2, conc=conc, store=store))
         t0 = time.perf_counter()
         summary = asyncio.run(run_suite(RunOptions(suite=str(suite))))
         wall = time.perf_counter() - t0
@@ -182,40 +192,63 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=4, help="round-robin rounds (the median round counts)")
     ap.add_argument("--tasks", type=int, default=2000, help="tasks of the masbench run (0: skip it)")
+    ap.add_argument("--json", default=str(Path(__file__).parent / "results" / "gateway_overhead.json"),
+                    help="where the figures go ('' : nowhere)")
     a = ap.parse_args()
+    load_before = os.getloadavg()
     print(f"gateway overhead: {a.n} calls per client and latency, {a.concurrency}-way concurrency, server in its own "
-          f"process; load average before: {os.getloadavg()[0]:.2f}")
+          f"process; load average before: {load_before[0]:.2f}")
     results: dict[float, dict[str, tuple[float, float]]] = {}
-    head = f"{'latency':>8} {'client':<27} {'calls/s':>8} {'CPU ms/call':>12} {'vs litellm':>11} {'vs openai':>10}"
+    head = f"{'latency':>8} {'client':<31} {'calls/s':>8} {'CPU ms/call':>12} {'vs litellm':>11} {'vs openai':>10}"
     for latency in (0.0, 50.0):
         rows = results[latency] = asyncio.run(gateway_table(latency, a.n, a.concurrency, a.rounds))
         print(head)
         ll, oa = rows[BARE_LITELLM][0], rows[BARE_OPENAI][0]
         for label, (rate, cpu) in rows.items():
-            print(f"{latency:>6.0f}ms {label:<27} {rate:>8.0f} {cpu:>12.2f} {rate / ll:>10.2f}x {rate / oa:>9.2f}x")
+            print(f"{latency:>6.0f}ms {label:<31} {rate:>8.0f} {cpu:>12.2f} {rate / ll:>10.2f}x {rate / oa:>9.2f}x")
     e2e: dict[tuple[float, str], float] = {}
+    e2e_calls: dict[tuple[float, str], int] = {}
     if a.tasks:
         print(f"masbench run end to end: CoT-only suite, {a.tasks} tasks, {a.concurrency} cells in flight")
         for latency in (0.0, 50.0):
-            for client in ("litellm", "openai"):
+            for client in E2E_CLIENTS:
                 rate, calls = run_e2e(latency, client, a.tasks, a.concurrency)
-                e2e[(latency, client)] = rate
+                e2e[(latency, client)], e2e_calls[(latency, client)] = rate, calls
                 ll = results[latency][BARE_LITELLM][0]
-                print(f"{latency:>6.0f}ms masbench run, client: {client:<8} {rate:>8.0f} calls/s ({calls} calls) "
+                print(f"{latency:>6.0f}ms masbench run, client: {client:<21} {rate:>8.0f} calls/s ({calls} calls) "
                       f"{rate / ll:>6.2f}x bare litellm")
-    print("targets (issue 25):")
+    targets: list[dict[str, Any]] = []
+    print("targets:")
     for latency, rows in results.items():
         ll, oa, fast = rows[BARE_LITELLM][0], rows[BARE_OPENAI][0], rows[GATEWAY_OPENAI][0]
-        for what, ratio, goal in ((f"gateway (openai) vs bare litellm at {latency:g} ms", fast / ll, 2.0),
-                                  (f"gateway (openai) vs bare AsyncOpenAI at {latency:g} ms", fast / oa, 0.9)):
+        goals = [(f"gateway (openai) vs bare litellm at {latency:g} ms", fast / ll, 2.0),
+                 (f"gateway (openai) vs bare AsyncOpenAI at {latency:g} ms", fast / oa, 0.9)]
+        for client, goal in (("openai", 1.8), ("litellm", 1.0)):
+            if (latency, client) in e2e:
+                goals.append((f"masbench run ({client}) vs bare litellm at {latency:g} ms", e2e[(latency, client)] / ll,
+                              goal))
+        for what, ratio, goal in goals:
             print(f"  {what}: {ratio:.2f}x (goal >= {goal}x: {'meets' if ratio >= goal else 'MISSES'})")
+            targets.append({"what": what, "ratio": round(ratio, 3), "goal": goal, "met": ratio >= goal})
         print(f"  (gateway (openai) vs bare AsyncOpenAI on the same aiohttp transport at {latency:g} ms: "
               f"{fast / rows[BARE_OPENAI_AIO][0]:.2f}x)")
-        if (latency, "openai") in e2e:
-            ratio = e2e[(latency, "openai")] / ll
-            print(f"  masbench run (openai) vs bare litellm at {latency:g} ms: {ratio:.2f}x "
-                  f"(goal >= 1.8x: {'meets' if ratio >= 1.8 else 'MISSES'})")
-    print(f"load average after: {os.getloadavg()[0]:.2f} (2-core machine, shared: compare ratios, not absolutes)")
+    load_after = os.getloadavg()
+    print(f"load average after: {load_after[0]:.2f} (2-core machine, shared: compare ratios, not absolutes)")
+    if a.json:
+        out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
+               "cpus": os.cpu_count(), "n": a.n, "concurrency": a.concurrency, "rounds": a.rounds, "tasks": a.tasks,
+               "gateway": [{"latency_ms": lat, "client": label, "calls_per_s": round(rate, 1),
+                            "cpu_ms_per_call": round(cpu, 3), "vs_bare_litellm": round(rate / rows[BARE_LITELLM][0], 3),
+                            "vs_bare_openai": round(rate / rows[BARE_OPENAI][0], 3)}
+                           for lat, rows in results.items() for label, (rate, cpu) in rows.items()],
+               "masbench_run": [{"latency_ms": lat, "client": client, "calls_per_s": round(rate, 1),
+                                 "calls": e2e_calls[(lat, client)],
+                                 "vs_bare_litellm": round(rate / results[lat][BARE_LITELLM][0], 3)}
+                                for (lat, client), rate in e2e.items()],
+               "targets": targets}
+        Path(a.json).write_text(json.dumps(out, indent=2) + "\n")
+        print(f"figures written to {a.json}")
 
 
 if __name__ == "__main__":
