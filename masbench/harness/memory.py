@@ -1,12 +1,18 @@
-"""Give freed memory back to the system: a sharded run's driver drops its tasks once the workers
-have them, and its RSS should follow (CPython returns empty arenas, but glibc keeps freed heap
-pages mapped until asked)."""
+"""Give freed memory back to the system between a run's phases, so the driver's peak is its
+largest phase's, not their sum: a sharded run's driver drops its tasks once the workers have them
+(CPython returns empty arenas, but glibc keeps freed heap pages mapped until asked), and closes
+the store's connection after the merge and after each statistic (DuckDB keeps the blocks it read
+or wrote cached up to its memory limit while a connection is open; the next use reopens it)."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import gc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def trim() -> bool:
@@ -27,4 +33,11 @@ def trim() -> bool:
     return True
 
 
-__all__ = ["trim"]
+def settle(store: Store) -> None:
+    """Close ``store``'s connection (reopened on its next use; a no-op for ``:memory:``) and
+    :func:`trim`."""
+    store.release()
+    trim()
+
+
+__all__ = ["settle", "trim"]

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -235,6 +237,22 @@ def _first_key(frame: pd.DataFrame, first: tuple | None) -> tuple | None:
     return key if first is None or key < first else first
 
 
+@contextmanager
+def _lean_reads(store: Store) -> Iterator[None]:
+    """DuckDB settings while the families are read: one thread (a thread keeps its own share of a
+    join's and an aggregate's tables) and no insertion order kept (every read has its ORDER BY).
+    Measured on a 100,000-task store: the first family's query 41.6 → 29.6 s, 630 → 585 MB."""
+    with store.lock:
+        threads, order = store.sql("SELECT current_setting('threads'), current_setting('preserve_insertion_order')")[0]
+        store.sql("SET threads = 1")
+        store.sql("SET preserve_insertion_order = false")
+        try:
+            yield
+        finally:
+            store.sql(f"SET threads = {int(threads)}")
+            store.sql(f"SET preserve_insertion_order = {'true' if order else 'false'}")
+
+
 def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> int:
     """(Re)write the run's ``paired_tests`` rows. Returns the number of rows.
 
@@ -243,6 +261,19 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
     a few numbers each), never the whole run's; DuckDB computes each from the views under its
     memory limit."""
     spec = spec or StatsSpec()
+    with _lean_reads(store):
+        rows = _paired_rows(store, run_id, spec)
+    store.sql("DELETE FROM paired_tests WHERE run_id = ?", [run_id])
+    if rows:
+        w = StoreWriter(store)
+        for r in rows:
+            w.add("paired_tests", {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in r.items()})
+        w.flush()
+    return len(rows)
+
+
+def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
+    """Every paired-test row of the run, one Holm family read at a time."""
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL",
                            [run_id]))
     axes = ["all", *(a for (a,) in store.sql("SELECT DISTINCT coalesce(axis, source) FROM results WHERE run_id = ? "
@@ -275,13 +306,7 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
         pairs = _family_frame(store, "design_pair_diffs", PAIR_COLUMNS, "axis = ? AND design_a < design_b",
                               [run_id, axis], "ALL")
         rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
-    store.sql("DELETE FROM paired_tests WHERE run_id = ?", [run_id])
-    if rows:
-        w = StoreWriter(store)
-        for r in rows:
-            w.add("paired_tests", {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in r.items()})
-        w.flush()
-    return len(rows)
+    return rows
 
 
 def stats_spec_of(config: dict | None) -> StatsSpec:

@@ -26,7 +26,7 @@ from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name, make_engine
 from .engine_parts import merge_parts
-from .memory import trim
+from .memory import settle, trim
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
@@ -118,7 +118,6 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if seq is None:
                 await engine.run(todo)
                 del todo  # the cells ran: nothing per cell is held past this point
-                trim()
             else:
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
@@ -126,10 +125,12 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             ctx.board.remove()
             if display:
                 display.stop()
+        settle(store)  # the merge's working memory and cached blocks are let go before the statistics
         if k_max and prep.suite.cot_sc.enabled:
             compute_curve(store, run_id, prep.suite.cot_sc, groups, prep.suite.budget.basis)
-            trim()
+            settle(store)
             compute_paired(store, run_id, prep.suite.stats)
+            settle(store)
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
