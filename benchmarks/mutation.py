@@ -125,8 +125,9 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/sequence.py": ["tests/harness/test_sequence.py"],
     # three looks over hand-built store rows (not the batch loop's simulated runs: minutes per mutant)
     "masbench/harness/sequential_look.py": ["tests/harness/test_take_look.py", "tests/harness/test_sequential_look.py"],
-    # simulated runs end to end (~1 min a mutant): the batch loop has no cheaper seam yet
-    "masbench/harness/until_decided.py": ["tests/harness/test_until_decided.py"],
+    # the loop with recording stand-ins for the engine, curve and looks (milliseconds); not test_until_decided.py:
+    # simulated runs end to end, ~1 min a mutant
+    "masbench/harness/until_decided.py": ["tests/harness/test_until_decided_loop.py"],
     # not tests/harness/test_engines.py: it runs worker processes (mutants do not reach a child)
     "masbench/llm/limits.py": ["tests/llm/test_rate_windows_by_hand.py", "tests/llm/test_rate_limits.py"],
     "masbench/tools/base.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
