@@ -60,7 +60,7 @@ def _prep(designs: list[tuple[str, str]], n_batches: int) -> Any:
 
 
 def _wire(monkeypatch: pytest.MonkeyPatch, w: World) -> None:
-    monkeypatch.setattr(ud, "looked", lambda store, run: Looked(looks=w.looks, frozen=dict.fromkeys(w.frozen, cast(Any, None))))
+    monkeypatch.setattr(ud, "looked", lambda store, run: Looked(looks=w.looks, frozen=cast(Any, dict.fromkeys(w.frozen))))
     monkeypatch.setattr(ud, "done_cells", lambda store, run, k_max: set(w.done) if k_max == 3 else None)
     monkeypatch.setattr(ud, "groups_of_tasks", lambda tasks: tasks)
 
