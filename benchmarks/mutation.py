@@ -11,6 +11,7 @@ Slow (minutes per module). Run::
 
     python benchmarks/mutation.py                       # every module below
     python benchmarks/mutation.py --module masbench/budget.py --timeout 900
+    python benchmarks/mutation.py --module masbench/budget.py --mutant NAME --mutant NAME   # rerun survivors
     python benchmarks/mutation.py --list
 
 Needs ``pip install mutmut`` (the ``mutation`` extra).
@@ -265,7 +266,7 @@ def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
 
 
 def run_module(module: str, tests: list[str], timeout: float, keep: bool = False,
-               multiplier: float | None = None) -> Outcome:
+               multiplier: float | None = None, only: list[str] | None = None) -> Outcome:
     out = Outcome(module)
     missing = [t for t in tests if not (ROOT / t.split("::")[0]).exists()]  # a file or a test's node id
     if missing:
@@ -277,7 +278,7 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
         _scratch_copy(dest)
         _configure(dest, module, tests, multiplier if multiplier is not None else MULTIPLIER.get(module))
         try:
-            run = _mutmut(dest, "run", "--max-children", "1", timeout=timeout)
+            run = _mutmut(dest, "run", "--max-children", "1", *(only or []), timeout=timeout)
         except subprocess.TimeoutExpired:
             out.error = f"timed out after {timeout:.0f}s (results so far are counted)"
             run = None
@@ -290,6 +291,8 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
             if not m:
                 continue
             name, status = m[1], m[2].strip()
+            if only and name not in only:  # a rerun of named mutants: the others were not run
+                continue
             out.counts[status] = out.counts.get(status, 0) + 1
             if status in ("killed", "timeout"):
                 continue
@@ -339,6 +342,9 @@ def main() -> int:
     ap.add_argument("--timeout-multiplier", type=float, default=None,
                     help="mutmut's per-mutant limit: the mutant's tests' clean CPU time (+1 s) times this, times 2 "
                          "(mutmut's default 15; a mutant past it counts as caught, as a timeout)")
+    ap.add_argument("--mutant", action="append",
+                    help="only this mutant (repeatable; a name as printed, with one --module): to rerun the "
+                         "survivors of a whole run after new tests, not a kill rate of the module")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies (to inspect mutants)")
     ap.add_argument("--list", action="store_true", help="list the modules and their test files")
     args = ap.parse_args()
@@ -350,6 +356,9 @@ def main() -> int:
     if unknown:
         print(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}", file=sys.stderr)
         return 2
+    if args.mutant and len(mods) != 1:
+        print("--mutant needs exactly one --module", file=sys.stderr)
+        return 2
     if args.list:
         for m in mods:
             print(f"{m}: {' '.join(MODULES[m])}")
@@ -357,7 +366,7 @@ def main() -> int:
     print("mutation testing with mutmut, one mutant at a time (timings: 2 cores, shared, noisy)")
     results = []
     for m in mods:
-        o = run_module(m, MODULES[m], args.timeout, args.keep, args.timeout_multiplier)
+        o = run_module(m, MODULES[m], args.timeout, args.keep, args.timeout_multiplier, args.mutant)
         report(o)
         results.append(o)
     print("\nsummary (kill rate = killed or timed out / all mutants; adjusted leaves out listed equivalents)")
