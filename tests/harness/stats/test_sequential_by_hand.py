@@ -148,7 +148,8 @@ def test_the_hull_by_hand():
 
 
 def test_one_difference_already_has_a_side():
-    assert betting_sequence(np.array([0.5]))[0].side() == 1
+    s, paths = betting_sequence(np.array([0.5]))
+    assert s.side() == 1 and paths is None  # paths only when asked
     assert betting_sequence(np.array([-0.25]))[0].side() == -1
 
 
