@@ -249,6 +249,7 @@ SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … 
 SQL_MODULES |= {"masbench/store/run_pairs.py"}  # the pairing's queries (cells_sql, bases, run_header, …)
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
+SQL_MODULES |= {"masbench/harness/until_decided.py:decisions", "masbench/harness/until_decided.py:run_saving"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
                                        "are case-insensitive (no quoted identifier or string literal is touched)")
 
