@@ -11,6 +11,7 @@ Slow (minutes per module). Run::
 
     python benchmarks/mutation.py                       # every module below
     python benchmarks/mutation.py --module masbench/budget.py --timeout 900
+    python benchmarks/mutation.py --module masbench/budget.py --mutant NAME --mutant NAME   # rerun survivors
     python benchmarks/mutation.py --list
 
 Needs ``pip install mutmut`` (the ``mutation`` extra).
@@ -125,8 +126,9 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/sequence.py": ["tests/harness/test_sequence.py"],
     # three looks over hand-built store rows (not the batch loop's simulated runs: minutes per mutant)
     "masbench/harness/sequential_look.py": ["tests/harness/test_take_look.py", "tests/harness/test_sequential_look.py"],
-    # simulated runs end to end (~1 min a mutant): the batch loop has no cheaper seam yet
-    "masbench/harness/until_decided.py": ["tests/harness/test_until_decided.py"],
+    # the loop with recording stand-ins for the engine, curve and looks (milliseconds); not test_until_decided.py:
+    # simulated runs end to end, ~1 min a mutant
+    "masbench/harness/until_decided.py": ["tests/harness/test_until_decided_loop.py"],
     # not tests/harness/test_engines.py: it runs worker processes (mutants do not reach a child)
     "masbench/llm/limits.py": ["tests/llm/test_rate_windows_by_hand.py", "tests/llm/test_rate_limits.py"],
     "masbench/tools/base.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
@@ -247,6 +249,7 @@ SQL_MODULES |= {"masbench/store/merge.py"}  # the merge's probes and INSERT … 
 SQL_MODULES |= {"masbench/store/run_pairs.py"}  # the pairing's queries (cells_sql, bases, run_header, …)
 # "module:function": only that function's strings are SQL (paired_tests: its other strings are labels and units)
 SQL_MODULES |= {"masbench/harness/paired_tests.py:compute_paired"}
+SQL_MODULES |= {"masbench/harness/until_decided.py:decisions", "masbench/harness/until_decided.py:run_saving"}
 _SQL_CASE = Equivalent("", "", "", "", "only the case of SQL text changed: DuckDB keywords and unquoted identifiers "
                                        "are case-insensitive (no quoted identifier or string literal is touched)")
 
@@ -264,7 +267,7 @@ def _equivalent(module: str, name: str, diff: str) -> Equivalent | None:
 
 
 def run_module(module: str, tests: list[str], timeout: float, keep: bool = False,
-               multiplier: float | None = None) -> Outcome:
+               multiplier: float | None = None, only: list[str] | None = None) -> Outcome:
     out = Outcome(module)
     missing = [t for t in tests if not (ROOT / t.split("::")[0]).exists()]  # a file or a test's node id
     if missing:
@@ -276,7 +279,7 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
         _scratch_copy(dest)
         _configure(dest, module, tests, multiplier if multiplier is not None else MULTIPLIER.get(module))
         try:
-            run = _mutmut(dest, "run", "--max-children", "1", timeout=timeout)
+            run = _mutmut(dest, "run", "--max-children", "1", *(only or []), timeout=timeout)
         except subprocess.TimeoutExpired:
             out.error = f"timed out after {timeout:.0f}s (results so far are counted)"
             run = None
@@ -289,6 +292,8 @@ def run_module(module: str, tests: list[str], timeout: float, keep: bool = False
             if not m:
                 continue
             name, status = m[1], m[2].strip()
+            if only and name not in only:  # a rerun of named mutants: the others were not run
+                continue
             out.counts[status] = out.counts.get(status, 0) + 1
             if status in ("killed", "timeout"):
                 continue
@@ -338,6 +343,9 @@ def main() -> int:
     ap.add_argument("--timeout-multiplier", type=float, default=None,
                     help="mutmut's per-mutant limit: the mutant's tests' clean CPU time (+1 s) times this, times 2 "
                          "(mutmut's default 15; a mutant past it counts as caught, as a timeout)")
+    ap.add_argument("--mutant", action="append",
+                    help="only this mutant (repeatable; a name as printed, with one --module): to rerun the "
+                         "survivors of a whole run after new tests, not a kill rate of the module")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies (to inspect mutants)")
     ap.add_argument("--list", action="store_true", help="list the modules and their test files")
     args = ap.parse_args()
@@ -349,6 +357,9 @@ def main() -> int:
     if unknown:
         print(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}", file=sys.stderr)
         return 2
+    if args.mutant and len(mods) != 1:
+        print("--mutant needs exactly one --module", file=sys.stderr)
+        return 2
     if args.list:
         for m in mods:
             print(f"{m}: {' '.join(MODULES[m])}")
@@ -356,7 +367,7 @@ def main() -> int:
     print("mutation testing with mutmut, one mutant at a time (timings: 2 cores, shared, noisy)")
     results = []
     for m in mods:
-        o = run_module(m, MODULES[m], args.timeout, args.keep, args.timeout_multiplier)
+        o = run_module(m, MODULES[m], args.timeout, args.keep, args.timeout_multiplier, args.mutant)
         report(o)
         results.append(o)
     print("\nsummary (kill rate = killed or timed out / all mutants; adjusted leaves out listed equivalents)")

@@ -869,6 +869,13 @@ EQUIVALENT: list[Equivalent] = [
                "decide() never reads its mean argument (the interval and Holm p decide)"),
     Equivalent('masbench/harness/stats/sequential.py', 'look', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, s.n, i.k_max)', 'verdict, reason = decide(i.position, s.mean, (lo, hi), pa, alpha, None, None, i.k_max)',
                "decide() reads n_tasks only for the 'needs n' text of an undecided design; look calls it only for a significant one (better or worse holds, every branch returns before)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'chunk: int = 256, paths: bool = False) -> tuple[Sequence, np.ndarray | None]:',
+               'chunk: int = 257, paths: bool = False) -> tuple[Sequence, np.ndarray | None]:',
+               "the chunk only bounds the memory of one step of the loop (tasks × active grid points); the capital is "
+               "a cumulative sum carried across chunks, so any chunk gives the same numbers, except at grid points "
+               "frozen within a chunk (log K ≥ LOG_CAP = 30: p ≤ e⁻³⁰, rejected at every level either way); "
+               "test_chunking_does_not_change_the_answer: chunks of 7 and 1000 agree to 1e-12"),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---

@@ -127,3 +127,38 @@ def test_grid_is_odd_with_no_difference_in_the_middle():
         assert len(g) == 401 and g[200] == 0.5
         assert 0 < g[0] < g[1] and g[-2] < g[-1] < 1
         assert g[0] == pytest.approx(0.5 / 400 / 2) and g[-1] == pytest.approx(1 - 0.5 / 400 / 2)
+
+
+def test_the_hull_by_hand():
+    """_hull (behind Sequence.interval and the paths' intervals) on a 5-point grid whose ends are pulled
+    inside, μ = −0.9, −½, 0, ½, 0.9: the step is read between the 2nd and 3rd point (½), at log(1/level) = 3.
+    A: only 0 is below 3 (−½ sits at exactly 3: rejected) → [0 − ½, 0 + ½]. B and C reject every point: each
+    keeps its own least-rejected one (B: 0, C: −½) → [−½, ½] and [−1, 0]. D keeps all → [−0.9 − ½, 0.9 + ½]
+    clipped to [−1, 1]."""
+    mu = np.array([-0.9, -0.5, 0.0, 0.5, 0.9])
+    log_k = np.array([[5.0, 3.0, 1.0, 5.0, 5.0],
+                      [5.0, 6.0, 4.0, 7.0, 8.0],
+                      [9.0, 4.0, 6.0, 7.0, 8.0],
+                      [1.0, 1.0, 1.0, 1.0, 1.0]])
+    assert seq._hull(log_k, mu, 3.0) == [(-0.5, 0.5), (-0.5, 0.5), (-1.0, 0.0), (-1.0, 1.0)]
+    # through Sequence.interval: level 1 − e⁻⁴ reads log(1/level) = 4, which keeps 0 (1) and ½ (3): [0 − ½, ½ + ½]
+    s = Sequence(3, 0.2, mu, np.array([5.0, 4.5, 1.0, 3.0, 5.0]), np.zeros(5, dtype=np.int8))
+    assert s.interval(1 - math.exp(-4.0)) == (-0.5, 1.0)
+    assert s.interval(1 - math.exp(-2.0)) == (-0.5, 0.5)  # only 0 kept (1 < 2 ≤ 3)
+
+
+def test_one_difference_already_has_a_side():
+    s, paths = betting_sequence(np.array([0.5]))
+    assert s.side() == 1 and paths is None  # paths only when asked
+    assert betting_sequence(np.array([-0.25]))[0].side() == -1
+
+
+def test_a_look_reads_its_interval_on_the_grid_it_is_given():
+    """On an 11-point grid (step 0.2 between −0.8 … 0.8, ends pulled to ±0.95) the interval's ends are grid
+    means ± 0.2 (or ±1 once clipped): multiples of 0.2 up to the pulled ends; 30 wins of 1 put it above 0."""
+    d = np.ones(30)
+    (r,) = look([LookInput("a", d, "within", 8)], 0.05, grid=11)
+    assert r.cs_lo > 0 and r.cs_hi == 1.0
+    assert abs(r.cs_lo / 0.2 - round(r.cs_lo / 0.2)) < 1e-9 or abs(abs(r.cs_lo) - 0.75) < 1e-9
+    assert (r.cs_lo, r.cs_hi) == betting_sequence(d, grid=11)[0].interval(1 - r.level_holm)
+    assert (r.cs_lo, r.cs_hi) != betting_sequence(d)[0].interval(1 - r.level_holm)
