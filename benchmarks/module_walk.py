@@ -67,7 +67,7 @@ def walk(argv: list[str], out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--out", type=Path, help="where to write the walk (JSON)")
     ap.add_argument("--union", type=Path, nargs="+", help="print the counts of these walks and of their union")
     ap.add_argument("argv", nargs="*", help="the masbench command (after --)")

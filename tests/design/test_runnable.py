@@ -120,9 +120,8 @@ def test_a_design_file_given_by_path_is_what_run_loads_and_validate_accepts(tmp_
     path = str(tmp_path / "mine.yaml")
     lib = Library()
     assert runnable_kind(path, lib) == "design" and resolve_runnable(path, lib) == LibraryDesign(path)
-    suite = lib.get("suite", "quickstart").spec
-    assert check_suite_designs(suite.model_copy(update={"designs": [path]}), lib.get("suite", "quickstart").located,
-                               lib) == []
+    suite = lib.suite("quickstart").model_copy(update={"designs": [path]})
+    assert check_suite_designs(suite, lib.get("suite", "quickstart").located, lib) == []
 
 
 def test_the_designs_check_is_a_named_suite_check_and_the_designers_point_at_their_code():
