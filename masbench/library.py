@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import ValidationError
 
-from .registry import CHECKS, DESIGNERS, checks_for
+from .registry import CHECKS, checks_for
 from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, ProgramSpec, Spec, SuiteSpec, spec_class
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.limits import USER_FILE_LIMITS
@@ -339,44 +339,11 @@ def default_library() -> Library:
 _at = problem_at
 
 
-def _agent_refs(design: DesignSpec) -> list[tuple[tuple, str]]:
-    """(path, agent name) for every agent a design names, loops included."""
-    out: list[tuple[tuple, str]] = []
-    for v in design.walk():
-        if isinstance(v.node.agent, str):
-            out.append((v.path + ("agent",), v.node.agent))
-        if v.node.select is not None:
-            out.append((v.path + ("select",), v.node.select))
-    return out
-
-
 def check_suite(suite: SuiteSpec, located: Located, lib: Library) -> list[Problem]:
+    """Suite check (``CHECKS["suite"]``): the pool's agent exists and the models define ``default``
+    (the ``designs:`` entries are ``CHECKS["suite.designs"]``, beside what decides what they run)."""
     problems = []
     aliases = set(suite.models)
-    for i, ref in enumerate(suite.designs):
-        name = ref if isinstance(ref, str) else ref.design
-        path = ("designs", i) if isinstance(ref, str) else ("designs", i, "design")
-        if not lib.has("design", name):
-            if name not in DESIGNERS:  # per-task designers (meta-designer, …)
-                problems.append(_at(located, path, f"unknown design {name!r}"))
-            continue
-        try:
-            program = lib.program(name)
-            design = lib.design(name) if program is None else None
-        except SpecError as exc:
-            problems.append(_at(located, path, f"design {name!r} is invalid: {exc.problems[0]}"))
-            continue
-        if program is not None:
-            problems += [_at(located, path, f"program {name!r} may call model alias {m!r}, which this suite's "
-                                           "models do not define") for m in program.models if m not in aliases]
-            continue
-        assert design is not None
-        for _p, aname in _agent_refs(design):
-            agent = design.agents.get(aname) or (lib.agent(aname) if lib.has("agent", aname) else None)
-            if agent is not None and isinstance(agent.model, str) and agent.model not in aliases \
-                    and "/" not in agent.model:
-                problems.append(_at(located, path, f"design {name!r}: agent {aname!r} uses model alias "
-                                                   f"{agent.model!r}, which this suite's models do not define"))
     if suite.cot_sc.enabled and not lib.has("agent", suite.cot_sc.agent):
         problems.append(_at(located, ("cot_sc", "agent"), f"unknown agent {suite.cot_sc.agent!r}"))
     if "default" not in aliases:

@@ -286,8 +286,8 @@ class Registry(Mapping[str, T], Generic[T]):
 # importing the design package). Lazy entries point up the layer map by *name* only.
 
 DESIGNERS: Registry = Registry("designer", {
-    "meta-designer": "masbench.design.per_task:run_meta",
-    "holistic-designer": "masbench.design.per_task:run_holistic",
+    "meta-designer": "masbench.design.meta:run_meta_designer",
+    "holistic-designer": "masbench.design.holistic:run_holistic_designer",
 })
 """Per-task designers a suite may list as a design (``designs: [{design: meta-designer}]``): name →
 ``async runner(task, ctx, params, *, design_sink=None) -> DesignResult``."""
@@ -295,6 +295,7 @@ DESIGNERS: Registry = Registry("designer", {
 CHECKS: Registry = Registry("check", {
     "design": "masbench.runtime.design_analysis:check_design",
     "suite": "masbench.library:check_suite",
+    "suite.designs": "masbench.design.runnable:check_suite_designs",
     "suite.sources": "masbench.bench.sources:check_sources",
     "suite.judge": "masbench.library:check_suite_judge",
     "handbook": "masbench.spec.handbook:check_handbook",

@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from ..design.per_task import is_designer
+from ..design.runnable import is_designer
 from ..design.topology import collapse, structure
 from ..library import Library
 from ..spec.design import DesignSpec

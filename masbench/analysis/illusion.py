@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..design.per_task import is_designer
+from ..design.runnable import is_designer
 from ..design.topology import collapse
 from ..library import Library
 from ..store import Store, ensure_views, latest_run

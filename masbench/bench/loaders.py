@@ -128,7 +128,9 @@ def load_suite(suite: SuiteSpec, base_dir: Path | None = None, limit: int | None
         loaded = load_source(source, base_dir)
         out.reads += loaded.reads
         for task in loaded.tasks[:limit]:
-            if task.id in seen:
+            if task.id in seen:  # the one check that a run's task ids are unique
+                if seen[task.id] == k:
+                    raise ValueError(f"suite {suite.name!r}: task id {task.id!r} appears twice in source #{k + 1}")
                 raise ValueError(f"suite {suite.name!r}: task id {task.id!r} appears in sources "
                                  f"#{seen[task.id] + 1} and #{k + 1}; give the sources distinct names")
             seen[task.id] = k

@@ -78,10 +78,6 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     130 interrupted."""
     console = Console(stderr=True)
     console.soft_wrap = not console.is_terminal  # a log file: one line per message, never cut at 80 columns
-    if not until_decided and (max_tasks is not None or batch is not None):
-        console.print("error: --max-tasks and --batch set a sequential run: give them with --until-decided",
-                      markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
     flags = model_flags(model, free, api_base)
     try:
         summary = api.run(suite, models=flags["overrides"], store=store, otel=otel, display=RunDisplay(console),

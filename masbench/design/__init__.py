@@ -11,7 +11,8 @@ Public API (imported lazily: each name loads only its own module)::
     HolisticDesigner(gateway, library, HolisticConfig(...)).generate(examples) -> [DesignRecord]
     run_holistic_designer(task, ctx, config, design_sink=...) -> DesignResult   # per task
     run_meta_designer(task, ctx, config, design_sink=...) -> DesignResult       # per task
-    DESIGNERS / is_designer(name)                           # name -> runner (a lazy Registry)
+    resolve_runnable(name, library) -> Runnable             # what a suite entry's name runs (the one rule)
+    runnable_kind(name, library) / is_designer(name)        # ... decided without building it
     Runnable / LibraryDesign(name) / Designer(name, runner) # what the harness runs, one protocol
     ProgramDesign(name, spec, root) / Endpoint               # the user's own MAS code (kind: program)
     collapse(spec, library) / structure(spec, library)      # from the spec alone
@@ -30,7 +31,7 @@ _EXPORTS = {
     "DesignRecord": "records", "export_designs": "records", "write_records": "records",
     "HolisticConfig": "holistic", "HolisticDesigner": "holistic", "run_holistic_designer": "holistic",
     "MetaDesignerConfig": "meta", "MetaDesigner": "meta", "run_meta_designer": "meta",
-    "DESIGNERS": "per_task", "designer_names": "per_task", "get_designer": "per_task", "is_designer": "per_task",
+    "is_designer": "runnable", "runnable_kind": "runnable", "resolve_runnable": "runnable",
     "Runnable": "runnable", "LibraryDesign": "runnable", "Designer": "runnable",
     "ProgramDesign": "program", "Endpoint": "program", "AgentAccess": "program",
     "collapse": "topology", "structure": "topology", "top_graph": "topology", "SINGLE_CALL": "topology",

@@ -20,14 +20,13 @@ if TYPE_CHECKING:
     from .curve import CurvePoint, build_curve, compute_curve
     from .designers import run_designer_suite
     from .paired_tests import compute_paired
-    from .resolve import resolve_runnable
     from .suite_run import RunOptions, RunSummary, run_suite
 
 _EXPORTS = {
     "run_config": "..store", "suite_config": "..store", "Cell": ".cells", "DesignEntry": ".cells",
     "design_entries": ".cells", "CurvePoint": ".curve", "build_curve": ".curve", "compute_curve": ".curve",
     "run_designer_suite": ".designers", "compute_paired": ".paired_tests",
-    "resolve_runnable": ".resolve", "RunOptions": ".suite_run", "RunSummary": ".suite_run",
+"RunOptions": ".suite_run", "RunSummary": ".suite_run",
     "run_suite": ".suite_run",
 }
 """Each public name → the module that defines it (relative to this package)."""
@@ -37,5 +36,5 @@ __getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["Cell", "CurvePoint", "DesignEntry", "Prepared", "RunOptions", "RunSummary", "build_curve", "compute_curve",
-           "compute_paired", "design_entries", "prepare", "resolve_runnable", "run_config", "run_designer_suite",
+           "compute_paired", "design_entries", "prepare", "run_config", "run_designer_suite",
            "run_suite", "suite_config"]

@@ -56,6 +56,11 @@ class EngineContext:
     """A sharded run's workers: each one's last report (done, failed, pid), for the live file."""
     _limiter: RateLimiter | None = None
 
+    @property
+    def cache_path(self) -> Path:
+        """The run's response cache, beside its store (``runs/x.duckdb`` → ``runs/x.cache.sqlite``)."""
+        return self.store_path.with_suffix(".cache.sqlite")
+
     def limited(self) -> bool:
         """Whether any model of the suite sets ``rpm``, ``tpm`` or ``max_in_flight``."""
         return any(Limits.of(m) is not None for m in self.prep.models.values())
@@ -107,9 +112,4 @@ def engine_class(opts: RunOptions) -> type[Engine]:
     return cls
 
 
-def make_engine(ctx: EngineContext) -> Engine:
-    """The engine ``--engine`` names (see :func:`engine_name`)."""
-    return engine_class(ctx.opts)(ctx)
-
-
-__all__ = ["ENGINES", "Engine", "EngineContext", "EngineUnavailable", "engine_class", "engine_name", "make_engine"]
+__all__ = ["ENGINES", "Engine", "EngineContext", "EngineUnavailable", "engine_class", "engine_name"]

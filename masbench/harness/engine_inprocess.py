@@ -15,7 +15,7 @@ from .. import telemetry
 from ..bench import raw_vote_key
 from ..bench.types import TaskInstance
 from ..budget import spend_on
-from ..design.runnable import Runnable
+from ..design.runnable import Runnable, resolve_runnable
 from ..llm import Gateway, ResponseCache, TranscriptRecorder
 from ..routing import RouteHook
 from ..runtime import DesignResult, RunContext, run_design
@@ -23,8 +23,7 @@ from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
 from .failures import RunAborted, aborted_message
 from .progress import Progress
-from .prepare import POOL_DESIGN, Prepared, pool_design
-from .resolve import resolve_runnable
+from .prepare import POOL_DESIGN, Prepared
 from .scoring import CellScoring
 
 if TYPE_CHECKING:
@@ -53,9 +52,6 @@ class CellRunner:
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
         self.runnables: dict[str, Runnable] = {}
-        cs = prep.suite.cot_sc
-        self._pool = pool_design(cs.agent, cs.temperature, cs.kind, cs.params)
-        prep.library.add("design", self._pool)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
         self.route_hook = RouteHook(prep.library, self.gateway, writer.put)
@@ -140,7 +136,7 @@ class CellRunner:
             ctx = self._ctx(POOL_DESIGN, task, cell.seed, "pool", None)
             ctx.seed = cell.seed * 1000 + j  # distinct sample indices: k_max distinct calls
             ctx.tags["seed"] = cell.seed
-            return await run_design(self._pool, task, ctx)
+            return await run_design(self.prep.pool, task, ctx)
 
         results = await asyncio.gather(*[one(j) for j in range(k_max)])
         scores = await asyncio.gather(*[self.scoring.score(task, res.answers, res.text, POOL_DESIGN, cell.seed)
@@ -225,7 +221,7 @@ class LocalEngine:
     def runner(self) -> CellRunner:
         ctx = self.ctx
         if self._runner is None:
-            self._cache = ResponseCache(ctx.store_path.with_suffix(".cache.sqlite")) if ctx.use_cache else None
+            self._cache = ResponseCache(ctx.cache_path) if ctx.use_cache else None
             self._runner = CellRunner(ctx.prep, ctx.session.store, ctx.run_id, self._cache, ctx.session.writer,
                                       limiter=ctx.local_limiter())
             ctx.stats.update(self._runner.gateway.stats)

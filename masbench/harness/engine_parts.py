@@ -83,7 +83,7 @@ def worker_options(ctx: Any, i: int, keys_file: Path, part: Path) -> dict[str, A
         "overrides": overrides_json(prep.overrides),  # resolved: a worker never re-reads a model YAML
         "limit": opts.limit, "cache": opts.cache, "concurrency": ctx.concurrency, "run_id": ctx.run_id,
         "transcripts": prep.transcripts, "part": str(part), "cells": str(keys_file), "shard": i,
-        "cache_path": str(Path(ctx.store_path).with_suffix(".cache.sqlite")),
+        "cache_path": str(ctx.cache_path),
         "otel": telemetry.carrier(),  # None when off; else the run span's traceparent (workers nest under it)
     }
 

@@ -11,6 +11,7 @@ from typing import Any
 from ..bench import SourceRead, load_suite
 from ..bench.scoring.judge import rule_scorer
 from ..bench.types import TaskInstance
+from ..design.runnable import resolve_runnable
 from ..library import Library
 from ..llm import ModelOverride, is_simulated, models_from, overrides_json, require_prices
 from ..runtime import check_design
@@ -19,7 +20,6 @@ from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .model_flags import flag_texts, resolve_overrides
-from .resolve import resolve_runnable
 from .scoring import JudgeConfigError, check_judged
 from .sequence import SequencePlan, SequentialError, plan_sequence
 
@@ -103,6 +103,9 @@ class Prepared:
     config_hash: str
     store_path: Path
     simulated: bool
+    pool: DesignSpec
+    """The CoT-SC pool's design (:func:`pool_design`, one sample): built and checked here, once; run by
+    spec, never added to the library."""
     transcripts: TranscriptMode = "full"
     """The run's transcript mode: ``--transcripts``, else the suite's ``transcripts``."""
     sequence: SequencePlan | None = None
@@ -132,6 +135,8 @@ class Prepared:
 
 def prepare(opts: RunOptions) -> Prepared:
     """Load and check everything before any call is made."""
+    if not opts.until_decided and (opts.max_tasks is not None or opts.batch is not None):
+        raise SequentialError("--max-tasks and --batch set a sequential run: give them with --until-decided")
     library = Library(roots=list(opts.lib))
     loaded = library.get("suite", opts.suite)
     suite = loaded.typed(SuiteSpec)
@@ -141,16 +146,15 @@ def prepare(opts: RunOptions) -> Prepared:
     suite, tasks = judge_setup(suite, tasks, opts)
     if not tasks:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
-    ids = [t.id for t in tasks]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"suite {suite.name!r}: task ids are not unique")
+    ids = [t.id for t in tasks]  # unique: load_suite refuses a repeated id, naming its sources
     agent = check_judged(tasks, suite.judge, library, suite.name)
     designs = design_entries(suite)
     for d in designs:
         resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
-    if suite.cot_sc.enabled and suite.cot_sc.kind is not None:  # a pool of ReAct runs etc.: check it before any call
-        cs = suite.cot_sc
-        problems = check_design(pool_design(cs.agent, cs.temperature, cs.kind, cs.params), None, library)
+    cs = suite.cot_sc
+    pool = pool_design(cs.agent, cs.temperature, cs.kind, cs.params)
+    if cs.enabled and cs.kind is not None:  # a pool of ReAct runs etc.: check it before any call
+        problems = check_design(pool, None, library)
         if problems:
             raise SpecError([problem_at(loaded.located, ("cot_sc", "kind"), f"the pool's {cs.kind} node: {p.message}")
                              for p in problems])
@@ -166,12 +170,10 @@ def prepare(opts: RunOptions) -> Prepared:
     sequence = None
     if opts.until_decided:
         sequence = plan_sequence(suite, ids, [d.name for d in designs], opts.max_tasks, opts.batch)
-    elif opts.max_tasks is not None or opts.batch is not None:
-        raise SequentialError("--max-tasks and --batch set a sequential run: give them with --until-decided")
     return Prepared(suite, loaded.path, library, tasks, designs, models,
                     config_hash(suite, overrides_json(overrides), opts.limit, base,
                                 sequence.identity() if sequence else None),
-                    store_path, simulated, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads,
+                    store_path, simulated, pool, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads,
                     agent)
 
 

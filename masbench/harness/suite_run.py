@@ -24,7 +24,7 @@ from ..bench import read_lines
 from ..llm import overrides_json
 from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from .curve import compute_curve, groups_of_tasks
-from .engine import EngineContext, engine_class, engine_name, make_engine
+from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
 from .memory import settle, trim
 from .progress import Progress
@@ -61,13 +61,9 @@ class RunSummary:
     """A ``--until-decided`` run: its row of ``sequential_run_saving`` (calls made vs a fixed-n run)."""
 
 
-def cache_path(store_path: Path) -> Path:
-    return store_path.with_suffix(".cache.sqlite")
-
-
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
-    engine_class(opts)  # an unknown --engine, or ray without its extra: stop before the store is touched
+    engine_cls = engine_class(opts)  # an unknown --engine, or ray without its extra: stop before the store is touched
     prep = prepare(opts)
     shown = getattr(display, "sources", None)
     if shown:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
@@ -109,7 +105,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         ctx = EngineContext(opts, prep, run_id, session, Path(store_path), use_cache, concurrency, progress, display,
                             run_span)
         ctx.board = LiveBoard(Path(store_path), run_id, engine_name(opts), opts.workers)
-        engine = make_engine(ctx)  # an unknown --engine or one whose extra is missing stops here, before any call
+        engine = engine_cls(ctx)
         groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
         if seq is None and getattr(engine, "workers_prepare", lambda _: False)(todo):
             prep.tasks = []  # the workers prepare their own: the driver keeps no task's text, gold or metadata
@@ -143,4 +139,4 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                       seq_rows, saving)
 
 
-__all__ = ["Prepared", "RunOptions", "RunSummary", "cache_path", "compute_curve", "prepare", "run_suite"]
+__all__ = ["Prepared", "RunOptions", "RunSummary", "compute_curve", "prepare", "run_suite"]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from masbench.bench import TaskInstance, load_suite_tasks, load_tasks, score
+from masbench.bench import TaskInstance, load_suite, load_suite_tasks, load_tasks, score
 from masbench.cli.tasks import resolve_suite, tasks_app
 from masbench.library import bundled_root
 from masbench.spec.suite import SuiteSpec, TaskSource
@@ -91,11 +91,20 @@ def test_generator_source_and_names():
 
 def test_duplicate_ids_across_sources_are_an_error():
     suite = SuiteSpec(name="dup", designs=["cot"], tasks=[
-        {"generator": "masbench.depth", "values": [1], "n": 2},
-        {"generator": "masbench.depth", "values": [1], "n": 2, "params": {"style": "bare"}},
+        TaskSource(generator="masbench.depth", values=[1], n=2),
+        TaskSource(generator="masbench.depth", values=[1], n=2, params={"style": "bare"}),
     ])
     with pytest.raises(ValueError, match="distinct names"):
         load_suite_tasks(suite)
+
+
+def test_a_repeated_id_within_one_source_is_an_error_naming_that_source(tmp_path):
+    write_jsonl(tmp_path / "qa.jsonl", [{"uid": "a1", "question": "Q1?", "answer": "1"},
+                                        {"uid": "a1", "question": "Q2?", "answer": "2"}])
+    suite = SuiteSpec(name="dup", designs=["cot"], tasks=[
+        TaskSource(generator="masbench.depth", values=[1], n=1), TaskSource(jsonl="qa.jsonl", fields={"id": "uid"})])
+    with pytest.raises(ValueError, match=r"task id 'qa-a1' appears twice in source #2$"):
+        load_suite(suite, tmp_path)
 
 
 @pytest.mark.parametrize("name", SUITES)
@@ -115,11 +124,11 @@ def test_bundled_suites_validate_and_load(name):
         cs = spec.cot_sc
         assert (cs.temperature, cs.vote, cs.k, cs.agent) == (0.5, "raw", 5, "masbench-solver")
         assert {t.axis for t in tasks} == {name.split("-", 1)[1]} and {t.scorer for t in tasks} == {"masbench"}
-        assert "MAS-Orchestra" in spec.description
+        assert "MAS-Orchestra" in (spec.description or "")
     if name == "illusion-smfr":  # the Illusion paper's protocol
         cs = spec.cot_sc
         assert (cs.temperature, cs.vote, cs.k, cs.match) == (1.0, "raw", "cost-matched", "smfr-expert")
-        assert {t.scorer for t in tasks} == {"smfr"} and "Illusion" in spec.description
+        assert {t.scorer for t in tasks} == {"smfr"} and "Illusion" in (spec.description or "")
     if name == "my-jsonl":
         assert len(tasks) == 10 and tasks[0].source == "example"
 

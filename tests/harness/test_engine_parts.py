@@ -196,11 +196,11 @@ def test_worker_options_carry_the_prepared_suite_its_cells_and_its_part(tmp_path
     prep = SimpleNamespace(suite_path=tmp_path / "tasks" / "s.yaml", transcripts="errors",
                            overrides={"default": "sim/x", "big": ModelSpec(id="openai/m", api_base="http://h/v1")})
     opts = SimpleNamespace(lib=[tmp_path / "lib", Path("rel")], limit=7, cache=False)
-    ctx = SimpleNamespace(opts=opts, prep=prep, concurrency=3, run_id="r1", store_path=tmp_path / "runs" / "s.duckdb")
+    ctx = SimpleNamespace(opts=opts, prep=prep, concurrency=3, run_id="r1", cache_path=tmp_path / "runs" / "c.sqlite")
     got = ep.worker_options(ctx, 2, tmp_path / "r1-w2.cells.json", tmp_path / "parts" / "r1-w2.duckdb")
     assert got == {
         "suite": str(tmp_path / "tasks" / "s.yaml"), "lib": [str(tmp_path / "lib"), "rel"],
         "overrides": {"default": "sim/x", "big": {"id": "openai/m", "api_base": "http://h/v1"}},
         "limit": 7, "cache": False, "concurrency": 3, "run_id": "r1", "transcripts": "errors",
         "part": str(tmp_path / "parts" / "r1-w2.duckdb"), "cells": str(tmp_path / "r1-w2.cells.json"), "shard": 2,
-        "cache_path": str(tmp_path / "runs" / "s.cache.sqlite"), "otel": {"traceparent": "00-ab-cd-01"}}
+        "cache_path": str(tmp_path / "runs" / "c.sqlite"), "otel": {"traceparent": "00-ab-cd-01"}}

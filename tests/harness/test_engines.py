@@ -10,7 +10,7 @@ import pytest
 
 from enginesuite import WINDOW_S, call_points, limited_suite, most_in_window, run_past_a_429
 from masbench.harness import RunOptions, run_suite
-from masbench.harness.engine import EngineUnavailable, engine_class
+from masbench.harness.engine import EngineContext, EngineUnavailable, engine_class
 from masbench.registry import ENGINES, RegistryError
 
 ENGINES_RUN = [("local", 1), ("processes", 2)]
@@ -33,6 +33,12 @@ def test_ray_engine_without_ray_says_how_to_install_it(monkeypatch):
 def test_an_unknown_ray_mode_is_refused_naming_the_modes():
     with pytest.raises(EngineUnavailable, match=r"--ray-mode 'threads': choose one of tasks, actors"):
         engine_class(RunOptions(suite="x", engine="ray", ray_mode="threads"))
+
+
+def test_the_response_cache_sits_beside_the_store(tmp_path):
+    ctx = EngineContext(RunOptions(suite="x"), None, "r", None, tmp_path / "runs" / "q.duckdb",  # type: ignore[arg-type]
+                        True, 1, None, None, None)  # type: ignore[arg-type]
+    assert ctx.cache_path == tmp_path / "runs" / "q.cache.sqlite"
 
 
 @pytest.mark.slow

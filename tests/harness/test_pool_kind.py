@@ -11,7 +11,9 @@ import pytest
 
 from masbench.harness import RunOptions, run_suite
 from masbench.harness.cells import config_hash
-from masbench.harness.prepare import pool_design, prepare
+from masbench.harness.engine_inprocess import CellRunner
+from masbench.harness.prepare import POOL_DESIGN, pool_design, prepare
+from masbench.store import Store, StoreWriter
 from masbench.spec.problems import SpecError
 
 from simsuite import write_suite
@@ -54,6 +56,19 @@ def test_unset_pool_kind_hashes_as_before_and_a_set_one_changes_the_hash(tmp_pat
     assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
     with_kind = suite.model_copy(update={"cot_sc": suite.cot_sc.model_copy(update={"kind": "agent"})})
     assert config_hash(with_kind, {}, None, None) != config_hash(suite, {}, None, None)
+
+
+def test_the_pool_design_is_built_once_in_prepare_and_kept_out_of_the_library(tmp_path):
+    prep = prepare(RunOptions(suite=str(write_suite(tmp_path, name="p"))))
+    cs = prep.suite.cot_sc
+    assert prep.pool == pool_design(cs.agent, cs.temperature, cs.kind, cs.params)
+    assert prep.pool.name == POOL_DESIGN and prep.pool.nodes["sample"].agent == cs.agent
+    store = Store(tmp_path / "p.duckdb")
+    try:
+        CellRunner(prep, store, "r", None, StoreWriter(store))
+    finally:
+        store.close()
+    assert not prep.library.has("design", POOL_DESIGN)  # the shared library is left as loaded
 
 
 def test_pool_design_carries_the_kind_and_params():
