@@ -139,6 +139,17 @@ MODULES: dict[str, list[str]] = {
     "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
     "masbench/view/filters.py": ["tests/view/test_grid_rules.py"],
     "masbench/view/grid.py": ["tests/view/test_grid_rules.py"],
+
+    # --- program designs' metering endpoint and the judge ---
+    # the endpoint over real HTTP on 127.0.0.1, served in the test's own loop (mutants reach it)
+    "masbench/llm/endpoint.py": ["tests/llm/test_endpoint_wire.py", "tests/llm/test_endpoint.py"],
+    "masbench/llm/endpoint_anthropic.py": ["tests/llm/test_endpoint_wire.py", "tests/llm/test_endpoint.py"],
+    # a cell's admission, budget, attribution, seeds and tallies, by hand through a scripted gateway
+    "masbench/llm/program_cell.py": ["tests/llm/test_program_cell.py", "tests/llm/test_endpoint.py"],
+    "masbench/bench/scoring/judge.py": ["tests/bench/scoring/test_judge.py"],
+    # whole judged runs on the simulator (~5-25 s each): the judge has no cheaper seam through a run
+    "masbench/harness/scoring.py": ["tests/harness/test_judge_run.py"],
+    "masbench/harness/judge_check.py": ["tests/harness/test_judge_run.py"],
 }
 
 # tests left out of a module's runs, with why
