@@ -148,6 +148,16 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/run_compare.py": ["tests/harness/test_run_compare_by_hand.py",
                                         "tests/harness/test_run_compare.py::test_the_verdict_table_of_b_against_a"],
     "masbench/store/run_pairs.py": ["tests/store/test_run_pairs.py", "tests/harness/test_run_compare_by_hand.py"],
+    # --- program designs' metering endpoint and the judge ---
+    # the endpoint over real HTTP on 127.0.0.1, served in the test's own loop (mutants reach it)
+    "masbench/llm/endpoint.py": ["tests/llm/test_endpoint_wire.py", "tests/llm/test_endpoint.py"],
+    "masbench/llm/endpoint_anthropic.py": ["tests/llm/test_endpoint_wire.py", "tests/llm/test_endpoint.py"],
+    # a cell's admission, budget, attribution, seeds and tallies, by hand through a scripted gateway
+    "masbench/llm/program_cell.py": ["tests/llm/test_program_cell.py", "tests/llm/test_endpoint.py"],
+    "masbench/bench/scoring/judge.py": ["tests/bench/scoring/test_judge.py"],
+    # whole judged runs on the simulator (~5-25 s each): the judge has no cheaper seam through a run
+    "masbench/harness/scoring.py": ["tests/harness/test_judge_run.py"],
+    "masbench/harness/judge_check.py": ["tests/harness/test_judge_run.py"],
 }
 
 # mutmut's per-mutant CPU limit is (the covering tests' clean CPU time + 1 s) x this x 2 (mutmut's default 15).

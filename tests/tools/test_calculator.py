@@ -16,6 +16,7 @@ from masbench.tools.calculator import MAX_LEN, MAX_MAGNITUDE, TOOL, CalculatorEr
     ("-(3 - 5)", 2), ("+4", 4), ("1,000 + 1", 1001), ("3 × 4 ÷ 6", 2), ("2^3", 8), ("$5 + $6", 11),
     ("Expression: 3 + 4", 7), ("x = 3 + 4", 7), ("3 + 4 = 7", 7), ("thinking...\n`6 * 7`", 42), ("0.1 + 0.2", 0.3),
     ("1000001 ** 8", 1000001 ** 8), ("10 ** 50 * 10 ** 50", 10 ** 100), ("(-2) ** 64", 2 ** 64),
+    ("0 ** 0", 1), ("0 ** 3", 0), ("(-3) ** -1", -1 / 3),  # only a zero base with a negative exponent is refused
 ])
 def test_values_by_hand(expr, value):
     got = calculate(expr)

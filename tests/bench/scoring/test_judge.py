@@ -140,3 +140,89 @@ def test_score_refuses_a_task_that_needs_a_model():
     assert "judge" in SCORERS and "judge" in MODEL_SCORERS
     with pytest.raises(ValueError, match="asks a model"):
         score(task(), ["5"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a verdict in markdown bold after an explanation that itself says "correct"
+    ("**Evaluation:** The response correctly identifies that 2 + 3 = 5 and shows the addition.\n\n**Verdict:** PASS",
+     1.0),
+    ("The reply states 6, which is incorrect; the sum is 5. It does not meet the rubric.\n\nVerdict: FAIL", 0.0),
+    # the verdict line wins over a later PASS/FAIL word
+    ("Verdict: FAIL\n\nNote: a reply saying 5 would pass.", 0.0),
+    # no verdict line: the last PASS/FAIL/CORRECT/INCORRECT word (with its -ed/-es/-s ending)
+    ("The reply is incorrect because it says 6.", 0.0),
+    ("It passes: the answer matches the reference, though the explanation is thin. Correct.", 1.0),
+    ("The final answer passes, but the explanation fails to show the carry.", 0.0),
+    ("The reply failed at first but then corrects itself; the final answer is correct", 1.0),
+    # neither: a reply that opens with yes or no (after markdown or quotes)
+    ("**Yes** — it says 5 and explains why.", 1.0),
+    ("No, the reply gives 6.", 0.0),
+    ("\"no\" — off by one", 0.0),
+    ("Nothing to object to; yes.", None),     # "Nothing" is not "no", and "yes" is not at the start
+    ("passable, but barely", None),           # "passable" is not the word "pass"
+])
+def test_pass_fail_parsing_of_real_looking_replies(text, expected):
+    assert parse_score(text, JudgeSpec(agent="j")) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The reply is mostly right but skips a step.\n\nScore: 8/10", 0.8),
+    ("**Score:** 7", 0.7),                           # over max_score (10)
+    ("Score: 3.5 / 5", 0.7),                         # its own top
+    ("score = 2 out of 4", 0.5),
+    ("Score: 7/0", 0.7),                             # a zero top is ignored: over max_score
+    ("Score: -2", 0.0),                              # clipped at 0
+    ("Score: 15 out of 10", 1.0),                    # clipped at 1
+    ("First impression: Score: 9. On reflection, Score: 4/10.", 0.4),
+])
+def test_graded_parsing_of_real_looking_replies(text, expected):
+    assert parse_score(text, JudgeSpec(agent="j", scale="graded")) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, position, expected", [
+    ("Reply A is more complete and cites the reference.\n\nWinner: **A**", "A", 1.0),
+    ("Winner: Reply B", "A", 0.0),
+    ("winner = reply b", "B", 1.0),
+    ("Both are equally good. Winner: TIE", "B", 0.5),
+    ("Winner: A. On second thought, Winner: B", "B", 1.0),   # the last one
+    ("Winner: A", None, 1.0),                                 # no position: the reply stood first
+    ("Winner: B", None, 0.0),
+    ("Winner: Both", "A", None),
+])
+def test_pairwise_parsing_of_real_looking_replies(text, position, expected):
+    spec = JudgeSpec(agent="j", scale="pairwise", rubric="{first} vs {second}")
+    assert parse_score(text, spec, position) == expected
+
+
+def test_aggregate_by_hand():
+    # five samples at threshold 0.5: 0.5 passes (≥), 0.4 does not
+    spec = JudgeSpec(agent="j", k=5)
+    assert aggregate([0.5, 0.4, 1.0, 0.0, 0.5], spec) == (True, 0.6, 3)    # 3 of 5 pass: a majority
+    assert aggregate([0.5, 0.4, 1.0, 0.0, 0.0], spec) == (False, 0.4, 2)   # 2 of 5
+    assert aggregate([1.0, 1.0, 0.0, 0.0], spec) == (False, 0.5, 2)        # 2 of 4 is a tie: not a majority
+    assert aggregate([], spec) == (False, 0.0, 0)
+    # mean: (0.75 + 0.25 + 0.5) / 3 = 0.5 exactly, which passes (≥ 0.5); (0.75 + 0.25 + 0.25) / 3 ≈ 0.417 does
+    # not; passes still counts the samples at or above the threshold
+    assert aggregate([0.75, 0.25, 0.5], JudgeSpec(agent="j", aggregate="mean")) == (True, 0.5, 2)
+    assert aggregate([0.75, 0.25, 0.25], JudgeSpec(agent="j", aggregate="mean")) == (False, pytest.approx(1.25 / 3), 1)
+    # unparsed: fail counts None as 0 (1 of 3 pass); skip leaves it out (1 of 2: a tie)
+    assert aggregate([1.0, 0.0, None], spec) == (False, pytest.approx(1 / 3), 1)
+    assert aggregate([1.0, 0.0, None], JudgeSpec(agent="j", unparsed="skip")) == (False, 0.5, 1)
+    assert aggregate([1.0, 1.0, None], JudgeSpec(agent="j", unparsed="skip")) == (True, 1.0, 2)
+    assert aggregate([None, None], JudgeSpec(agent="j", unparsed="skip", aggregate="mean")) == (False, 0.0, 0)
+
+
+def test_the_scorer_keeps_each_samples_reply_and_score():
+    scorer = MODEL_SCORERS["judge"]
+    replies = {0: "Verdict: PASS", 1: "Looks correct to me.", 2: "Verdict: FAIL"}
+
+    async def ask(call: JudgeCall) -> str | None:
+        return replies[call.sample_index - 1000]
+
+    spec = JudgeSpec(agent="j", k=3, seed=1)
+    judged = asyncio.run(scorer.score(task(), "Answer: 5", ["5"], spec, AGENT, ask))
+    assert judged.texts == ["Verdict: PASS", "Looks correct to me.", "Verdict: FAIL"]
+    assert judged.samples == [1.0, 1.0, 0.0] and judged.passes == 2 and judged.value == pytest.approx(2 / 3)
+    assert judged.score.correct is True and judged.score.partial == pytest.approx(2 / 3)
+    assert judged.score.predicted == ["5"] and judged.score.gold == ["5"] and judged.score.positions == [True]
+    assert judged.rule_correct is True
