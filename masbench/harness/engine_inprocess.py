@@ -51,7 +51,7 @@ class CellRunner:
                                           limiter=limiter)
         self.tasks = {t.id: t for t in prep.tasks}
         self.designs = {d.label: d for d in [*prep.designs, *(entries or [])]}
-        self.runnables: dict[str, Runnable] = {}
+        self.runnables: dict[str, Runnable] = dict(prep.runnables)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
         self.route_hook = RouteHook(prep.library, self.gateway, writer.put)
@@ -82,7 +82,8 @@ class CellRunner:
         await self.gateway.aclose()
 
     def runnable(self, name: str) -> Runnable:
-        """What a design entry's name runs (resolved once per name)."""
+        """What a design entry's name runs (the suite's were resolved by ``prepare``; an entry added
+        here is resolved once, at its first cell)."""
         if name not in self.runnables:
             self.runnables[name] = resolve_runnable(name, self.prep.library)
         return self.runnables[name]

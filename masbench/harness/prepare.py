@@ -11,7 +11,7 @@ from typing import Any
 from ..bench import SourceRead, load_suite
 from ..bench.scoring.judge import rule_scorer
 from ..bench.types import TaskInstance
-from ..design.runnable import resolve_runnable
+from ..design.runnable import Runnable, resolve_runnable
 from ..library import Library
 from ..llm import ModelOverride, is_simulated, models_from, overrides_json, require_prices
 from ..runtime import check_design
@@ -117,6 +117,8 @@ class Prepared:
     """What loading the tasks read, per source group (rows read of rows there, the cap), in order."""
     judge_agent: AgentSpec | None = None
     """The judge scorer's agent (``suite.judge.agent``), when some task is judged."""
+    runnables: dict[str, Runnable] = field(default_factory=dict)
+    """What each design entry's name runs (:func:`~masbench.design.runnable.resolve_runnable`)."""
 
     def cells(self, task_ids: "list[str] | tuple[str, ...] | None" = None,
               designs: "list[str] | set[str] | None" = None, pool: bool = True) -> list[Cell]:
@@ -149,8 +151,8 @@ def prepare(opts: RunOptions) -> Prepared:
     ids = [t.id for t in tasks]  # unique: load_suite refuses a repeated id, naming its sources
     agent = check_judged(tasks, suite.judge, library, suite.name)
     designs = design_entries(suite)
-    for d in designs:
-        resolve_runnable(d.name, library)  # a design (data) or a per-task designer (code); raises if neither
+    # what each entry runs (a design, a program, a per-task designer), once; raises if nothing
+    runnables = {d.name: resolve_runnable(d.name, library) for d in designs}
     cs = suite.cot_sc
     pool = pool_design(cs.agent, cs.temperature, cs.kind, cs.params)
     if cs.enabled and cs.kind is not None:  # a pool of ReAct runs etc.: check it before any call
@@ -174,7 +176,7 @@ def prepare(opts: RunOptions) -> Prepared:
                     config_hash(suite, overrides_json(overrides), opts.limit, base,
                                 sequence.identity() if sequence else None),
                     store_path, simulated, pool, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads,
-                    agent)
+                    agent, runnables)
 
 
 JUDGE_CHECK_SUFFIX = ".judge-check"

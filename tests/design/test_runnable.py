@@ -67,6 +67,7 @@ def test_a_name_that_is_a_designer_and_a_library_design_is_the_designer_under_va
     assert "ok" in r.output and "meta-designer" not in r.output
     # run: the prepared suite resolves it, and the cell runner runs the designer's own code
     prep = prepare(RunOptions(suite=str(suite), lib=[tmp_path]))
+    assert {n: r.kind for n, r in prep.runnables.items()} == {"cot": "design", "meta-designer": "designer"}
     store = Store(tmp_path / "s.duckdb")
     try:
         runner = CellRunner(prep, store, "r", None, StoreWriter(store))
