@@ -38,6 +38,7 @@ LIBRARIES = ["agents", "baselines", "orchestrators", "skills", "tasks", "noteboo
 MODULES: dict[str, list[str]] = {
     "masbench/budget.py": ["tests/test_budget.py", "tests/runtime/test_runtime_budget.py"],
     "masbench/llm/metered.py": ["tests/llm/test_metered.py"],
+    "masbench/charge.py": ["tests/test_charge.py", "tests/test_budget.py"],
     "masbench/text.py": ["tests/test_text.py", "tests/bench/test_answers.py"],
     "masbench/bench/scorers.py": ["tests/bench/test_scorers.py", "tests/bench/scoring/test_replies.py", "tests/bench/test_answers.py",
                              "tests/bench/scoring/test_scorers_published.py", "tests/harness/test_protocol.py"],
@@ -87,6 +88,11 @@ MODULES: dict[str, list[str]] = {
     "masbench/runtime/ties.py": ["tests/runtime/test_ties.py", "tests/harness/stats/test_majk.py"],
     "masbench/runtime/steps.py": ["tests/runtime/test_steps.py", "tests/runtime/test_ops.py", "tests/runtime/test_failures.py",
                                   "tests/runtime/test_runtime_budget.py"],
+    # test_compiled compares every scheduler on every bundled design: a straight-line loop and
+    # fan-out here, and which designs the chain takes
+    "masbench/runtime/chain.py": ["tests/runtime/test_chain.py",
+                                  "tests/runtime/test_compiled.py::test_which_schedulers_take_the_bundled_designs",
+                                  "tests/runtime/test_compiled.py::test_bundled_design_same_rows_under_every_scheduler"],
     "masbench/harness/failures.py": ["tests/harness/test_run_aborted.py"],
     # not tests/harness/test_run_failfast.py: it runs the CLI in subprocesses (minutes; mutants do not reach a child)
     "masbench/store/cells.py": ["tests/store/test_cells.py", "tests/harness/test_supersede.py", "tests/harness/test_resume.py"],

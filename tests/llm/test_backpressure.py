@@ -67,12 +67,12 @@ async def test_breaker_opens_after_n_failures_pauses_and_closes_after_a_successf
     seen: list[str] = []
     line: list[str] = []
     display = RunDisplay(Console(file=open("/dev/null", "w")))
-    display.attach(gw.stats)
 
     async def watch() -> None:
         while True:
             seen.append(health.state())
             if health.breaker_open and not line:
+                display.attach(gw.stats)  # the gateway's totals as read now (the engine reads them each tick)
                 line.append(display._usage())
             await asyncio.sleep(0.02)
 
