@@ -294,8 +294,9 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
             del frame
     if units:
         unit_v = "tokens" if spec.match == "budget" and "budget" not in units else spec.match  # as verdict_unit
-        for r in rows:  # the verdict's unit is known once every family is read
-            r["is_verdict"] = r["unit"] == unit_v
+        for r in rows:  # the verdict's unit is known once every family is read (the baselines have none)
+            if names.get(r["design"], r["design"]) not in BASELINES:
+                r["is_verdict"] = r["unit"] == unit_v
         assert first is not None  # a non-empty family has a first row
         first_unit = first[3]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
         for axis in sorted(axes):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import Any, cast
@@ -404,9 +405,16 @@ class FakeStore:
 
     def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]]):
         self.tasks, self.pairs, self.names, self.log = tasks, pairs, names, []
+        self.lock = threading.RLock()
+        self.settings: list[str] = []
+        """DuckDB settings read and set (kept apart from ``log``)."""
 
     def sql(self, q, params=None):
-        self.log.append((" ".join(q.casefold().split()), params))
+        q = " ".join(q.casefold().split())
+        if q.startswith(("set ", "select current_setting")):
+            self.settings.append(q)
+            return [(2, True)]  # two threads, insertion order kept: DuckDB's defaults here
+        self.log.append((q, params))
         if self.log[-1][0].startswith("select design, any_value(design_name) from results"):
             return self.names
         if self.log[-1][0].startswith("select distinct coalesce(axis, source) from results"):
@@ -468,6 +476,9 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
                      ("paired_task_diffs", ["run9", "all", "tokens"]), ("design_pair_diffs", ["run9", "all"])]
     assert all("order by axis_value, design, task_id" in q for q, _ in st.log[2:7])
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
+    # the families were read on one thread without insertion order, and the settings put back
+    assert st.settings[1:] == ["set threads = 1", "set preserve_insertion_order = false", "set threads = 2",
+                               "set preserve_insertion_order = true"]
     assert Writer.flushed == 1 and [t for t, _ in Writer.added] == ["paired_tests"] * 5
     rows = [r for _, r in Writer.added]
     assert [(r["run_id"], r["design"], r["against"]) for r in rows] == \
