@@ -876,6 +876,12 @@ EQUIVALENT: list[Equivalent] = [
                "a cumulative sum carried across chunks, so any chunk gives the same numbers, except at grid points "
                "frozen within a chunk (log K ≥ LOG_CAP = 30: p ≤ e⁻³⁰, rejected at every level either way); "
                "test_chunking_does_not_change_the_answer: chunks of 7 and 1000 agree to 1e-12"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'd = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)', 'd = np.clip(np.asarray(diffs, dtype=None), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values: the NaN check, the mean and x = (d + 1)/2 (a float array) read the same numbers (the look passes task_diffs' float arrays)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'd = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)', 'd = np.clip(np.asarray(diffs, ), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values: the NaN check, the mean and x = (d + 1)/2 (a float array) read the same numbers (the look passes task_diffs' float arrays)"),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---

@@ -162,3 +162,12 @@ def test_a_look_reads_its_interval_on_the_grid_it_is_given():
     assert abs(r.cs_lo / 0.2 - round(r.cs_lo / 0.2)) < 1e-9 or abs(abs(r.cs_lo) - 0.75) < 1e-9
     assert (r.cs_lo, r.cs_hi) == betting_sequence(d, grid=11)[0].interval(1 - r.level_holm)
     assert (r.cs_lo, r.cs_hi) != betting_sequence(d)[0].interval(1 - r.level_holm)
+
+
+def test_a_difference_beyond_the_unit_range_counts_as_its_bound():
+    """Differences of 5 are wins of 1: the three-wins capital (p = 8/13, test_three_wins_capital_by_hand) and a
+    mean of 1; −5 mirrors it."""
+    up, _ = betting_sequence(np.array([5.0, 5.0, 5.0]))
+    down, _ = betting_sequence(np.array([-5.0, -5.0, -5.0]))
+    assert up.p_value() == pytest.approx(8 / 13, abs=1e-12) and up.mean == 1.0
+    assert down.p_value() == pytest.approx(8 / 13, abs=1e-12) and down.mean == -1.0
