@@ -882,6 +882,12 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
                'd = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)', 'd = np.clip(np.asarray(diffs, ), -1.0, 1.0)',
                "without a dtype an int or float array keeps its values: the NaN check, the mean and x = (d + 1)/2 (a float array) read the same numbers (the look passes task_diffs' float arrays)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction = np.zeros(len(m), dtype=np.int8)', 'direction = np.zeros(len(m), dtype=None)', 'direction holds 0 and ±1 only (np.where of 1 and −1, zeros before any evidence); as floats they compare and print the same, and nothing reads it as an integer (int8 only saves memory)'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction = np.zeros(len(m), dtype=np.int8)', 'direction = np.zeros(len(m), )', 'direction holds 0 and ±1 only (np.where of 1 and −1, zeros before any evidence); as floats they compare and print the same, and nothing reads it as an integer (int8 only saves memory)'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence', 'act = log_kmax < LOG_CAP',
+               'act = log_kmax <= LOG_CAP', 'a grid point whose log max capital is exactly LOG_CAP = 30 stays active one chunk longer: its running max only grows, so it is rejected at every level ≥ 10⁻¹³ either way (and a float lands on 30.0 exactly with probability ~0); the no-difference point is always active'),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---
