@@ -888,6 +888,10 @@ EQUIVALENT: list[Equivalent] = [
                'direction = np.zeros(len(m), dtype=np.int8)', 'direction = np.zeros(len(m), )', 'direction holds 0 and ±1 only (np.where of 1 and −1, zeros before any evidence); as floats they compare and print the same, and nothing reads it as an integer (int8 only saves memory)'),
     Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence', 'act = log_kmax < LOG_CAP',
                'act = log_kmax <= LOG_CAP', 'a grid point whose log max capital is exactly LOG_CAP = 30 stays active one chunk longer: its running max only grows, so it is rejected at every level ≥ 10⁻¹³ either way (and a float lands on 30.0 exactly with probability ~0); the no-difference point is always active'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), axis=0)[1:]',
+               'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), )[1:]',
+               "a ufunc's accumulate runs along axis 0 by default: the same call"),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---
