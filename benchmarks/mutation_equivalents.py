@@ -892,6 +892,12 @@ EQUIVALENT: list[Equivalent] = [
                'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), axis=0)[1:]',
                'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), )[1:]',
                "a ufunc's accumulate runs along axis 0 by default: the same call"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction[cols] = np.where(new_max, np.where(up[arg, j] >= dn[arg, j], 1, -1), direction[cols])',
+               'direction[cols] = np.where(new_max, np.where(up[arg, j] > dn[arg, j], 1, -1), direction[cols])',
+               "the two differ only where the up and down log-capitals are equal at a new running maximum; then "
+               "log K = the common value, and K⁺·K⁻ ≤ Π(1 − λ²·dev²) < 1 under equal bets makes both below 0, "
+               "under the running max 0: with unequal bets an exact float tie has probability ~0"),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---

@@ -182,6 +182,11 @@ def test_the_direction_of_the_evidence_by_hand():
     mid = SMALL // 2
     assert win.mu[mid] == 0.0 and win.direction[mid] == 1 and loss.direction[mid] == -1
     assert empty.direction.shape == (SMALL,) and not empty.direction.any()
+    # one difference: task 1 bets nothing at μ = 0 (K₁ = 1 = K₀), no new maximum, no direction yet
+    one, _ = betting_sequence(np.ones(1), grid=SMALL)
+    assert one.direction[mid] == 0
+    # at the grid's top (μ ≈ 1) three wins never lift the capital above 1 (p stays 1): no direction either
+    assert win.p_value(1.0) == 1.0 and win.direction[-1] == 0
 
 
 @pytest.mark.parametrize("alpha", [0.05, 0.2])
