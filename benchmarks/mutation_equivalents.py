@@ -876,6 +876,28 @@ EQUIVALENT: list[Equivalent] = [
                "a cumulative sum carried across chunks, so any chunk gives the same numbers, except at grid points "
                "frozen within a chunk (log K ≥ LOG_CAP = 30: p ≤ e⁻³⁰, rejected at every level either way); "
                "test_chunking_does_not_change_the_answer: chunks of 7 and 1000 agree to 1e-12"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'd = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)', 'd = np.clip(np.asarray(diffs, dtype=None), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values: the NaN check, the mean and x = (d + 1)/2 (a float array) read the same numbers (the look passes task_diffs' float arrays)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'd = np.clip(np.asarray(diffs, dtype=float), -1.0, 1.0)', 'd = np.clip(np.asarray(diffs, ), -1.0, 1.0)',
+               "without a dtype an int or float array keeps its values: the NaN check, the mean and x = (d + 1)/2 (a float array) read the same numbers (the look passes task_diffs' float arrays)"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction = np.zeros(len(m), dtype=np.int8)', 'direction = np.zeros(len(m), dtype=None)', 'direction holds 0 and ±1 only (np.where of 1 and −1, zeros before any evidence); as floats they compare and print the same, and nothing reads it as an integer (int8 only saves memory)'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction = np.zeros(len(m), dtype=np.int8)', 'direction = np.zeros(len(m), )', 'direction holds 0 and ±1 only (np.where of 1 and −1, zeros before any evidence); as floats they compare and print the same, and nothing reads it as an integer (int8 only saves memory)'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence', 'act = log_kmax < LOG_CAP',
+               'act = log_kmax <= LOG_CAP', 'a grid point whose log max capital is exactly LOG_CAP = 30 stays active one chunk longer: its running max only grows, so it is rejected at every level ≥ 10⁻¹³ either way (and a float lands on 30.0 exactly with probability ~0); the no-difference point is always active'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), axis=0)[1:]',
+               'run = np.maximum.accumulate(np.vstack([log_kmax[None, cols], log_k]), )[1:]',
+               "a ufunc's accumulate runs along axis 0 by default: the same call"),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'direction[cols] = np.where(new_max, np.where(up[arg, j] >= dn[arg, j], 1, -1), direction[cols])',
+               'direction[cols] = np.where(new_max, np.where(up[arg, j] > dn[arg, j], 1, -1), direction[cols])',
+               "the two differ only where the up and down log-capitals are equal at a new running maximum; then "
+               "log K = the common value, and K⁺·K⁻ ≤ Π(1 − λ²·dev²) < 1 under equal bets makes both below 0, "
+               "under the running max 0: with unequal bets an exact float tie has probability ~0"),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---

@@ -162,3 +162,40 @@ def test_a_look_reads_its_interval_on_the_grid_it_is_given():
     assert abs(r.cs_lo / 0.2 - round(r.cs_lo / 0.2)) < 1e-9 or abs(abs(r.cs_lo) - 0.75) < 1e-9
     assert (r.cs_lo, r.cs_hi) == betting_sequence(d, grid=11)[0].interval(1 - r.level_holm)
     assert (r.cs_lo, r.cs_hi) != betting_sequence(d)[0].interval(1 - r.level_holm)
+
+
+def test_a_difference_beyond_the_unit_range_counts_as_its_bound():
+    """Differences of 5 are wins of 1: the three-wins capital (p = 8/13, test_three_wins_capital_by_hand) and a
+    mean of 1; −5 mirrors it."""
+    up, _ = betting_sequence(np.array([5.0, 5.0, 5.0]))
+    down, _ = betting_sequence(np.array([-5.0, -5.0, -5.0]))
+    assert up.p_value() == pytest.approx(8 / 13, abs=1e-12) and up.mean == 1.0
+    assert down.p_value() == pytest.approx(8 / 13, abs=1e-12) and down.mean == -1.0
+
+
+def test_the_direction_of_the_evidence_by_hand():
+    """Three wins: at μ = 0 the up-bet's capital K⁺₃ = 9/4 beats K⁻₃ = 1 (test_three_wins_capital_by_hand), so the
+    running max was reached on the up side: +1; three losses mirror it: −1. Before any difference: 0 everywhere."""
+    win, _ = betting_sequence(np.ones(3), grid=SMALL)
+    loss, _ = betting_sequence(-np.ones(3), grid=SMALL)
+    empty, _ = betting_sequence(np.array([]), grid=SMALL)
+    mid = SMALL // 2
+    assert win.mu[mid] == 0.0 and win.direction[mid] == 1 and loss.direction[mid] == -1
+    assert empty.direction.shape == (SMALL,) and not empty.direction.any()
+    # one difference: task 1 bets nothing at μ = 0 (K₁ = 1 = K₀), no new maximum, no direction yet
+    one, _ = betting_sequence(np.ones(1), grid=SMALL)
+    assert one.direction[mid] == 0
+    # at the grid's top (μ ≈ 1) three wins never lift the capital above 1 (p stays 1): no direction either
+    assert win.p_value(1.0) == 1.0 and win.direction[-1] == 0
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_the_last_path_is_the_final_interval_at_one_minus_alpha(alpha):
+    """The paths' interval after the last task is the sequence's own at level 1 − α (the same running max, read at
+    log(1/α)), and its p the sequence's p of 0."""
+    d = np.tile([1.0, 0.5, -0.5, 1.0, 0.0], 12)
+    s, paths = betting_sequence(d, alpha=alpha, grid=SMALL, paths=True)
+    assert paths is not None and paths.shape == (60, 3)
+    assert tuple(paths[-1, :2]) == s.interval(1 - alpha)
+    assert paths[-1, 2] == pytest.approx(s.p_value(), abs=1e-12)
+    assert s.interval(1 - alpha) != s.interval(1 - alpha / 2)  # the level matters on this sequence
