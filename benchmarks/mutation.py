@@ -137,7 +137,7 @@ MODULES: dict[str, list[str]] = {
     "masbench/harness/until_decided.py": ["tests/harness/test_until_decided_loop.py"],
     # not tests/harness/test_engines.py: it runs worker processes (mutants do not reach a child)
     "masbench/llm/limits.py": ["tests/llm/test_rate_windows_by_hand.py", "tests/llm/test_rate_limits.py"],
-    "masbench/tools/base.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
+    "masbench/tools/base.py": ["tests/tools/test_function_tools.py", "tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
     "masbench/tools/calculator.py": ["tests/tools/test_calculator.py", "tests/tools/test_dispatch.py"],
     "masbench/store/merge.py": ["tests/store/test_merge.py", "tests/store/test_live.py::test_a_part_is_merged_once"],
     "masbench/harness/engine_parts.py": ["tests/harness/test_engine_parts.py"],

@@ -163,8 +163,12 @@ async def test_attribution_by_header_agent_token_and_user_field(endpoint):
         model="default", messages=_msgs())
     await base.chat.completions.create(model="default", messages=_msgs(), user="judge")
     await base.chat.completions.create(model="default", messages=_msgs(), user="some-end-user-id")  # not an agent
-    assert [r.agent for r in rows] == ["solver", "critic", "judge", "program"]
-    assert {a: t.calls for a, t in cell.by_agent.items()} == {"solver": 1, "critic": 1, "judge": 1, "program": 1}
+    # precedence: the header over a per-agent token, the token over the user field
+    critic = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.grant(cell, "critic"))
+    await critic.chat.completions.create(model="default", messages=_msgs(), extra_headers={AGENT_HEADER: "judge"})
+    await critic.chat.completions.create(model="default", messages=_msgs(), user="solver")
+    assert [r.agent for r in rows] == ["solver", "critic", "judge", "program", "judge", "critic"]
+    assert {a: t.calls for a, t in cell.by_agent.items()} == {"solver": 1, "critic": 2, "judge": 2, "program": 1}
     with pytest.raises(openai.BadRequestError) as ei:  # a header naming an undeclared agent is a mistake
         await base.chat.completions.create(model="default", messages=_msgs(), extra_headers={AGENT_HEADER: "solvr"})
     assert "solvr" in str(ei.value) and "critic" in str(ei.value)
