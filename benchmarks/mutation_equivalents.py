@@ -400,17 +400,15 @@ EQUIVALENT: list[Equivalent] = [
                          ("_families", 'for key, f in (g.groupby(keys, dropna=False, sort=True) if keys else [((), g)]):')]
       for e in _groupby_defaults("masbench/harness/paired_tests.py", fn, line)),
     Equivalent('masbench/harness/paired_tests.py', '_pair_rows',
-               'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,',
-               'res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(None), per_task["count"].to_numpy(), b_f,',
+               'res, kw = clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,',
+               'res, kw = clustered_mcnemar(per_task["mean"].to_numpy(None), per_task["count"].to_numpy(), b_f,',
                "the mean of a DOUBLE column is float64 already: to_numpy(None) is to_numpy(float)"),
     Equivalent('masbench/harness/paired_tests.py', '_families', 'for axis, g in df.groupby("axis", sort=True):',
                'for axis, g in df.groupby("axis", ):', "sort=True is groupby's default"),
     Equivalent('masbench/harness/paired_tests.py', '_cot_rows',
-               'diffs, sd = d["diff_cot"].to_numpy(float), _seed(spec.seed, axis, value, "cot", design)',
-               'diffs, sd = d["diff_cot"].to_numpy(None), _seed(spec.seed, axis, value, "cot", design)',
+               'diffs, sd = d["diff_cot"].to_numpy(float), comparison_seed(spec.seed, axis, value, "cot", design)',
+               'diffs, sd = d["diff_cot"].to_numpy(None), comparison_seed(spec.seed, axis, value, "cot", design)',
                "diff_cot is avg(...) in paired_task_diffs, a DOUBLE column (float64): to_numpy(None) is to_numpy(float)"),
-    Equivalent('masbench/harness/paired_tests.py', 'curve_rows', 'r.pop("k_max", None)', 'r.pop("k_max", )',
-               "every row in out was built with k_max= (the family's and the baselines' alike), so the default is never used"),
     # cost_adjusted converts all three with np.asarray(dtype=float) first (float64, Float64, int64, Int64 alike)
     *(Equivalent('masbench/harness/paired_tests.py', 'task_diffs', _TASK_DIFFS, _TASK_DIFFS.replace(f'd["{col}"].to_numpy(float)', f'd["{col}"].to_numpy(None)'),
                  f"cost_adjusted reads {col} through np.asarray(..., dtype=float): to_numpy(None) gives the same array")

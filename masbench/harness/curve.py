@@ -24,6 +24,7 @@ import numpy as np
 from ..bench.types import TaskInstance
 from ..spec import CotScSpec
 from ..store import Store, StoreWriter
+from ..store.rows import CurveRow, TaskCurveRow
 from .stats.majk import exact_majk
 
 
@@ -161,24 +162,23 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
             groups.setdefault(("all", None), []).append(i)
             groups.setdefault(groups_of[task_id], []).append(i)
             for k in range(1, k_max + 1):
-                w.add("cot_sc_task_curve", {"run_id": run_id, "task_id": task_id, "seed": seed, "k": k,
-                                            "accuracy": float(v[k - 1]), "tokens": k * tok[-1],
-                                            "cost_usd": k * usd[-1]})
+                w.put(TaskCurveRow(run_id=run_id, task_id=task_id, seed=seed, k=k, accuracy=float(v[k - 1]),
+                                   tokens=k * tok[-1], cost_usd=k * usd[-1]))
         _budget_means(df, groups_of, budget)
-    rows = []
+    rows: list[CurveRow] = []
     per_cell, tok_a, usd_a, task_a = np.array(vals), np.array(tok), np.array(usd), np.array(cell_task)
     del vals
     for (axis, value), idx in groups.items():
         for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap, tasks=task_a[idx]):
-            rows.append({"run_id": run_id, "axis": axis, "axis_value": value, "k": pt.k, "n_tasks": pt.n_tasks,
-                         "accuracy": pt.accuracy, "ci_lo": pt.ci_lo, "ci_hi": pt.ci_hi, "tokens": pt.tokens,
-                         "calls": pt.calls, "cost_usd": pt.cost_usd})
+            rows.append(CurveRow(run_id=run_id, axis=axis, axis_value=value, k=pt.k, n_tasks=pt.n_tasks,
+                                 accuracy=pt.accuracy, ci_lo=pt.ci_lo, ci_hi=pt.ci_hi, tokens=pt.tokens,
+                                 calls=pt.calls, cost_usd=pt.cost_usd))
     _set_budget_spent(rows, budget, basis, seen_pool)
     w.flush()
     store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
     if rows:
         for r in rows:
-            w.add("cot_sc_curve", r)
+            w.put(r)
         w.flush()
     return len(rows)
 
@@ -210,7 +210,7 @@ def _mean(a: np.ndarray) -> float:
     return float(np.where(nan, 0.0, a).sum() / n) if n else float("nan")
 
 
-def add_budget_spent(rows: list[dict], pool, groups_of: dict[str, tuple], basis: str) -> None:
+def add_budget_spent(rows: list[CurveRow], pool, groups_of: dict[str, tuple], basis: str) -> None:
     """Set ``budget_basis`` and ``budget_spent`` (k × the group's mean per-task mean sample spend on
     the basis, as for tokens) on curve rows; ``pool`` has task_id, seed and budget_spent columns."""
     sums: dict[tuple, list[float]] = {}
@@ -231,7 +231,7 @@ def _budget_means(pool, groups_of: dict[str, tuple], sums: dict[tuple, list[floa
             sums.setdefault(groups_of[task_id], []).append(float(v))
 
 
-def _set_budget_spent(rows: list[dict], sums: dict[tuple, list[float]], basis: str, has_pool: bool) -> None:
+def _set_budget_spent(rows: list[CurveRow], sums: dict[tuple, list[float]], basis: str, has_pool: bool) -> None:
     for r in rows:
-        vals = sums.get((r["axis"], r["axis_value"])) if has_pool else None
-        r.update(budget_basis=basis, budget_spent=r["k"] * float(np.mean(vals)) if vals else None)
+        vals = sums.get((r.axis, r.axis_value)) if has_pool else None
+        r.budget_basis, r.budget_spent = basis, r.k * float(np.mean(vals)) if vals else None

@@ -24,7 +24,6 @@ Holm level of a family is resolved: B ≥ 20·m/α (capped at :data:`MAX_RESAMPL
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -34,13 +33,13 @@ import numpy as np
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
 from ..store.paired import UNITS
+from ..store.rows import PairedTestRow
+from .stats.clustered import clustered_mcnemar, comparison_seed
 from .stats.decide import decide
 from .stats.matched import cost_adjusted
 from .stats.paired import holm, holm_tiebreak
 from .stats.power import n_range
 from .stats.tests import TestResult, get_test
-from .stats.tests.base import lattice_of
-from .stats.tests.sign_flip import SignFlip
 
 if TYPE_CHECKING:  # pandas is imported where frames are made (Store.df): a worker process never needs it
     import pandas as pd
@@ -50,11 +49,6 @@ MAX_RESAMPLES = 200_000
 """The cap of the automatic resample count (at α = 0.05: families of up to 500 comparisons)."""
 NEED_LEVEL = 0.5
 """The effect interval "needs n" is read from: the test's central 50% interval."""
-CLUSTERED_MCNEMAR = "exact McNemar (clustered by task)"
-
-
-def _seed(base: int, *parts: Any) -> int:
-    return base * 1_000_003 + zlib.crc32("|".join(map(str, parts)).encode())
 
 
 def _f(v: Any) -> float | None:
@@ -74,30 +68,28 @@ def family_of(axis: str) -> str:
     return "group" if axis == "all" else "axis"
 
 
-def _apply_holm(rows: list[dict], spec: StatsSpec, results: list[TestResult]) -> None:
+def _apply_holm(rows: list[PairedTestRow], spec: StatsSpec, results: list[TestResult]) -> None:
     """Fill Holm columns of ``rows`` (one family) in place; ``results`` align with rows."""
-    ties = [holm_tiebreak(r.t, f"{row['design']}|{row['against']}|{row['axis_value']}") for row, r in zip(rows, results)]
-    adj, levels = holm([row["p_value"] for row in rows], spec.alpha, ties=ties)
+    ties = [holm_tiebreak(r.t, f"{row.design}|{row.against}|{row.axis_value}") for row, r in zip(rows, results)]
+    ps = [p for p in (row.p_value for row in rows) if p is not None]
+    assert len(ps) == len(rows)  # every test row has its p-value (_base)
+    adj, levels = holm(ps, spec.alpha, ties=ties)
     for row, r, pa, lv in zip(rows, results, adj, levels):
-        lo, hi = r.ci(1 - lv)
-        row.update(family_size=len(rows), p_holm=pa, level_holm=lv, ci_lo_holm=lo, ci_hi_holm=hi,
-                   family=family_of(row["axis"]))
+        row.ci_lo_holm, row.ci_hi_holm = r.ci(1 - lv)
+        row.family_size, row.p_holm, row.level_holm, row.family = len(rows), pa, lv, family_of(row.axis)
 
 
 def _base(run_id, axis, value, design, against, unit, spec: StatsSpec, res: TestResult, method: str,
-          resamples: int, **kw) -> dict:
+          resamples: int, **kw) -> PairedTestRow:
     lo, hi = res.ci(0.95)
     import pandas as pd  # deferred: the frames this reads imported it; a worker's imports stay without it
 
-    row = dict(run_id=run_id, axis=axis, axis_value=None if pd.isna(value) else int(value), design=design,
-               against=against, unit=unit, position=None, k_match=None, n_tasks=res.n, n_cells=None,
-               mean_diff=res.mean, sd_task=None if math.isnan(res.sd) else res.sd, ci_lo=lo, ci_hi=hi,
-               p_value=res.p_value, method=method, n_discordant_plus=None, n_discordant_minus=None,
-               family_size=1, p_holm=res.p_value, level_holm=spec.alpha, ci_lo_holm=lo, ci_hi_holm=hi,
-               n_needed=None, n_needed_hi=None, family=None, verdict=None, reason=None, is_verdict=False,
-               bootstrap=resamples, alpha=spec.alpha, power=spec.power)
-    row.update(kw)
-    return row
+    cols: dict[str, Any] = dict(method=method, **kw)
+    return PairedTestRow(run_id=run_id, axis=axis, axis_value=None if pd.isna(value) else int(value), design=design,
+                         against=against, unit=unit, n_tasks=res.n, mean_diff=res.mean,
+                         sd_task=None if math.isnan(res.sd) else res.sd, ci_lo=lo, ci_hi=hi, p_value=res.p_value,
+                         family_size=1, p_holm=res.p_value, level_holm=spec.alpha, ci_lo_holm=lo, ci_hi_holm=hi,
+                         is_verdict=False, bootstrap=resamples, alpha=spec.alpha, power=spec.power, **cols)
 
 
 def verdict_unit(tasks: pd.DataFrame, spec: StatsSpec) -> str:
@@ -123,63 +115,63 @@ def _families(df: pd.DataFrame, extra: list[str]):
 
 
 def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: StatsSpec,
-               unit_v: str | None = None) -> list[dict]:
+               unit_v: str | None = None) -> list[PairedTestRow]:
     """The rows against the curve (every unit) with Holm and the verdicts, under ``spec``'s test;
     ``unit_v``: the verdict's unit when ``tasks`` holds only part of the run (else read from it)."""
     test = get_test(spec.test)
     unit_v = unit_v or verdict_unit(tasks, spec)
-    out: list[dict] = []
+    out: list[PairedTestRow] = []
     for axis, fam in _families(tasks, ["unit"]):
         cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
         m = sum(names.get(str(k[1]), str(k[1])) not in BASELINES for k, _ in cells)
         b_f = resamples_for(m, spec)
-        family, fres, rest = [], [], []
+        family: list[PairedTestRow] = []
+        rest: list[PairedTestRow] = []
+        fres: list[TestResult] = []
+        k_max: list[int] = []
         for (value, design), d in cells:
             design, unit = str(design), str(d["unit"].iloc[0])
-            res = test.run(task_diffs(d), resamples=b_f, seed=_seed(spec.seed, axis, value, unit, design))
+            res = test.run(task_diffs(d), resamples=b_f, seed=comparison_seed(spec.seed, axis, value, unit, design))
             row = _base(run_id, axis, value, design, "curve", unit, spec, res, test.method, b_f,
                         position=d["position"].iloc[0], k_match=_f(d["k_match"].iloc[0]),
-                        n_cells=int(d["seeds"].sum()), k_max=int(d["k_max"].iloc[0]))
+                        n_cells=int(d["seeds"].sum()))
             if names.get(design, design) in BASELINES:
                 rest.append(row)
             else:
                 family.append(row)
                 fres.append(res)
+                k_max.append(int(d["k_max"].iloc[0]))
         if family:
             _apply_holm(family, spec, fres)
-        for r, res in zip(family, fres):
-            need = n_range(res.ci(NEED_LEVEL), res.sd, r["level_holm"], spec.power) if res.n > 1 else None
-            r["n_needed"], r["n_needed_hi"] = need if need is not None else (None, None)
-            r["verdict"], r["reason"] = decide(r["position"], r["mean_diff"], (r["ci_lo_holm"], r["ci_hi_holm"]),
-                                               r["p_holm"], spec.alpha, r["n_needed"], r["n_tasks"], r["k_max"],
-                                               n_needed_hi=r["n_needed_hi"],
-                                               unbounded=r["n_needed"] is not None and r["n_needed_hi"] is None)
-            r["is_verdict"] = r["unit"] == unit_v
+        for r, res, k in zip(family, fres, k_max):
+            lo, hi = r.ci_lo_holm, r.ci_hi_holm
+            assert lo is not None and hi is not None and r.level_holm is not None and r.p_holm is not None \
+                and r.n_tasks is not None  # set by _base and _apply_holm
+            need = n_range(res.ci(NEED_LEVEL), res.sd, r.level_holm, spec.power) if res.n > 1 else None
+            r.n_needed, r.n_needed_hi = need if need is not None else (None, None)
+            r.verdict, r.reason = decide(str(r.position), res.mean, (lo, hi), r.p_holm,
+                                         spec.alpha, r.n_needed, r.n_tasks, k, n_needed_hi=r.n_needed_hi,
+                                         unbounded=r.n_needed is not None and r.n_needed_hi is None)
+            r.is_verdict = r.unit == unit_v
         out += family + rest
-    for r in out:
-        r.pop("k_max", None)
     return out
 
 
-def _clustered_mcnemar(d: np.ndarray, seeds: np.ndarray, resamples: int, seed: int) -> tuple[TestResult, dict]:
-    """The exact sign-flip test of 0/1 pairs averaged per task: McNemar clustered by task."""
-    res = SignFlip().run(d, resamples=resamples, seed=seed, lattice=lattice_of(d, seeds))
-    return res, dict(method=CLUSTERED_MCNEMAR, n_discordant_plus=int((d > 0).sum()),
-                     n_discordant_minus=int((d < 0).sum()))
-
-
-def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[dict]:
+def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[PairedTestRow]:
     test = get_test(spec.test)
-    out: list[dict] = []
+    out: list[PairedTestRow] = []
     one_unit = tasks[tasks["unit"] == tasks["unit"].iloc[0]] if len(tasks) else tasks
     for axis, fam in _families(one_unit[one_unit["design"] != "cot"], []):
         cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
         b_f = resamples_for(len(cells), spec)
-        rows, results = [], []
+        rows: list[PairedTestRow] = []
+        results: list[TestResult] = []
         for (value, design), d in cells:
-            diffs, sd = d["diff_cot"].to_numpy(float), _seed(spec.seed, axis, value, "cot", design)
+            diffs, sd = d["diff_cot"].to_numpy(float), comparison_seed(spec.seed, axis, value, "cot", design)
+            kw: dict[str, Any]
             if bool(d["cot_is_design"].all()):
-                res, kw = _clustered_mcnemar(diffs, d["seeds"].to_numpy(), b_f, sd)
+                res, counts = clustered_mcnemar(diffs, d["seeds"].to_numpy(), b_f, sd)
+                kw = dict(counts)
             else:
                 res, kw = test.run(diffs, resamples=b_f, seed=sd), dict(method=test.method)
             rows.append(_base(run_id, axis, value, str(design), "cot", "-", spec, res, resamples=b_f,
@@ -191,17 +183,18 @@ def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[dict]:
     return out
 
 
-def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[dict]:
-    out: list[dict] = []
+def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[PairedTestRow]:
+    out: list[PairedTestRow] = []
     pairs = pairs[pairs["design_a"] < pairs["design_b"]]
     for axis, fam in _families(pairs, []):
         cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))
         b_f = resamples_for(len(cells), spec)
-        rows, results = [], []
+        rows: list[PairedTestRow] = []
+        results: list[TestResult] = []
         for (value, a, b_), d in cells:
             per_task = d.groupby("task_id")["diff"].agg(["mean", "count"])
-            res, kw = _clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,
-                                         _seed(spec.seed, axis, value, a, b_))
+            res, kw = clustered_mcnemar(per_task["mean"].to_numpy(float), per_task["count"].to_numpy(), b_f,
+                                        comparison_seed(spec.seed, axis, value, a, b_))
             rows.append(_base(run_id, axis, value, a, b_, "-", spec, res, resamples=b_f, n_cells=len(d), **kw))
             results.append(res)
         _apply_holm(rows, spec, results)
@@ -267,12 +260,12 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
     if rows:
         w = StoreWriter(store)
         for r in rows:
-            w.add("paired_tests", {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in r.items()})
+            w.put(_finite(r))
         w.flush()
     return len(rows)
 
 
-def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
+def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestRow]:
     """Every paired-test row of the run, one Holm family read at a time."""
     names = dict(store.sql("SELECT design, any_value(design_name) FROM results WHERE run_id = ? GROUP BY ALL",
                            [run_id]))
@@ -280,7 +273,7 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
                                              "ORDER BY 1", [run_id]) if a != "all")]
     # ordered: the tests draw signs by position, so the same data must give the same order
     order = "axis_value, design, task_id"
-    rows: list[dict] = []
+    rows: list[PairedTestRow] = []
     units: set[str] = set()
     first = None
     for axis in sorted(axes):  # one family's frame at a time, released once tested
@@ -295,8 +288,8 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
     if units:
         unit_v = "tokens" if spec.match == "budget" and "budget" not in units else spec.match  # as verdict_unit
         for r in rows:  # the verdict's unit is known once every family is read (the baselines have none)
-            if names.get(r["design"], r["design"]) not in BASELINES:
-                r["is_verdict"] = r["unit"] == unit_v
+            if names.get(r.design, r.design) not in BASELINES:
+                r.is_verdict = r.unit == unit_v
         assert first is not None  # a non-empty family has a first row
         first_unit = first[3]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
         for axis in sorted(axes):
@@ -308,6 +301,15 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[dict]:
                               [run_id, axis], "ALL")
         rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
     return rows
+
+
+def _finite(row: PairedTestRow) -> PairedTestRow:
+    """``row`` with its infinite numbers NULL (a Holm level or interval end can be ±inf)."""
+    for c in row.columns():
+        v = getattr(row, c)
+        if isinstance(v, float) and math.isinf(v):
+            setattr(row, c, None)
+    return row
 
 
 def stats_spec_of(config: dict | None) -> StatsSpec:

@@ -28,7 +28,8 @@ from typing import Any
 from ..spec import StatsSpec
 from ..store import Store
 from ..store.run_pairs import Side, Unmatched, bases, pair_summary, pair_tasks, run_designs, run_exists, unmatched
-from .paired_tests import NEED_LEVEL, _clustered_mcnemar, _seed, resamples_for
+from .paired_tests import NEED_LEVEL, resamples_for
+from .stats.clustered import clustered_mcnemar, comparison_seed
 from .stats.decide import INCONCLUSIVE, NOT_SHOWN, NOT_WORTH, WORTH, need_text
 from .stats.paired import holm, holm_tiebreak
 from .stats.power import n_range
@@ -197,7 +198,7 @@ def pair_seed(spec: StatsSpec, a: Side, b: Side) -> int:
     the within-run test of the two design labels uses (all tasks), so two designs of one run split
     into two runs give the identical interval (its group value is the NULL axis value of 'all' as
     the within-run frame reads it: ``<NA>``; tests/harness/test_run_compare.py holds them equal)."""
-    return _seed(spec.seed, "all", "<NA>", *sorted((a.design, b.design)))
+    return comparison_seed(spec.seed, "all", "<NA>", *sorted((a.design, b.design)))
 
 
 def _cost_position(s: dict[str, Any]) -> str:
@@ -230,7 +231,7 @@ def compare_runs(store: Store, pairs: list[tuple[Side, Side]], spec: StatsSpec |
             tests.append(None)
             continue
         d = np.array([t[2] for t in tasks], dtype=float)
-        t, kw = _clustered_mcnemar(d, np.array([t[1] for t in tasks]), b_f, pair_seed(spec, a, b))
+        t, kw = clustered_mcnemar(d, np.array([t[1] for t in tasks]), b_f, pair_seed(spec, a, b))
         res.mean_diff, res.sd, res.ci, res.p_value = t.mean, t.sd, t.ci(0.95), t.p_value
         res.method, res.n_plus, res.n_minus, res.resamples = kw["method"], kw["n_discordant_plus"], \
             kw["n_discordant_minus"], b_f

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
+from ..store.rows import SequentialLookRow
 from ..store.sequential import DESIGN_COST, DESIGN_TOTALS, POOL_SAMPLE_COST, TASK_DIFFS
 from .sequence import SequencePlan, SequentialError
 from .stats.sequential import LookInput, LookResult, look
@@ -106,14 +107,14 @@ def take_look(store: Store, run_id: str, plan: SequencePlan, family: list[str], 
     for i, r in zip(inputs, results):
         n_tasks, n_cells, calls, tokens, usd, budget = store.sql(DESIGN_TOTALS, {"run": run_id, "design": i.design})[0]
         k, pos = matched.get(i.design, (None, i.position))
-        w.add("sequential_looks", {
-            "run_id": run_id, "look": j, "design": i.design, "unit": plan.match, "n_tasks": r.n,
-            "n_cells": int(n_cells), "calls": int(calls), "tokens": int(tokens), "cost_usd": float(usd),
-            "budget_spent": float(budget), "k_match": k, "position": pos,
-            "mean_diff": r.mean, "cs_lo": r.cs_lo, "cs_hi": r.cs_hi, "p_anytime": r.p_anytime,
-            "family_size": r.family_size, "p_holm": r.p_holm, "level_holm": r.level_holm, "decided": r.decided,
-            "verdict": r.verdict, "reason": r.reason, "max_tasks": plan.max_tasks, "batch": plan.batch,
-            "method": METHOD.get(spec.bet, spec.bet), "alpha": spec.alpha, "ts": now})
+        w.put(SequentialLookRow(
+            run_id=run_id, look=j, design=i.design, unit=plan.match, n_tasks=r.n,
+            n_cells=int(n_cells), calls=int(calls), tokens=int(tokens), cost_usd=float(usd),
+            budget_spent=float(budget), k_match=k, position=pos,
+            mean_diff=r.mean, cs_lo=r.cs_lo, cs_hi=r.cs_hi, p_anytime=r.p_anytime,
+            family_size=r.family_size, p_holm=r.p_holm, level_holm=r.level_holm, decided=r.decided,
+            verdict=r.verdict, reason=r.reason, max_tasks=plan.max_tasks, batch=plan.batch,
+            method=METHOD.get(spec.bet, spec.bet), alpha=spec.alpha, ts=now))
     w.flush()  # one transaction: a look is written whole or not at all
     return results
 

@@ -20,12 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-WORTH = "worth it"
-NOT_WORTH = "not worth it"
-INCONCLUSIVE = "inconclusive"
-NOT_SHOWN = "not shown worth it"
-BASELINE = "baseline"
-NO_CURVE = "no CoT-SC curve"
+from ..harness.stats.decide import BASELINE, INCONCLUSIVE, NO_CURVE, NOT_SHOWN, NOT_WORTH, WORTH
+
 
 RULE = ("verdict rule: paired per-task differences against the CoT-SC curve at equal cost (k = 1 if cheaper "
         "than one sample, k_max if costlier than the curve); the suite's test over tasks (sign-flip by default), "

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from .live import LiveBoard, describe_snapshot, live_path, read_live
     from .lock import StoreBusy, WriterLock
     from .outcomes import fill_outcomes
-    from .rows import (ROWS, CallRow, DesignRow, MessageRow, NodeRow, PoolRow, ResultRow, RoutingDecisionRow, Row, TextRow,
-                       ToolCallRow)
+    from .rows import (ROWS, CallRow, CurveRow, DesignRow, MessageRow, NodeRow, PairedTestRow, PoolRow, ResultRow,
+                       RoutingDecisionRow, Row, SequentialLookRow, TaskCurveRow, TextRow, ToolCallRow)
     from .runs import (LATEST, finish_run, has_run, latest_run, list_runs, new_run_id, recent_runs, run_config,
                        run_progress, set_run_plan, start_run, suite_config)
     from .schema import CONTENT_TABLES, MIGRATIONS, TABLES
@@ -40,7 +40,8 @@ _EXPORTS = {
     "live_path": "live", "read_live": "live", "StoreBusy": "lock", "WriterLock": "lock", "fill_outcomes": "outcomes",
     "ROWS": "rows", "CallRow": "rows", "DesignRow": "rows", "MessageRow": "rows", "NodeRow": "rows",
     "PoolRow": "rows", "ResultRow": "rows", "RoutingDecisionRow": "rows", "Row": "rows", "TextRow": "rows",
-    "ToolCallRow": "rows", "LATEST": "runs", "finish_run": "runs", "has_run": "runs", "latest_run": "runs",
+    "ToolCallRow": "rows", "CurveRow": "rows", "TaskCurveRow": "rows", "PairedTestRow": "rows",
+    "SequentialLookRow": "rows", "LATEST": "runs", "finish_run": "runs", "has_run": "runs", "latest_run": "runs",
     "list_runs": "runs", "new_run_id": "runs", "recent_runs": "runs", "run_config": "runs", "run_progress": "runs",
     "set_run_plan": "runs", "start_run": "runs", "suite_config": "runs", "CONTENT_TABLES": "schema",
     "MIGRATIONS": "schema", "TABLES": "schema", "text_hash": "texts", "RunFailed": "session", "RunSession": "session",
@@ -53,10 +54,11 @@ _EXPORTS = {
 __getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
-__all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "DESIGN_KEY", "DesignRow", "EXPORT_FORMATS",
+__all__ = ["CELL_TABLES", "CONTENT_TABLES", "CallRow", "CellRows", "CellTable", "CurveRow", "DESIGN_KEY", "DesignRow", "EXPORT_FORMATS",
            "Exporter", "LATEST",
-           "LiveBoard", "MIGRATIONS", "MessageRow", "NodeRow", "POOL_DESIGN", "POOL_KEY", "PoolRow", "ROWS", "ResultRow",
-           "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "Store", "StoreBusy", "StoreWriter", "TABLES", "TextRow", "ToolCallRow",
+           "LiveBoard", "MIGRATIONS", "MessageRow", "NodeRow", "POOL_DESIGN", "POOL_KEY", "PairedTestRow", "PoolRow", "ROWS", "ResultRow",
+           "RoutingDecisionRow", "Row", "RunFailed", "RunSession", "SequentialLookRow", "Store", "StoreBusy", "StoreWriter", "TABLES",
+           "TaskCurveRow", "TextRow", "ToolCallRow",
            "VIEWS", "WriterLock", "clean_unfinished", "describe_snapshot", "designer_summary", "done_keys", "drop_orphans", "end_status",
            "ensure_views", "export_parquet", "failure_reason", "failure_reasons", "fill_outcomes", "finish_run", "has_run",
            "latest_run", "list_runs", "live_path", "read_live", "merge_into", "new_run_id", "recent_runs", "register_view", "run_config", "run_progress",

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..report import data as report_data
 from ..report.tables import HEADERS, formatted_row, records
-from ..report.verdict import RULE, Verdict, verdicts
+from ..report.verdict import BASELINE, RULE, Verdict, verdicts
 from ..store import LATEST, Store
 from .trace import NotFound
 
@@ -59,7 +59,7 @@ def overview(store: Store, run: str) -> Overview:
     comp = report_data.comparison(store, run, "all")
     curve = report_data.curve(store, run)
     rows = [(str(r["design"]), formatted_row(r)) for r in records(comp)]
-    vs = [v for v in verdicts(comp) if v.verdict != "baseline"] if len(comp) else []
+    vs = [v for v in verdicts(comp) if v.verdict != BASELINE] if len(comp) else []
     (cells, calls, messages, pool), = store.sql("""
         SELECT (SELECT count(*) FROM results WHERE run_id = $1), (SELECT count(*) FROM calls WHERE run_id = $1),
                (SELECT count(*) FROM call_messages WHERE run_id = $1), (SELECT count(*) FROM pool WHERE run_id = $1)""",

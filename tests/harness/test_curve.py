@@ -21,6 +21,7 @@ from masbench.harness.curve import (
     groups_of_tasks,
 )
 from masbench.spec import CotScSpec
+from masbench.store.rows import CurveRow
 
 
 def ins(store, table: str, **row) -> None:
@@ -114,21 +115,24 @@ def test_compute_curve_on_an_empty_pool_writes_nothing(store) -> None:
     assert store.sql("SELECT count(*) FROM cot_sc_curve") == [(0,)]
 
 
+def _point(axis: str, value: int | None, k: int) -> CurveRow:
+    return CurveRow(run_id="r", axis=axis, axis_value=value, k=k)
+
+
 def test_budget_spent_without_spend_is_null_not_zero() -> None:
-    rows = [{"axis": "all", "axis_value": None, "k": 2}]
+    rows = [_point("all", None, 2)]
     add_budget_spent(rows, None, {}, "tokens")
-    assert rows == [{"axis": "all", "axis_value": None, "k": 2, "budget_basis": "tokens", "budget_spent": None}]
+    assert rows == [CurveRow(run_id="r", axis="all", axis_value=None, k=2, budget_basis="tokens", budget_spent=None)]
     import pandas as pd
 
     pool = pd.DataFrame({"task_id": ["t1", "t1", "t2"], "seed": [0, 0, 0], "budget_spent": [1.0, 3.0, float("nan")]})
-    rows = [{"axis": "all", "axis_value": None, "k": 3}, {"axis": "g", "axis_value": 1, "k": 1},
-            {"axis": "g", "axis_value": 2, "k": 1}]
+    rows = [_point("all", None, 3), _point("g", 1, 1), _point("g", 2, 1)]
     add_budget_spent(rows, pool, {"t1": ("g", 1), "t2": ("g", 2)}, "usd")
     # t1's mean spend 2; t2 spent nothing known (NaN): left out, so its group has none
-    assert [(r["budget_basis"], r["budget_spent"]) for r in rows] == [("usd", 6.0), ("usd", 2.0), ("usd", None)]
-    rows = [{"axis": "all", "axis_value": None, "k": 1}]
+    assert [(r.budget_basis, r.budget_spent) for r in rows] == [("usd", 6.0), ("usd", 2.0), ("usd", None)]
+    rows = [_point("all", None, 1)]
     add_budget_spent(rows, pool.drop(columns="budget_spent"), {"t1": ("g", 1)}, "tokens")
-    assert rows[0]["budget_spent"] is None
+    assert rows[0].budget_spent is None
 
 
 def test_cell_curve_pads_a_short_pool_and_cuts_a_long_one() -> None:

@@ -497,7 +497,8 @@ def test_a_design_whose_cost_varies_is_tested_on_the_cost_adjusted_differences(t
 def test_the_small_rules_by_hand():
     import zlib
 
-    from masbench.harness.paired_tests import MAX_RESAMPLES, _f, _seed, family_of, resamples_for, stats_spec_of
+    from masbench.harness.paired_tests import MAX_RESAMPLES, _f, family_of, resamples_for, stats_spec_of
+    from masbench.harness.stats.clustered import comparison_seed as _seed
 
     # each comparison's resampling seed: the suite's seed and the comparison's parts, so a published
     # p-value is reproducible from (data, stats.seed) on any machine
@@ -548,7 +549,7 @@ def test_reading_one_family_at_a_time_gives_the_rows_of_the_whole_run(tmp_path):
     pairs = st.df("SELECT * FROM design_pair_diffs WHERE run_id = ? ORDER BY ALL", ["r"])
     want = curve_rows("r", tasks, names, spec) + _cot_rows("r", tasks, spec) + _pair_rows("r", pairs, spec)
     assert compute_paired(st, "r", spec) == len(want) > 0
-    cols = list(want[0])
+    cols = list(want[0].columns())
     got = st.sql(f"SELECT {', '.join(cols)} FROM paired_tests WHERE run_id = 'r'")
 
     def norm(v):

@@ -20,6 +20,9 @@ import pandas as pd
 import pytest
 
 import masbench.harness.paired_tests as pt
+import masbench.harness.stats.clustered as clustered
+from masbench.harness.stats.clustered import CLUSTERED_MCNEMAR, clustered_mcnemar, comparison_seed
+from masbench.store.rows import PairedTestRow
 from masbench.harness.stats.tests import TestResult
 from masbench.harness.stats.tests.sign_flip import SignFlip
 from masbench.spec import StatsSpec
@@ -80,7 +83,7 @@ def spies(monkeypatch):
         return f"v{len(decide_calls)}", f"r{len(decide_calls)}"
 
     monkeypatch.setattr(pt, "get_test", lambda name: test if name == SPEC.test else None)
-    monkeypatch.setattr(pt, "SignFlip", flip)
+    monkeypatch.setattr(clustered, "SignFlip", flip)
     monkeypatch.setattr(pt, "n_range", n_range)
     monkeypatch.setattr(pt, "decide", decide)
     return dict(test=test, flip=flip, need=need_calls, need_out=need_out, decide=decide_calls)
@@ -107,9 +110,9 @@ def _tasks(cells: list[dict]) -> pd.DataFrame:
 # --- the small helpers ---------------------------------------------------------------------------
 
 def test_seed_key_is_the_suite_seed_and_the_parts():
-    assert pt._seed(7, "all", pd.NA, "tokens", "x") == _key("all", "<NA>", "tokens", "x")
-    assert pt._seed(0) == zlib.crc32(b"") == 0 and pt._seed(1) == 1_000_003
-    assert pt._seed(2, 3) == 2_000_006 + zlib.crc32(b"3")
+    assert comparison_seed(7, "all", pd.NA, "tokens", "x") == _key("all", "<NA>", "tokens", "x")
+    assert comparison_seed(0) == zlib.crc32(b"") == 0 and comparison_seed(1) == 1_000_003
+    assert comparison_seed(2, 3) == 2_000_006 + zlib.crc32(b"3")
 
 
 def test_f_reads_numbers_only():
@@ -165,7 +168,7 @@ def test_families():
 def test_base_row_every_column():
     res = Fake(0.25, 0.5, 8, p=0.03)
     row = pt._base("r", "depth", 3, "x", "curve", "tokens", SPEC, res, "m", 123, n_cells=9)
-    assert row == dict(run_id="r", axis="depth", axis_value=3, design="x", against="curve", unit="tokens",
+    assert row.as_dict() == dict(run_id="r", axis="depth", axis_value=3, design="x", against="curve", unit="tokens",
                        position=None, k_match=None, n_tasks=8, n_cells=9, mean_diff=0.25, sd_task=0.5,
                        ci_lo=0.25 - 0.95, ci_hi=0.25 + 0.95, p_value=0.03, method="m", n_discordant_plus=None,
                        n_discordant_minus=None, family_size=1, p_holm=0.03, level_holm=0.05, ci_lo_holm=0.25 - 0.95,
@@ -178,7 +181,7 @@ def test_base_row_every_column():
 
 def test_apply_holm_ranks_ties_by_t_then_label():
     spec = StatsSpec(alpha=0.06)
-    rows = [dict(design=d, against="curve", axis_value=None, axis="all", p_value=p) for d, p in
+    rows = [PairedTestRow(run_id="r", design=d, against="curve", axis_value=None, axis="all", p_value=p) for d, p in
             [("a", 0.02), ("b", 0.01), ("c", 0.02), ("d", 0.02)]]
     # a, c, d tie at 0.02: c has the largest t (sd 0.1), a and d tie on t (sd 1) → label: a before d
     res: list[TestResult] = [Fake(0.5, 1.0, 4), Fake(0.5, 1.0, 4), Fake(0.5, 0.1, 4), Fake(0.5, 1.0, 4)]
@@ -191,11 +194,13 @@ def test_apply_holm_ranks_ties_by_t_then_label():
         assert r["family_size"] == 4 and r["family"] == "group"
     assert [r["p_holm"] for r in rows] == pytest.approx([0.06, 0.04, 0.06, 0.06])
     # the tie label is design|against|axis_value: against and the value rank equal-t rows too
-    rows = [dict(design="x", against=a, axis_value=v, axis="depth", p_value=0.5) for a, v in [("z", 1), ("b", 2), ("b", 1)]]
+    rows = [PairedTestRow(run_id="r", design="x", against=a, axis_value=v, axis="depth", p_value=0.5)
+            for a, v in [("z", 1), ("b", 2), ("b", 1)]]
     pt._apply_holm(rows, spec, [Fake(0.5, 1.0, 4)] * 3)
     assert [r["level_holm"] for r in rows] == pytest.approx([0.06, 0.03, 0.02]) and rows[0]["family"] == "axis"
     # joined by '|' (124 > 'Y'): "xY|…" sorts before "x|…", so xY is tested first at α/2
-    rows = [dict(design=d, against="curve", axis_value=None, axis="all", p_value=0.5) for d in ("x", "xY")]
+    rows = [PairedTestRow(run_id="r", design=d, against="curve", axis_value=None, axis="all", p_value=0.5)
+            for d in ("x", "xY")]
     pt._apply_holm(rows, spec, [Fake(0.5, 1.0, 4)] * 2)
     assert [r["level_holm"] for r in rows] == pytest.approx([0.06, 0.03])
 
@@ -322,7 +327,7 @@ def test_cot_rows(spies):
     assert [c["seed"] for c in flips] == [_key("all", "<NA>", "cot", "x"), _key("all", "<NA>", "cot", "y")]
     assert [(r["design"], r["against"], r["unit"], r["n_cells"], r["method"], r["n_discordant_plus"],
              r["n_discordant_minus"], r["bootstrap"]) for r in rows] == \
-        [("x", "cot", "-", 6, pt.CLUSTERED_MCNEMAR, 1, 0, 800), ("y", "cot", "-", 4, pt.CLUSTERED_MCNEMAR, 1, 0, 800)]
+        [("x", "cot", "-", 6, CLUSTERED_MCNEMAR, 1, 0, 800), ("y", "cot", "-", 4, CLUSTERED_MCNEMAR, 1, 0, 800)]
     assert [(r["p_holm"], r["level_holm"], r["family_size"]) for r in rows] == [(0.02, 0.025, 2), (0.02, 0.05, 2)]
     # no cot design (or not on every row): the suite's test on the differences against the curve's maj@1
     df = _tasks([dict(design="x", diff=[9.0, 9.0], diff_cot=[0.5, 0.0], cot_is_design=False),
@@ -373,13 +378,13 @@ def test_pair_rows(spies):
         [("a", "b", "-", 4, 2, 2, 0, None), ("a", "c", "-", 4, 4, 2, 0, None), ("a", "b", "-", 3, 2, 1, 1, 2)]
     assert [(r["p_holm"], r["level_holm"], r["family_size"], r["family"]) for r in rows] == \
         [(0.02, 0.025, 2, "group"), (0.02, 0.05, 2, "group"), (0.02, 0.05, 1, "axis")]
-    assert rows[0]["method"] == pt.CLUSTERED_MCNEMAR and rows[0]["bootstrap"] == 800
+    assert rows[0]["method"] == CLUSTERED_MCNEMAR and rows[0]["bootstrap"] == 800
 
 
 def test_clustered_mcnemar_is_the_exact_sign_flip_on_the_seed_lattice():
     d = np.array([1.0, 0.5, 0.5, -0.5, 0.0])
-    res, kw = pt._clustered_mcnemar(d, np.array([1, 2, 2, 2, 1]), 50, 3)
-    assert kw == dict(method=pt.CLUSTERED_MCNEMAR, n_discordant_plus=3, n_discordant_minus=1)
+    res, kw = clustered_mcnemar(d, np.array([1, 2, 2, 2, 1]), 50, 3)
+    assert kw == dict(method=CLUSTERED_MCNEMAR, n_discordant_plus=3, n_discordant_minus=1)
     # by enumeration of the 2^5 sign vectors (zeros flip to zero): sums ≥ 1.5 or ≤ −1.5 in 2·(#≥1.5)
     sums = [sum(s * x for s, x in zip(signs, d)) for signs in itertools.product([1, -1], repeat=5)]
     assert res.p_value == pytest.approx(min(1.0, 2 * sum(s >= 1.5 - 1e-12 for s in sums) / 32))
@@ -422,7 +427,7 @@ class FakeStore:
             return [(a,) for a in sorted(axes - {"all"})]
         return []
 
-    def df(self, q, params=None):
+    def df(self, q, params: list):
         self.log.append((" ".join(q.casefold().split()), params))
         view = self.log[-1][0].split(" from ")[1].split()[0]
         if view == "paired_task_diffs":
@@ -439,8 +444,8 @@ class Writer:
     def __init__(self, store):
         Writer.added, Writer.flushed = [], 0
 
-    def add(self, table, row):
-        Writer.added.append((table, row))
+    def put(self, row):
+        Writer.added.append((row.TABLE, row))
 
     def flush(self):
         Writer.flushed += 1

@@ -1,4 +1,5 @@
-"""The verdict rule: decided by the paired, Holm-corrected evidence against the CoT-SC curve.
+"""The verdict rule: decided by the paired, Holm-corrected evidence against the CoT-SC curve; and
+the verdict words, defined here only (every other module imports them).
 
 Per non-baseline design, against the curve at the design's cost (``position`` within), at k = 1
 (below: the design is cheaper than one CoT sample) or at k_max (beyond: it costs more than the
@@ -23,6 +24,14 @@ WORTH = "worth it"
 NOT_WORTH = "not worth it"
 INCONCLUSIVE = "inconclusive"
 NOT_SHOWN = "not shown worth it"
+BASELINE = "baseline"
+"""What the report shows for a baseline (cot, cot-sc): it gets no verdict."""
+NO_CURVE = "no CoT-SC curve"
+"""What the report shows for a design of a run without a CoT-SC curve."""
+VERDICTS = (WORTH, NOT_WORTH, INCONCLUSIVE, NOT_SHOWN)
+"""The words a test decides (:func:`decide`, the sequential looks, runs against runs)."""
+SHOWN = (*VERDICTS, BASELINE, NO_CURVE)
+"""Every word a verdict column or line can read: the decided ones and the two the report adds."""
 
 
 def need_text(n_needed: int | None, n_tasks: int, n_needed_hi: int | None = None, unbounded: bool = False) -> str:
