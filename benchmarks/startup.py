@@ -16,12 +16,17 @@ worktree of the repository, e.g. the commit before a change) the same way, side 
 CPU seconds are steadier than wall time on a shared machine but still move with its load (cache
 misses, frequency): the load average is printed; compare trees measured in one run.
 
-    .venv/bin/python benchmarks/startup.py [--before DIR] [--repeat 5] [--top 12]
+    .venv/bin/python benchmarks/startup.py [--before DIR] [--repeat 5] [--top 12] [--json FILE]
+
+``--json FILE`` also writes the figures (each tree's medians and every run, the load before and
+after, the date and each tree's commit) to FILE, e.g. ``benchmarks/results/startup.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import re
 import statistics
@@ -122,7 +127,8 @@ def measure(tree: Path, repeat: int) -> dict:
             at, _, seen = mark.read_text().partition(" ")
             first.append(float(at))
     return {"validate": statistics.median(validate), "first": statistics.median(first),
-            "whole": statistics.median(whole), "seen": seen}
+            "whole": statistics.median(whole), "seen": seen,
+            "runs": {"validate": validate, "first": first, "whole": whole}}
 
 
 def importtime(tree: Path, args: list[str]) -> list[tuple[str, int, int, int]]:
@@ -147,18 +153,25 @@ def show_importtime(label: str, rows: list[tuple[str, int, int, int]], top: int)
     print("    largest modules (self ms): " + ", ".join(f"{n} {s / 1e3:.0f}" for n, s, _, _ in selfs))
 
 
+def _commit(tree: Path) -> str | None:
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", type=Path, help="another checkout to measure the same way (printed first)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--json", type=Path, help="also write the figures here (JSON)")
     a = ap.parse_args()
     load = os.getloadavg()
     print(f"start-up CPU (user + system s from process start, median of {a.repeat}) · load average "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
     trees = ([("before", a.before.resolve())] if a.before else []) + [("this tree", ROOT)]
+    measured = {}
     for label, tree in trees:
-        r = measure(tree, a.repeat)
+        r = measured[label] = measure(tree, a.repeat)
         print(f"  {label:<9} ({tree}): validate {r['validate']:.2f} s · run (SIMULATED, 1 task) at its first call "
               f"{r['first']:.2f} s, whole {r['whole']:.2f} s (goal ≤ 0.5 s: validate "
               f"{'meets' if r['validate'] <= 0.5 else 'MISSES'}, first call {'meets' if r['first'] <= 0.5 else 'MISSES'})"
@@ -167,7 +180,16 @@ def main() -> None:
     show_importtime("validate", importtime(ROOT, ["validate", SUITE]), a.top)
     with tempfile.TemporaryDirectory() as tmp:
         show_importtime("run (whole command)", importtime(ROOT, run_args(Path(tmp) / "s.duckdb")), a.top)
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    after = os.getloadavg()
+    print(f"load average after: {after[0]:.1f}")
+    if a.json:
+        doc = {"what": "CPU seconds (user + system) from process start, median of the runs: masbench validate "
+                       f"{SUITE}; masbench run {SUITE} on the simulator (--limit 1) at its first model call, "
+                       "and whole", "date": datetime.datetime.now().isoformat(timespec="minutes"),
+               "cpus": os.cpu_count(), "repeat": a.repeat, "load_before": [round(x, 1) for x in load],
+               "load_after": [round(x, 1) for x in after], "goal_s": 0.5,
+               "trees": {label: {"tree": str(tree), "commit": _commit(tree), **measured[label]} for label, tree in trees}}
+        a.json.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import ValidationError
 
-from .registry import CHECKS, checks_for
+from .registry import CHECKS, checks_for, load_ref
 from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, ProgramSpec, Spec, SuiteSpec, spec_class
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.limits import USER_FILE_LIMITS
@@ -168,6 +167,7 @@ class Library:
         self._resolved: dict[Path, Path] = {}
         """Absolute path → its resolved form (a run looks its designs up by name once per cell)."""
         self._overlay: dict[str, dict[str, Loaded]] = {}
+        self._indexed: dict[str, dict[str, Path]] = {}
 
     # ----- discovery -------------------------------------------------------------------------
     def files(self, kind: str) -> list[Path]:
@@ -180,17 +180,18 @@ class Library:
                     out += sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml")))
         return out
 
-    @cached_property
-    def _index(self) -> dict[str, dict[str, Path]]:
-        idx: dict[str, dict[str, Path]] = {}
-        for kind in FOLDERS:
-            names: dict[str, Path] = {}
+    def _index(self, kind: str) -> dict[str, Path]:
+        """Name (declared, and file stem) → file, for one kind: built the first time the kind is
+        looked up (a suite that names no handbook never parses the handbooks)."""
+        names = self._indexed.get(kind)
+        if names is None:
+            names = {}
             for f in self.files(kind):
                 name = declared_name(f) or f.stem
                 names.setdefault(name, f)
                 names.setdefault(f.stem, f)
-            idx[kind] = names
-        return idx
+            self._indexed[kind] = names
+        return names
 
     def names(self, kind: str) -> list[str]:
         """Names available for a kind (user files first)."""
@@ -217,7 +218,7 @@ class Library:
         return list(out.values())
 
     def has(self, kind: str, name: str) -> bool:
-        return name in self._overlay.get(kind, {}) or name in self._index.get(kind, {})
+        return name in self._overlay.get(kind, {}) or name in self._index(kind)
 
     def add(self, kind: str, spec: Spec, file: str = "<memory>") -> None:
         """Register an in-memory spec (e.g. a generated design) that shadows files."""
@@ -286,7 +287,7 @@ class Library:
         validates the schema only (see :meth:`load_path`)."""
         if kind in self._overlay and name in self._overlay[kind]:
             return self._overlay[kind][name]
-        path = self._index.get(kind, {}).get(name)
+        path = self._index(kind).get(name)
         if path is None:
             p = Path(name)
             if p.suffix in (".yaml", ".yml") and p.is_file():
@@ -349,6 +350,16 @@ def check_suite(suite: SuiteSpec, located: Located, lib: Library) -> list[Proble
     if "default" not in aliases:
         problems.append(_at(located, ("models",), "models must define the alias 'default'"))
     return problems
+
+
+def check_suite_sources(suite: SuiteSpec, located: Located, lib: Library) -> list[Problem]:
+    """Suite check (``CHECKS["suite.sources"]``): each data source's reader and format is registered
+    (:func:`masbench.bench.sources.check_sources`). The bench, which registers them, is imported
+    only for a suite that reads data: generated tasks name no reader (``masbench validate`` of such
+    a suite starts without it)."""
+    if all(source.route() is None for source in suite.tasks):
+        return []
+    return load_ref("masbench.bench.sources:check_sources")(suite, located, lib)
 
 
 def check_suite_judge(suite: SuiteSpec, located: Located, lib: Library) -> list[Problem]:

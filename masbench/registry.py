@@ -296,7 +296,7 @@ CHECKS: Registry = Registry("check", {
     "design": "masbench.runtime.design_analysis:check_design",
     "suite": "masbench.library:check_suite",
     "suite.designs": "masbench.design.runnable:check_suite_designs",
-    "suite.sources": "masbench.bench.sources:check_sources",
+    "suite.sources": "masbench.library:check_suite_sources",
     "suite.judge": "masbench.library:check_suite_judge",
     "handbook": "masbench.spec.handbook:check_handbook",
     "program": "masbench.design.program_entry:check_program",

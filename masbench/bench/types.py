@@ -6,11 +6,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..spec.base import document_fields
+
 
 class TaskInstance(BaseModel):
     """One benchmark task: the text a model sees, its gold answers, and how to score it."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # fields documented below
 
     id: str
     """Stable unique id, e.g. ``depth-3-test-s0-0007``."""
@@ -39,7 +41,7 @@ class TaskInstance(BaseModel):
 class Score(BaseModel):
     """The verdict on one prediction: all-or-nothing correctness plus per-position partial credit."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # fields documented below
 
     correct: bool
     """True only if every gold position is matched (all-or-nothing)."""
@@ -51,3 +53,7 @@ class Score(BaseModel):
     """The gold answers."""
     positions: list[bool] = Field(default_factory=list)
     """Per-position verdicts, aligned with ``gold``."""
+
+
+document_fields(TaskInstance)  # the field docstrings, as descriptions (masbench.spec.base)
+document_fields(Score)

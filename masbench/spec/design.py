@@ -211,6 +211,3 @@ def walk_nodes(nodes: dict[str, NodeSpec], base: tuple[str, ...] = ("nodes",),
         yield NodeVisit(name, node, base + (name,), loop)
         if node.loop is not None:
             yield from walk_nodes(node.loop.nodes, base + (name, "loop", "nodes"), name)
-
-
-LoopSpec.model_rebuild()

@@ -26,7 +26,6 @@ User-registered python functions become tools with :func:`tool`::
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import time
@@ -163,6 +162,8 @@ class _FunctionTool(Tool):
         if inspect.iscoroutinefunction(self.fn):
             out = await self.fn(**kwargs)
         else:
+            import asyncio  # deferred: checking a design imports the tools, running one has asyncio loaded
+
             out = await asyncio.to_thread(self.fn, **kwargs)
         if isinstance(out, (ToolOutput, str)):
             return out

@@ -65,3 +65,23 @@ def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["[]", "module 'masbench.store' has no attribute 'no_such_name'"]
+
+
+def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio():
+    """The whole command, as the console runs it: a suite of generated tasks is checked without the
+    generators, the event loop or a graph library."""
+    code = textwrap.dedent("""
+        import json, sys
+        sys.argv = ["masbench", "validate", "tasks/quickstart.yaml"]
+        from masbench.cli import app
+        try:
+            app()
+        except SystemExit as exc:
+            code = exc.code
+        watched = ("masbench.bench", "networkx", "asyncio", "duckdb", "numpy", "pandas", "litellm", "openai", "httpx",
+                   "aiohttp", "langgraph")
+        print(json.dumps([code, sorted(m for m in watched if m in sys.modules)]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == "ok  tasks/quickstart.yaml (suite quickstart)"
+    assert json.loads(out.splitlines()[-1]) == [0, []]
