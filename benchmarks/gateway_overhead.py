@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Literal
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -102,8 +102,9 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
         store = Store(tmp / "bench.duckdb")
         writer = StoreWriter(store, flush_rows=50_000)
         gateways = {}
-        for name, client, sdk_wire in (("litellm", "litellm", True), ("openai", "openai", True),
-                                       ("litellm-only", "litellm", False)):
+        kinds: tuple[tuple[str, Literal["litellm", "openai"], bool], ...] = (
+            ("litellm", "litellm", True), ("openai", "openai", True), ("litellm-only", "litellm", False))
+        for name, client, sdk_wire in kinds:
             spec = ModelSpec(id="openai/bench-model", api_base=base, input_usd_per_mtok=1.0, output_usd_per_mtok=2.0,
                              concurrency=conc, client=client, sdk_wire=sdk_wire)
             gateways[name] = Gateway({"m": spec}, cache=ResponseCache(tmp / f"cache-{name}.sqlite", flush_every=512),

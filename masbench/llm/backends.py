@@ -175,7 +175,7 @@ BACKENDS: Registry[type[ModelBackend]] = Registry("model backend", {
     "sim": "masbench.llm.sim_backend:SimBackend",
     "embedded": "masbench.llm.litellm_backend:EmbeddedBackend",
     "openai": "masbench.llm.openai_backend:OpenAIBackend",
-    DEFAULT_PROVIDER: "masbench.llm.litellm_backend:LitellmBackend",
+    DEFAULT_PROVIDER: "masbench.llm.litellm_sdk:LitellmClient",
 }, plugins="masbench.backends")
 """Provider (the model id's part before ``/``) → its :class:`ModelBackend` class, plus the
 :data:`CLIENTS`; a provider not listed goes to a client (see :func:`provider_of`)."""

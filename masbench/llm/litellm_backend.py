@@ -51,19 +51,10 @@ class LitellmBackend(ModelBackend):
             kwargs["api_key"] = key
         return kwargs
 
-    _wire: Any = None
-    """The SDK path (:class:`~masbench.llm.litellm_sdk.LitellmWire`), made on first use."""
-
     async def __call__(self, a: Attempt) -> Reply:
-        from . import litellm_sdk  # deferred: it imports the openai client's module
-
-        spec = a.spec
-        if spec.api_base and litellm_sdk.takes(spec, a.messages, a.req):  # litellm would send it as is
-            if self._wire is None:
-                self._wire = litellm_sdk.LitellmWire()
-            return await self._wire(a)
         from ._litellm import litellm  # deferred: heavy import, only for real providers
 
+        spec = a.spec
         kwargs = self.request(spec, a)
         resp = await litellm.acompletion(model=spec.id, messages=a.messages, num_retries=0, max_retries=0, **kwargs)
         if kwargs.get("stream"):
@@ -98,11 +89,6 @@ class LitellmBackend(ModelBackend):
             reply = Reply(text, 0, 0, 0, finish, False, usage_raw=as_dict(usage), usage_status="missing")
         reply.tool_calls = calls
         return reply
-
-    async def aclose(self) -> None:
-        """Close the SDK path's clients (:mod:`.litellm_sdk`), if it was taken."""
-        if self._wire is not None:
-            await self._wire.aclose()
 
     def supports_tools(self, spec: ModelSpec) -> bool:
         """litellm's capability map (``supports_function_calling``) for a hosted model; a model

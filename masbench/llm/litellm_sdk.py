@@ -23,7 +23,8 @@ import os
 from typing import Any
 
 from ..spec.model import ModelSpec
-from .litellm_backend import api_key_of, message_parts
+from .backends import Attempt, Reply
+from .litellm_backend import LitellmBackend, api_key_of, message_parts
 from .openai_backend import OpenAIBackend
 
 SWITCH = "MASBENCH_LITELLM_SDK"
@@ -163,4 +164,24 @@ class LitellmWire(OpenAIBackend):
         return litellm_parts(data)
 
 
-__all__ = ["LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "litellm_parts", "switched_on", "takes", "text_only"]
+class LitellmClient(LitellmBackend):
+    """``client: litellm`` (the :data:`~masbench.llm.backends.BACKENDS` entry ``litellm``): each call
+    :func:`takes` goes out through :class:`LitellmWire`, every other through ``litellm.acompletion``."""
+
+    def __init__(self) -> None:
+        self._wire: LitellmWire | None = None
+
+    async def __call__(self, a: Attempt) -> Reply:
+        if a.spec.api_base and takes(a.spec, a.messages, a.req):
+            if self._wire is None:
+                self._wire = LitellmWire()
+            return await self._wire(a)
+        return await super().__call__(a)
+
+    async def aclose(self) -> None:
+        """Close the SDK path's clients, if it was taken."""
+        if self._wire is not None:
+            await self._wire.aclose()
+
+
+__all__ = ["LitellmClient", "LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "litellm_parts", "switched_on", "takes", "text_only"]

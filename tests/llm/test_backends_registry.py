@@ -75,7 +75,7 @@ def test_a_backend_without_prices_needs_the_yaml_to_price_its_model(toy):
 
 def test_an_unregistered_provider_still_goes_to_litellm():
     assert "toy" not in BACKENDS
-    assert type(Gateway().provider(ModelSpec(id="toy/echo-1"))).__name__ == "LitellmBackend"
+    assert type(Gateway().provider(ModelSpec(id="toy/echo-1"))).__name__ == "LitellmClient"
 
 
 SUITE = """name: mixed

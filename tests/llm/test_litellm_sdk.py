@@ -93,7 +93,7 @@ def _env(monkeypatch):
 
 def _rows(store: Store, order: list[str]) -> list[dict[str, Any]]:
     df = store.df("SELECT * FROM calls")
-    rows = {r["call_id"]: {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+    rows = {r["call_id"]: {str(k): None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
             for r in df.to_dict("records")}  # pandas reads NULL floats as NaN (never equal to itself)
     return [{k: v for k, v in rows[cid].items() if k not in VOLATILE} for cid in order]
 

@@ -17,7 +17,7 @@ import pytest
 from masbench.llm import Gateway, ResponseCache
 from masbench.llm.backends import provider_of
 from masbench.llm.health import BreakerConfig
-from masbench.llm.litellm_backend import LitellmBackend
+from masbench.llm.litellm_sdk import LitellmClient
 from masbench.llm.openai_backend import OpenAIBackend, wire_model
 from masbench.spec import ModelSpec
 from masbench.spec.problems import SpecError
@@ -71,7 +71,7 @@ async def _run(tmp_path, http_server, client: str, server: dict[str, Any], calls
     writer = StoreWriter(store)
     gw = Gateway({"m": _spec(srv.base_url, client, **spec_kw)}, cache=cache, retry_base_s=0.01, retry_max_s=0.02,
                  breaker=BreakerConfig(cooldown_s=0.05), sink=lambda r: writer.put(dataclasses.replace(r, run_id="x")))
-    assert type(gw.provider(gw.models["m"])) is (OpenAIBackend if client == "openai" else LitellmBackend)
+    assert type(gw.provider(gw.models["m"])) is (OpenAIBackend if client == "openai" else LitellmClient)
     order = []
     for i, c in enumerate(calls):
         res = await gw.complete("m", [{"role": "user", "content": c.get("prompt", f"question {i}")}], max_tokens=16,
