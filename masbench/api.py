@@ -1,5 +1,7 @@
 """masbench from Python: run a suite, read its verdicts, open its store — what ``masbench run`` and
-``masbench compare`` do, as functions (the commands call these same functions).
+``masbench compare`` do, as functions (``masbench run`` calls :func:`run`; ``masbench compare``
+prints the tables and verdict lines read by the same readers, :mod:`masbench.report.data`, that
+:func:`compare` reads).
 
 A simulated run of the bundled quickstart suite, its verdicts, and its store read with SQL::
 
