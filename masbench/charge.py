@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
-    """One call's counted usage and cost: the record every tally adds."""
+class Charge(NamedTuple):
+    """One call's counted usage and cost: the record every tally adds (immutable; a named tuple,
+    as cheap to make as a tuple — one is made per call)."""
 
     prompt: int
     """Counted input tokens (fresh + cached read + cache write)."""

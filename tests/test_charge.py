@@ -27,15 +27,16 @@ TASK = TaskInstance(id="t", source="unit", question="What is 20 + 22?", answers=
 
 def test_a_tally_adds_charges_and_merges_tallies() -> None:
     t = Tally()
-    t.add(Charge(10, 3, 0.5, "m1"))
+    t.add(Charge(10, 3, 0.5, "m1", failed=True, cache_hit=True))
     t.add(Charge(1, 2, 0.25, "m2", failed=True, cache_hit=True))
+    t.add(Charge(0, 0, 0.0, "m3"))  # an ok call, not from the cache, last
     assert (t.calls, t.prompt, t.completion, t.tokens, t.cost, t.failed, t.cache_hits, t.model) == \
-        (2, 11, 5, 16, 0.75, 1, 1, "m2")
+        (3, 11, 5, 16, 0.75, 2, 2, "m3")
     u = Tally(model="mine")
     u.merge(t)
     u.merge(Tally(calls=3, prompt=4, completion=5, cost=1.0, failed=2, cache_hits=0, model="other"))
     assert (u.calls, u.prompt, u.completion, u.cost, u.failed, u.cache_hits, u.model) == \
-        (5, 15, 10, 1.75, 3, 1, "mine")  # a merge keeps the tally's own model
+        (6, 15, 10, 1.75, 4, 2, "mine")  # a merge keeps the tally's own model
     assert Tally.of([Charge(1, 1, 0.125), Charge(2, 0, 0.125, "x")]) == \
         Tally(calls=2, prompt=3, completion=1, cost=0.25, model="x")
     assert Tally.of([]) == Tally() and Charge(7, 8, 0.0).tokens == 15
@@ -99,14 +100,15 @@ async def test_one_run_counts_each_call_once_in_the_meter_the_nodes_the_result_a
     assert (stats["calls"], stats["prompt_tokens"], stats["completion_tokens"], stats["errors"]) == \
         (len(seen), sum(prompt), sum(completion), 0)
     assert stats["cost_usd"] == pytest.approx(cost)
-    nodes = [x for x in rows if isinstance(x, NodeRow)]
-    top = [x for x in nodes if "/" not in x.node]  # a sub-design node's row holds its sub-run's calls
-    inner = [x for x in nodes if "/" in x.node]
-    assert sum(x.calls for x in top) == len(seen) and sum(x.tokens for x in top) == r.tokens
-    assert sum(x.cost_usd for x in top) == pytest.approx(cost)
-    assert {x.node for x in top} == {"draft", "subs", "deep", "agg"}
-    subs = [x for x in top if x.node == "subs"]
-    assert len(subs) == 2 and all(x.calls == 1 for x in subs)  # each branch: its own CoT run, one call
-    deep = next(x for x in top if x.node == "deep")
-    assert deep.calls == sum(x.calls for x in inner if x.node.startswith("deep/")) >= 2
-    assert sum(x.calls for x in inner) == len(seen) - 2  # every call but draft's and agg's is a sub-run's
+    # (node, calls, tokens, cost) of each node row
+    nodes = [(str(x.node), x.calls or 0, x.tokens or 0, x.cost_usd or 0.0) for x in rows if isinstance(x, NodeRow)]
+    top = [x for x in nodes if "/" not in x[0]]  # a sub-design node's row holds its sub-run's calls
+    inner = [x for x in nodes if "/" in x[0]]
+    assert sum(x[1] for x in top) == len(seen) and sum(x[2] for x in top) == r.tokens
+    assert sum(x[3] for x in top) == pytest.approx(cost)
+    assert {x[0] for x in top} == {"draft", "subs", "deep", "agg"}
+    subs = [x for x in top if x[0] == "subs"]
+    assert len(subs) == 2 and all(x[1] == 1 for x in subs)  # each branch: its own CoT run, one call
+    deep = next(x for x in top if x[0] == "deep")
+    assert deep[1] == sum(x[1] for x in inner if x[0].startswith("deep/")) >= 2
+    assert sum(x[1] for x in inner) == len(seen) - 2  # every call but draft's and agg's is a sub-run's
