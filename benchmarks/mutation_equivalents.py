@@ -905,6 +905,10 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
                'out[a:b, 2] = np.minimum(1.0, np.exp(-run[:, int(np.searchsorted(cols, i_zero))]))',
                'out[a:b, 2] = np.minimum(2.0, np.exp(-run[:, int(np.searchsorted(cols, i_zero))]))', 'run is a running max that starts at log K_0 = 0 (or a larger stored max), so exp(−run) ≤ 1: the cap at 1 (or 2) never bites'),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 'return (np.concatenate([0.5 * head, mu[..., :-1]], axis=-1),',
+               'return (np.concatenate([0.5 / head, mu[..., :-1]], axis=-1),', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 'np.concatenate([0.25 * head, s2[..., :-1]], axis=-1))',
+               'np.concatenate([0.25 / head, s2[..., :-1]], axis=-1))', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---
