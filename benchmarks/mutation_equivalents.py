@@ -896,6 +896,17 @@ EQUIVALENT: list[Equivalent] = [
                "the two differ only where the up and down log-capitals are equal at a new running maximum; then "
                "log K = the common value, and K⁺·K⁻ ≤ Π(1 − λ²·dev²) < 1 under equal bets makes both below 0, "
                "under the running max 0: with unequal bets an exact float tie has probability ~0"),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 't = np.arange(1, n + 1, dtype=float)',
+               't = np.arange(1, n + 1, dtype=None)', 't = 1..n as integers divides the cumulative sums (floats) the same: (0.5 + Σx)/(t + 1) and (0.25 + Σ…)/(t + 1) are float arrays with the same values'),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 't = np.arange(1, n + 1, dtype=float)',
+               't = np.arange(1, n + 1, )', 't = 1..n as integers divides the cumulative sums (floats) the same: (0.5 + Σx)/(t + 1) and (0.25 + Σ…)/(t + 1) are float arrays with the same values'),
+    Equivalent('masbench/harness/stats/sequential.py', 'betting_sequence',
+               'out[a:b, 2] = np.minimum(1.0, np.exp(-run[:, int(np.searchsorted(cols, i_zero))]))',
+               'out[a:b, 2] = np.minimum(2.0, np.exp(-run[:, int(np.searchsorted(cols, i_zero))]))', 'run is a running max that starts at log K_0 = 0 (or a larger stored max), so exp(−run) ≤ 1: the cap at 1 (or 2) never bites'),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 'return (np.concatenate([0.5 * head, mu[..., :-1]], axis=-1),',
+               'return (np.concatenate([0.5 / head, mu[..., :-1]], axis=-1),', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
+    Equivalent('masbench/harness/stats/sequential.py', '_moments', 'np.concatenate([0.25 * head, s2[..., :-1]], axis=-1))',
+               'np.concatenate([0.25 / head, s2[..., :-1]], axis=-1))', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---
