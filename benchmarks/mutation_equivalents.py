@@ -907,6 +907,12 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("select current_setting(\'threads\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
     Equivalent('masbench/store/merge.py', 'merge_into', 'threads = con.execute("SELECT current_setting(\'threads\')").fetchall()[0][0]', 'threads = con.execute("SELECT CURRENT_SETTING(\'THREADS\')").fetchall()[0][0]', "DuckDB's keywords, function names and setting names are case-insensitive: current_setting('THREADS') reads the same setting"),
     # --- end store/merge.py ---
+    # --- tools/calculator.py ---
+    Equivalent('masbench/tools/calculator.py', '_walk', 'todo: list[tuple[ast.AST, bool]] = [(root, False)]',
+               'todo: list[tuple[ast.AST, bool]] = [(root, True)]',
+               "the root is the ast.Expression that ast.parse(mode='eval') returns, and the Expression branch "
+               "never reads the operands-done flag (it pushes its body with False)"),
+    # --- end tools/calculator.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]
