@@ -912,6 +912,10 @@ EQUIVALENT: list[Equivalent] = [
                'todo: list[tuple[ast.AST, bool]] = [(root, True)]',
                "the root is the ast.Expression that ast.parse(mode='eval') returns, and the Expression branch "
                "never reads the operands-done flag (it pushes its body with False)"),
+    Equivalent('masbench/tools/calculator.py', '_clean_expression',
+               's = re.sub(r"^\\s*(?:answer|expression|result)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
+               's = re.sub(r"^\\s*(?:ANSWER|EXPRESSION|RESULT)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
+               "the pattern is matched with re.I: its letters' case does not matter"),
     # --- end tools/calculator.py ---
 ]
 

@@ -18,6 +18,7 @@ from masbench.tools.calculator import MAX_LEN, MAX_MAGNITUDE, TOOL, CalculatorEr
     ("Expression: 3 + 4", 7), ("x = 3 + 4", 7), ("3 + 4 = 7", 7), ("thinking...\n`6 * 7`", 42), ("0.1 + 0.2", 0.3),
     ("1000001 ** 8", 1000001 ** 8), ("10 ** 50 * 10 ** 50", 10 ** 100), ("(-2) ** 64", 2 ** 64),
     ("0 ** 0", 1), ("0 ** 3", 0), ("(-3) ** -1", -1 / 3),  # only a zero base with a negative exponent is refused
+    ("1 + 1 = 2 = 2", 2),  # a chain of equalities: the left side of the first "="
 ])
 def test_values_by_hand(expr, value):
     got = calculate(expr)
@@ -53,6 +54,7 @@ def test_bounds_are_inclusive_where_they_say_so():
     ("2 << 1", "operator LShift is not allowed"),
     ("abs(2)", "Call is not allowed (numbers, + - * / // % ** and parentheses only)"),
     ("1 +", "not an arithmetic expression: '1 +' (invalid syntax)"), ("True + 1", "booleans are not numbers"),
+    ("X", "Name is not allowed (numbers, + - * / // % ** and parentheses only)"),  # only backticks are stripped
 ])
 def test_a_refusal_says_exactly_why(x, message):
     # the whole message, not a search inside it: it is what the model is told
