@@ -55,6 +55,7 @@ def test_bounds_are_inclusive_where_they_say_so():
     ("abs(2)", "Call is not allowed (numbers, + - * / // % ** and parentheses only)"),
     ("1 +", "not an arithmetic expression: '1 +' (invalid syntax)"), ("True + 1", "booleans are not numbers"),
     ("X", "Name is not allowed (numbers, + - * / // % ** and parentheses only)"),  # only backticks are stripped
+    ("  ", "empty expression"), ("1" * 2001, "expression too long"), (["1", "2"], "expected one expression, got a list"),
 ])
 def test_a_refusal_says_exactly_why(x, message):
     # the whole message, not a search inside it: it is what the model is told
@@ -72,6 +73,18 @@ def test_floats_become_fractions_with_a_denominator_of_at_most_10_to_the_12():
     # 2⁻⁴¹ ≈ 4.5·10⁻¹³: its denominator 2⁴¹ ≈ 2.2·10¹² is beyond 10¹²; of the fractions within it, 0 is
     # nearer (4.5·10⁻¹³ away) than the smallest positive one, 1/10¹² (5.5·10⁻¹³ away)
     assert as_fraction(2.0 ** -41) == 0
+
+
+@pytest.mark.parametrize("x, value", [
+    ({"expression": "1 + 1"}, 2), ({"expr": "2 + 1"}, 3), ({"answer": "2 * 2"}, 4), ({"value": 5}, 5),
+    ({"answer": "1", "expr": "2", "expression": "3"}, 3),   # the first of result, expression, expr, answer, value
+    ({"value": "1", "answer": "2"}, 2),
+    ("5 − 3", 2),                                           # a Unicode minus sign
+    # an equality: the left side, unless only the left has letters (a variable being assigned)
+    ("3 + 4 = 8", 7), ("X = 3 + 4", 7), ("1e3 = 1000 dollars", 1000), ("1e3 = 1000 USD", 1000),
+])
+def test_which_text_is_computed(x, value):
+    assert calculate(x) == value
 
 
 def test_a_long_chain_within_the_length_cap_is_a_value_not_a_recursion_error():
