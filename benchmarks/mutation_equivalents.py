@@ -943,6 +943,16 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/store/merge.py', 'merge_into', 'began = False', 'began = None',
                "began is only read as a truth value (`if began:`), and None is falsy like False"),
     # --- end store/merge.py ---
+    # --- tools/calculator.py ---
+    Equivalent('masbench/tools/calculator.py', '_walk', 'todo: list[tuple[ast.AST, bool]] = [(root, False)]',
+               'todo: list[tuple[ast.AST, bool]] = [(root, True)]',
+               "the root is the ast.Expression that ast.parse(mode='eval') returns, and the Expression branch "
+               "never reads the operands-done flag (it pushes its body with False)"),
+    Equivalent('masbench/tools/calculator.py', '_clean_expression',
+               's = re.sub(r"^\\s*(?:answer|expression|result)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
+               's = re.sub(r"^\\s*(?:ANSWER|EXPRESSION|RESULT)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
+               "the pattern is matched with re.I: its letters' case does not matter"),
+    # --- end tools/calculator.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

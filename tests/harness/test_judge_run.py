@@ -79,6 +79,11 @@ store: {tmp_path / 'check.duckdb'}
     fp = _q(res.summary.store, "SELECT avg(CAST(correct AS DOUBLE)) FROM results WHERE NOT rule_correct AND run_id = ?",
             [res.summary.run_id])[0][0]
     assert fp == pytest.approx(row["false_pass"])
+    # the check's judge cost: 240 replies × k = 1 is 240 scoring calls, their tokens and dollars from the calls rows
+    calls = _q(res.summary.store, "SELECT count(*), sum(prompt_tokens + completion_tokens), sum(cost_usd) FROM calls "
+                                  "WHERE purpose = 'scoring' AND run_id = ?", [res.summary.run_id])[0]
+    assert calls[0] == 240 and (row["judge_calls"], row["judge_tokens"]) == calls[:2]
+    assert row["judge_usd"] == pytest.approx(calls[2])
 
 
 def test_self_consistency_with_k_samples(tmp_path):

@@ -82,28 +82,31 @@ def test_a_messages_request_as_chat():
     assert short == {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
 
 
-@pytest.mark.parametrize("extra, words", [
-    ({"stream": True}, "'stream' is not served on /v1/messages"),
-    ({"tools": [{"name": "t"}]}, "'tools' is not served"),
-    ({"tool_choice": {"type": "auto"}}, "'tool_choice' is not served"),
+_TEXT_ONLY = "only text blocks are served on /v1/messages (got {!r}); use /v1/chat/completions"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"stream": True}, "'stream' is not served on /v1/messages; use /v1/chat/completions"),
+    ({"tools": [{"name": "t"}]}, "'tools' is not served on /v1/messages; use /v1/chat/completions"),
+    ({"tool_choice": {"type": "auto"}}, "'tool_choice' is not served on /v1/messages; use /v1/chat/completions"),
     ({"messages": []}, "messages must be a non-empty list"),
     ({"messages": {"role": "user"}}, "messages must be a non-empty list"),
     ({"messages": [{"role": "system", "content": "x"}]}, "messages[0]: role must be user or assistant"),
     ({"messages": [{"role": "user", "content": "x"}, "y"]}, "messages[1]: role must be user or assistant"),
     ({"messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]},
-     "messages[0]: only text blocks are served on /v1/messages (got 'image')"),
-    ({"messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]}, "only text blocks"),
-    ({"messages": [{"role": "user", "content": ["plain"]}]}, "(got 'str')"),
+     "messages[0]: " + _TEXT_ONLY.format("image")),
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]}, "messages[0]: " + _TEXT_ONLY.format("text")),
+    ({"messages": [{"role": "user", "content": ["plain"]}]}, "messages[0]: " + _TEXT_ONLY.format("str")),
     ({"messages": [{"role": "user", "content": 7}]}, "messages[0]: content must be a string or a list of text blocks"),
-    ({"system": [{"type": "document"}]}, "system: only text blocks"),
+    ({"system": [{"type": "document"}]}, "system: " + _TEXT_ONLY.format("document")),
     ({"max_tokens": None}, "max_tokens is required (an integer)"),
-    ({"max_tokens": "50"}, "max_tokens is required"),
+    ({"max_tokens": "50"}, "max_tokens is required (an integer)"),
 ])
-def test_what_a_messages_request_may_not_be(extra, words):
+def test_what_a_messages_request_may_not_be(extra, message):
     body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}], **extra}
     with pytest.raises(Refusal) as ei:
         chat_request(body)
-    assert (ei.value.status, ei.value.code) == (400, "invalid_request_error") and words in ei.value.message
+    assert (ei.value.status, ei.value.code, ei.value.message) == (400, "invalid_request_error", message)
 
 
 def test_a_message_body_counts_cached_tokens_apart():

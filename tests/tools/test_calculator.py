@@ -4,6 +4,7 @@ and the tool through dispatch: a result exactly at the tool's cap is not cut, on
 from __future__ import annotations
 
 import asyncio
+from fractions import Fraction
 
 import pytest
 
@@ -17,6 +18,7 @@ from masbench.tools.calculator import MAX_LEN, MAX_MAGNITUDE, TOOL, CalculatorEr
     ("Expression: 3 + 4", 7), ("x = 3 + 4", 7), ("3 + 4 = 7", 7), ("thinking...\n`6 * 7`", 42), ("0.1 + 0.2", 0.3),
     ("1000001 ** 8", 1000001 ** 8), ("10 ** 50 * 10 ** 50", 10 ** 100), ("(-2) ** 64", 2 ** 64),
     ("0 ** 0", 1), ("0 ** 3", 0), ("(-3) ** -1", -1 / 3),  # only a zero base with a negative exponent is refused
+    ("1 + 1 = 2 = 2", 2),  # a chain of equalities: the left side of the first "="
 ])
 def test_values_by_hand(expr, value):
     got = calculate(expr)
@@ -44,6 +46,45 @@ def test_bounds_are_inclusive_where_they_say_so():
     assert calculate("1" + " + 0" * ((MAX_LEN - 1) // 4)) == 1  # 1 + 4·499 = 1997 characters
     with pytest.raises(CalculatorError, match="expression too long"):
         calculate("1" * (MAX_LEN + 1))
+
+
+@pytest.mark.parametrize("x, message", [
+    ("2 ** 0.5", "exponent must be an integer in [-64, 64]"), ("1000001 ** 9", "power too large"),
+    ("10 ** 50 * 10 ** 50 + 1", "number too large"), ("5 % 0", "division by zero"),
+    ("2 << 1", "operator LShift is not allowed"),
+    ("abs(2)", "Call is not allowed (numbers, + - * / // % ** and parentheses only)"),
+    ("1 +", "not an arithmetic expression: '1 +' (invalid syntax)"), ("True + 1", "booleans are not numbers"),
+    ("X", "Name is not allowed (numbers, + - * / // % ** and parentheses only)"),  # only backticks are stripped
+    ("  ", "empty expression"), ("1" * 2001, "expression too long"), (["1", "2"], "expected one expression, got a list"),
+])
+def test_a_refusal_says_exactly_why(x, message):
+    # the whole message, not a search inside it: it is what the model is told
+    with pytest.raises(CalculatorError) as ei:
+        calculate(x)
+    assert str(ei.value) == message
+
+
+def test_floats_become_fractions_with_a_denominator_of_at_most_10_to_the_12():
+    with pytest.raises(CalculatorError) as ei:
+        as_fraction(float("nan"))
+    assert str(ei.value) == "not a finite number"
+    # 2⁻³⁹: its denominator 2³⁹ ≈ 5.5·10¹¹ is within 10¹², so it stays exact
+    assert as_fraction(2.0 ** -39) == Fraction(1, 2 ** 39)
+    # 2⁻⁴¹ ≈ 4.5·10⁻¹³: its denominator 2⁴¹ ≈ 2.2·10¹² is beyond 10¹²; of the fractions within it, 0 is
+    # nearer (4.5·10⁻¹³ away) than the smallest positive one, 1/10¹² (5.5·10⁻¹³ away)
+    assert as_fraction(2.0 ** -41) == 0
+
+
+@pytest.mark.parametrize("x, value", [
+    ({"expression": "1 + 1"}, 2), ({"expr": "2 + 1"}, 3), ({"answer": "2 * 2"}, 4), ({"value": 5}, 5),
+    ({"answer": "1", "expr": "2", "expression": "3"}, 3),   # the first of result, expression, expr, answer, value
+    ({"value": "1", "answer": "2"}, 2),
+    ("5 − 3", 2),                                           # a Unicode minus sign
+    # an equality: the left side, unless only the left has letters (a variable being assigned)
+    ("3 + 4 = 8", 7), ("X = 3 + 4", 7), ("1e3 = 1000 dollars", 1000), ("1e3 = 1000 USD", 1000),
+])
+def test_which_text_is_computed(x, value):
+    assert calculate(x) == value
 
 
 def test_a_long_chain_within_the_length_cap_is_a_value_not_a_recursion_error():

@@ -226,3 +226,30 @@ def test_the_scorer_keeps_each_samples_reply_and_score():
     assert judged.score.correct is True and judged.score.partial == pytest.approx(2 / 3)
     assert judged.score.predicted == ["5"] and judged.score.gold == ["5"] and judged.score.positions == [True]
     assert judged.rule_correct is True
+
+
+def test_the_judges_messages_exactly():
+    spec = JudgeSpec(agent="j", k=2, seed=3, rubric="T={task}|R={reply}|{reference_block}K={rubric}")
+    agent = AgentSpec(name="j", system="Grade.", prompt="Q: {question} / {task} / {reply} / {reference} / {rubric}")
+    t = task(meta={"check": "numeric", "rubric": "Says 5.", "reference": "2 + 3 = 5"})
+    calls = judge_calls(t, "It is 5.", spec, agent)
+    assert [c.sample_index for c in calls] == [3000, 3001] and [c.position for c in calls] == [None, None]
+    block = "Reference answer:\n2 + 3 = 5\n\n"
+    rubric = f"T=What is 2 plus 3? Explain.|R=It is 5.|{block}K=Says 5."
+    assert calls[1].messages == [
+        {"role": "system", "content": "Grade."},
+        {"role": "user", "content": f"Q: {rubric} / What is 2 plus 3? Explain. / It is 5. / 2 + 3 = 5 / Says 5."}]
+    assert calls[0].meta == {"sim": {"mode": "grade", "truth": None, "scale": "pass-fail", "task": "t1", "agent": "j",
+                                     "skills": ["judge"]}}
+    # no meta reference: the answers joined; no system prompt: one message
+    bare = judge_calls(task(answers=["5", "five"], meta={}), "x", spec, AgentSpec(name="j", prompt="{question}"))
+    assert len(bare[0].messages) == 1 and bare[0].messages[0]["role"] == "user"
+    assert bare[0].messages[0]["content"].startswith("T=What is 2 plus 3? Explain.|R=x|Reference answer:\n5, five\n\nK=")
+    assert "K=Says 5." not in bare[0].messages[0]["content"]
+
+
+def test_a_task_that_needs_a_model_is_refused_outside_a_run_with_why():
+    with pytest.raises(ValueError) as ei:
+        score(task(), ["5"])
+    assert str(ei.value) == ("task 't1': scorer 'judge' asks a model; it scores inside a run (the suite's `judge:` "
+                             "block), not from extracted answers")
