@@ -16,15 +16,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from pydantic import ValidationError
 
 from .registry import CHECKS, checks_for, load_ref
-from .spec import KINDS, AgentSpec, DesignSpec, HandbookSpec, ProgramSpec, Spec, SuiteSpec, spec_class
+from .spec import KINDS, AgentSpec, DesignSpec, ProgramSpec, Spec, SuiteSpec, spec_class
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
 from .spec.limits import USER_FILE_LIMITS
 from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file, parse_yaml
+
+if TYPE_CHECKING:
+    from .spec.handbook import HandbookSpec
 
 FOLDERS: dict[str, tuple[str, ...]] = {
     "agent": ("agents",),
@@ -322,6 +325,8 @@ class Library:
         return self.typed("suite", name, SuiteSpec)
 
     def handbook(self, name: str) -> HandbookSpec:
+        from .spec.handbook import HandbookSpec  # deferred: a suite that routes nothing never builds it
+
         return self.typed("handbook", name, HandbookSpec)
 
 

@@ -1,13 +1,18 @@
-"""Typed specs for every YAML kind, and JSON Schema export."""
+"""Typed specs for every YAML kind, and JSON Schema export.
+
+The handbook kind (:mod:`.handbook`) is imported the first time it is asked for (``KINDS["handbook"]``,
+``HandbookSpec``): checking or running a suite does not build it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from ..registry import Registry
 from .agent import AgentSpec, AnswerSpec, OutputSpec, RouteSpec
 from .base import Spec
 from .budget import Budget
 from .design import DesignSpec, LoopSpec, NodeSpec, NodeVisit, walk_nodes
-from .handbook import HandbookSpec
 from .judge import JudgeSpec
 from .model import ModelSpec, SimFaults, SimProfile, TokenDist
 from .program import ProgramSpec
@@ -15,13 +20,18 @@ from .sim import SimDifficulty, SimErrors, SimGrading, SimReaction
 from .stats import StatsSpec
 from .suite import TRANSCRIPT_MODES, CotScSpec, DesignRef, SuiteSpec, TaskSource, TranscriptMode
 
+if TYPE_CHECKING:
+    from .handbook import HandbookSpec
+
+__getattr__ = lazy_exports(__name__, {"HandbookSpec": "handbook"}, globals())
+
 KINDS: Registry[type[Spec]] = Registry("kind", {
     "agent": AgentSpec,
     "design": DesignSpec,
     "suite": SuiteSpec,
     "model": ModelSpec,
     "budget": Budget,
-    "handbook": HandbookSpec,
+    "handbook": "masbench.spec.handbook:HandbookSpec",
 })
 """Kind name → spec class (``masbench schema`` and ``validate``). Add one with :func:`register_kind`."""
 

@@ -11,6 +11,7 @@ import sys
 from pydantic import BaseModel, ConfigDict
 from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 
+import masbench.spec.handbook  # noqa: F401  (its classes are Spec subclasses too; imported on demand)
 from masbench.bench.types import Score, TaskInstance
 from masbench.spec import KINDS, DesignSpec, Spec, SuiteSpec, json_schema
 from masbench.spec.base import attribute_docstrings
