@@ -253,3 +253,20 @@ def test_a_task_that_needs_a_model_is_refused_outside_a_run_with_why():
         score(task(), ["5"])
     assert str(ei.value) == ("task 't1': scorer 'judge' asks a model; it scores inside a run (the suite's `judge:` "
                              "block), not from extracted answers")
+
+
+def test_pairwise_positions_follow_the_documented_draw():
+    # the rule: blake2b (8 bytes, big-endian) of "position|seed|task id|sample"; even puts the reply first (A)
+    import hashlib
+
+    def by_hand(seed: int, task_id: str, j: int) -> str:
+        h = hashlib.blake2b(f"position|{seed}|{task_id}|{j}".encode(), digest_size=8).digest()
+        return "A" if int.from_bytes(h, "big") % 2 == 0 else "B"
+
+    t = task()
+    for seed in (0, 7):
+        spec = JudgeSpec(agent="j", scale="pairwise", k=16, seed=seed, rubric="{first} vs {second}")
+        assert [position_of(spec, t, j) for j in range(16)] == [by_hand(seed, "t1", j) for j in range(16)]
+    other = task(id="t2")
+    spec = JudgeSpec(agent="j", scale="pairwise", k=16, rubric="{first} vs {second}")
+    assert [position_of(spec, other, j) for j in range(16)] == [by_hand(0, "t2", j) for j in range(16)]
