@@ -295,3 +295,10 @@ def test_no_reference_renders_an_empty_block():
     spec = JudgeSpec(agent="j", rubric="[{reference_block}]{reply}")
     call = judge_calls(task(answers=[], meta={}), "R", spec, AgentSpec(name="j", prompt="{question}"))[0]
     assert call.messages == [{"role": "user", "content": "[]R"}]
+
+
+def test_which_tasks_have_a_rule_and_a_top_of_one():
+    assert rule_scorer(task(meta={})) is None                           # judged, answers, no check: no rule
+    assert rule_scorer(task(answers=[], meta={"check": "numeric"})) is None  # a check but no gold
+    # a graded reply's own top of 1 is a top like any other: 0.5 / 1
+    assert parse_score("Score: 0.5 / 1", JudgeSpec(agent="j", scale="graded")) == 0.5
