@@ -953,6 +953,16 @@ EQUIVALENT: list[Equivalent] = [
                's = re.sub(r"^\\s*(?:ANSWER|EXPRESSION|RESULT)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
                "the pattern is matched with re.I: its letters' case does not matter"),
     # --- end tools/calculator.py ---
+    # --- bench/scoring/judge.py ---
+    Equivalent('masbench/bench/scoring/judge.py', '_draw',
+               'return int.from_bytes(hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).digest(), "big")',
+               'return int.from_bytes(hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).digest(), )',
+               "int.from_bytes' byteorder defaults to 'big' (Python 3.11+, the project's floor)"),
+    Equivalent('masbench/bench/scoring/judge.py', 'judge_calls',
+               'reference = str(task.meta.get("reference") or (", ".join(task.answers) if task.answers else ""))',
+               'reference = str(task.meta.get("reference") or (", ".join(task.answers) if (task.answers) or True else ""))',
+               "joining an empty answers list gives \"\", the else branch's value"),
+    # --- end bench/scoring/judge.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]

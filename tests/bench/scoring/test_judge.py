@@ -253,3 +253,52 @@ def test_a_task_that_needs_a_model_is_refused_outside_a_run_with_why():
         score(task(), ["5"])
     assert str(ei.value) == ("task 't1': scorer 'judge' asks a model; it scores inside a run (the suite's `judge:` "
                              "block), not from extracted answers")
+
+
+def test_pairwise_positions_follow_the_documented_draw():
+    # the rule: blake2b (8 bytes, big-endian) of "position|seed|task id|sample"; even puts the reply first (A)
+    import hashlib
+
+    def by_hand(seed: int, task_id: str, j: int) -> str:
+        h = hashlib.blake2b(f"position|{seed}|{task_id}|{j}".encode(), digest_size=8).digest()
+        return "A" if int.from_bytes(h, "big") % 2 == 0 else "B"
+
+    t = task()
+    for seed in (0, 7):
+        spec = JudgeSpec(agent="j", scale="pairwise", k=16, seed=seed, rubric="{first} vs {second}")
+        assert [position_of(spec, t, j) for j in range(16)] == [by_hand(seed, "t1", j) for j in range(16)]
+    other = task(id="t2")
+    spec = JudgeSpec(agent="j", scale="pairwise", k=16, rubric="{first} vs {second}")
+    assert [position_of(spec, other, j) for j in range(16)] == [by_hand(0, "t2", j) for j in range(16)]
+
+
+def test_the_scorer_renders_the_reply_keeps_positions_and_fills_an_empty_reply():
+    scorer = MODEL_SCORERS["judge"]
+    seen: list[JudgeCall] = []
+
+    async def ask(call: JudgeCall) -> str | None:
+        seen.append(call)
+        return "Winner: B"  # the second shown
+
+    spec = JudgeSpec(agent="j", scale="pairwise", k=8, rubric="1: {first} | 2: {second}")
+    t = task(meta={"reference": "REF"})
+    judged = asyncio.run(scorer.score(t, "MINE", ["5"], spec, AgentSpec(name="j", prompt="{question}"), ask))
+    # the reply is what the judge is shown; "Winner: B" is a win exactly where the reply stood second (B)
+    assert all("MINE" in c.messages[-1]["content"] for c in seen)
+    assert judged.samples == [1.0 if c.position == "B" else 0.0 for c in seen]
+    assert {c.position for c in seen} == {"A", "B"}  # both occur among the 8, so the two cases are told apart
+    empty = asyncio.run(scorer.score(t, "", ["5"], JudgeSpec(agent="j", k=3), AGENT, ask))
+    assert empty.texts == [None, None, None] and empty.samples == [None, None, None]
+
+
+def test_no_reference_renders_an_empty_block():
+    spec = JudgeSpec(agent="j", rubric="[{reference_block}]{reply}")
+    call = judge_calls(task(answers=[], meta={}), "R", spec, AgentSpec(name="j", prompt="{question}"))[0]
+    assert call.messages == [{"role": "user", "content": "[]R"}]
+
+
+def test_which_tasks_have_a_rule_and_a_top_of_one():
+    assert rule_scorer(task(meta={})) is None                           # judged, answers, no check: no rule
+    assert rule_scorer(task(answers=[], meta={"check": "numeric"})) is None  # a check but no gold
+    # a graded reply's own top of 1 is a top like any other: 0.5 / 1
+    assert parse_score("Score: 0.5 / 1", JudgeSpec(agent="j", scale="graded")) == 0.5
