@@ -96,6 +96,17 @@ def _run(monkeypatch: pytest.MonkeyPatch, w: World, n_batches: int, lines: list[
                                             lines.append if lines is not None else None))
 
 
+def test_a_fixed_n_run_is_refused() -> None:
+    prep = _prep(DESIGNS, 1)
+    prep.sequence = None
+    with pytest.raises(AssertionError, match="^not a sequential run$"):
+        asyncio.run(ud.run_until_decided(prep, Store(":memory:"), "run", _never))
+
+
+async def _never(cells: list[Any]) -> None:
+    raise AssertionError("no cell is run")
+
+
 def test_the_family_is_the_non_baselines_in_order() -> None:
     assert ud.family_of(_prep(DESIGNS, 1)) == ["deb", "ref"]
     # a batch: its two tasks for the undecided designs and both baselines; nothing once all are decided
@@ -137,10 +148,29 @@ def test_a_resumed_loop_starts_after_the_stored_looks_and_skips_done_cells(monke
     assert _run(monkeypatch, w2, n_batches=4) == 0 and w2.executed == []
 
 
+def _look(st: Store, run: str, design: str, calls: int) -> None:
+    row = dict(run_id=run, look=1, design=design, unit="calls", n_tasks=20, n_cells=20, calls=calls, tokens=0,
+               cost_usd=0.0, budget_spent=0.0, k_match=1.5, position="within", mean_diff=0.1, cs_lo=-0.2, cs_hi=0.4,
+               p_anytime=0.5, family_size=2, p_holm=1.0, level_holm=0.025, decided=False, verdict="inconclusive",
+               reason="undecided", max_tasks=100, batch=20, method="m", alpha=0.05, ts=0.0)
+    st.con.execute(f"INSERT INTO sequential_looks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                   list(row.values()))
+
+
 def test_decisions_and_the_saving_read_their_views_for_this_run_only(tmp_path) -> None:
     st = Store(tmp_path / "s.duckdb")
     try:
         assert ud.decisions(st, "none") == [] and ud.run_saving(st, "none") is None
+        # run r: designs z and a at look 1; run q: design b. Decisions of r only, by design; r's saving row
+        for run, design, calls in (("r", "z", 60), ("r", "a", 40), ("q", "b", 20)):
+            _look(st, run, design, calls)
+            st.con.execute("INSERT INTO results (run_id, design, task_id, seed, calls) VALUES (?, ?, 't0', 0, 2)",
+                           [run, design])
+        got = ud.decisions(st, "r")
+        assert [(g["run_id"], g["design"], g["calls"]) for g in got] == [("r", "a", 40), ("r", "z", 60)]
+        saving = ud.run_saving(st, "r")
+        # r made 2 calls in each of its two cells: 4 (q's cell is not r's)
+        assert saving is not None and (saving["run_id"], saving["max_tasks"], saving["calls"]) == ("r", 100, 4)
         got = ud.rows_of(st, "SELECT 2 AS b, ? AS a UNION ALL SELECT 1, 'y' ORDER BY b", ["x"])
         assert got == [{"b": 1, "a": "y"}, {"b": 2, "a": "x"}]
     finally:
