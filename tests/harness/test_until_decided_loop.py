@@ -47,6 +47,7 @@ class World:
     executed: list[list[FakeCell]] = field(default_factory=list)
     curves: int = 0
     look_calls: list[tuple[int, list[str]]] = field(default_factory=list)
+    store: Any = None
 
 
 def _prep(designs: list[tuple[str, str]], n_batches: int) -> Any:
@@ -60,16 +61,30 @@ def _prep(designs: list[tuple[str, str]], n_batches: int) -> Any:
 
 
 def _wire(monkeypatch: pytest.MonkeyPatch, w: World) -> None:
-    monkeypatch.setattr(ud, "looked", lambda store, run: Looked(looks=w.looks, frozen=cast(Any, dict.fromkeys(w.frozen))))
-    monkeypatch.setattr(ud, "done_cells", lambda store, run, k_max: set(w.done) if k_max == 3 else None)
+    def ours(store: Any, run: str) -> None:  # every stand-in is asked about this run of this store
+        assert store is w.store and run == "run", (store, run)
+
+    def looked(store, run):
+        ours(store, run)
+        return Looked(looks=w.looks, frozen=cast(Any, dict.fromkeys(w.frozen)))
+
+    def done_cells(store, run, k_max):
+        ours(store, run)
+        return set(w.done) if k_max == 3 else None
+
+    monkeypatch.setattr(ud, "looked", looked)
+    monkeypatch.setattr(ud, "done_cells", done_cells)
     monkeypatch.setattr(ud, "groups_of_tasks", lambda tasks: tasks)
 
     def curve(store, run, cot_sc, groups, basis):
+        ours(store, run)
         assert (cot_sc.k_max, groups, basis) == (3, ["all"], "tokens")
         w.curves += 1
 
     def look(store, run, plan, family, k_max, spec, state):
+        ours(store, run)
         assert (k_max, spec) == (3, "spec") and state.looks == w.looks
+        assert isinstance(plan, Plan) and family == ["deb", "ref"]
         w.look_calls.append((state.looks, sorted(state.frozen)))
         w.looks += 1
         w.frozen += w.freeze_at.get(w.looks, [])
@@ -92,7 +107,8 @@ def _run(monkeypatch: pytest.MonkeyPatch, w: World, n_batches: int, lines: list[
         w.executed.append(cells)
         w.done |= {c.key for c in cells}
 
-    return asyncio.run(ud.run_until_decided(prep, Store(":memory:"), "run", execute,
+    w.store = Store(":memory:")
+    return asyncio.run(ud.run_until_decided(prep, w.store, "run", execute,
                                             lines.append if lines is not None else None))
 
 
