@@ -92,8 +92,11 @@ def _wire(monkeypatch: pytest.MonkeyPatch, w: World) -> None:
 
     monkeypatch.setattr(ud, "compute_curve", curve)
     monkeypatch.setattr(ud, "take_look", look)
-    monkeypatch.setattr(ud, "look_line", lambda j, plan, results: f"look {j}: " + ",".join(
-        r.design for r in results if r.decided))
+    def line(j, plan, results):
+        assert isinstance(plan, Plan)
+        return f"look {j}: " + ",".join(r.design for r in results if r.decided)
+
+    monkeypatch.setattr(ud, "look_line", line)
 
 
 DESIGNS = [("cot", "cot"), ("sc", "cot-sc"), ("deb", "debate"), ("ref", "self-refine")]
