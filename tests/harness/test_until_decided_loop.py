@@ -47,6 +47,7 @@ class World:
     executed: list[list[FakeCell]] = field(default_factory=list)
     curves: int = 0
     look_calls: list[tuple[int, list[str]]] = field(default_factory=list)
+    store: Any = None
 
 
 def _prep(designs: list[tuple[str, str]], n_batches: int) -> Any:
@@ -60,16 +61,30 @@ def _prep(designs: list[tuple[str, str]], n_batches: int) -> Any:
 
 
 def _wire(monkeypatch: pytest.MonkeyPatch, w: World) -> None:
-    monkeypatch.setattr(ud, "looked", lambda store, run: Looked(looks=w.looks, frozen=cast(Any, dict.fromkeys(w.frozen))))
-    monkeypatch.setattr(ud, "done_cells", lambda store, run, k_max: set(w.done) if k_max == 3 else None)
+    def ours(store: Any, run: str) -> None:  # every stand-in is asked about this run of this store
+        assert store is w.store and run == "run", (store, run)
+
+    def looked(store, run):
+        ours(store, run)
+        return Looked(looks=w.looks, frozen=cast(Any, dict.fromkeys(w.frozen)))
+
+    def done_cells(store, run, k_max):
+        ours(store, run)
+        return set(w.done) if k_max == 3 else None
+
+    monkeypatch.setattr(ud, "looked", looked)
+    monkeypatch.setattr(ud, "done_cells", done_cells)
     monkeypatch.setattr(ud, "groups_of_tasks", lambda tasks: tasks)
 
     def curve(store, run, cot_sc, groups, basis):
+        ours(store, run)
         assert (cot_sc.k_max, groups, basis) == (3, ["all"], "tokens")
         w.curves += 1
 
     def look(store, run, plan, family, k_max, spec, state):
+        ours(store, run)
         assert (k_max, spec) == (3, "spec") and state.looks == w.looks
+        assert isinstance(plan, Plan) and family == ["deb", "ref"]
         w.look_calls.append((state.looks, sorted(state.frozen)))
         w.looks += 1
         w.frozen += w.freeze_at.get(w.looks, [])
@@ -77,8 +92,11 @@ def _wire(monkeypatch: pytest.MonkeyPatch, w: World) -> None:
 
     monkeypatch.setattr(ud, "compute_curve", curve)
     monkeypatch.setattr(ud, "take_look", look)
-    monkeypatch.setattr(ud, "look_line", lambda j, plan, results: f"look {j}: " + ",".join(
-        r.design for r in results if r.decided))
+    def line(j, plan, results):
+        assert isinstance(plan, Plan)
+        return f"look {j}: " + ",".join(r.design for r in results if r.decided)
+
+    monkeypatch.setattr(ud, "look_line", line)
 
 
 DESIGNS = [("cot", "cot"), ("sc", "cot-sc"), ("deb", "debate"), ("ref", "self-refine")]
@@ -92,8 +110,20 @@ def _run(monkeypatch: pytest.MonkeyPatch, w: World, n_batches: int, lines: list[
         w.executed.append(cells)
         w.done |= {c.key for c in cells}
 
-    return asyncio.run(ud.run_until_decided(prep, Store(":memory:"), "run", execute,
+    w.store = Store(":memory:")
+    return asyncio.run(ud.run_until_decided(prep, w.store, "run", execute,
                                             lines.append if lines is not None else None))
+
+
+def test_a_fixed_n_run_is_refused() -> None:
+    prep = _prep(DESIGNS, 1)
+    prep.sequence = None
+    with pytest.raises(AssertionError, match="^not a sequential run$"):
+        asyncio.run(ud.run_until_decided(prep, Store(":memory:"), "run", _never))
+
+
+async def _never(cells: list[Any]) -> None:
+    raise AssertionError("no cell is run")
 
 
 def test_the_family_is_the_non_baselines_in_order() -> None:
@@ -137,10 +167,29 @@ def test_a_resumed_loop_starts_after_the_stored_looks_and_skips_done_cells(monke
     assert _run(monkeypatch, w2, n_batches=4) == 0 and w2.executed == []
 
 
+def _look(st: Store, run: str, design: str, calls: int) -> None:
+    row = dict(run_id=run, look=1, design=design, unit="calls", n_tasks=20, n_cells=20, calls=calls, tokens=0,
+               cost_usd=0.0, budget_spent=0.0, k_match=1.5, position="within", mean_diff=0.1, cs_lo=-0.2, cs_hi=0.4,
+               p_anytime=0.5, family_size=2, p_holm=1.0, level_holm=0.025, decided=False, verdict="inconclusive",
+               reason="undecided", max_tasks=100, batch=20, method="m", alpha=0.05, ts=0.0)
+    st.con.execute(f"INSERT INTO sequential_looks ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                   list(row.values()))
+
+
 def test_decisions_and_the_saving_read_their_views_for_this_run_only(tmp_path) -> None:
     st = Store(tmp_path / "s.duckdb")
     try:
         assert ud.decisions(st, "none") == [] and ud.run_saving(st, "none") is None
+        # run r: designs z and a at look 1; run q: design b. Decisions of r only, by design; r's saving row
+        for run, design, calls in (("r", "z", 60), ("r", "a", 40), ("q", "b", 20)):
+            _look(st, run, design, calls)
+            st.con.execute("INSERT INTO results (run_id, design, task_id, seed, calls) VALUES (?, ?, 't0', 0, 2)",
+                           [run, design])
+        got = ud.decisions(st, "r")
+        assert [(g["run_id"], g["design"], g["calls"]) for g in got] == [("r", "a", 40), ("r", "z", 60)]
+        saving = ud.run_saving(st, "r")
+        # r made 2 calls in each of its two cells: 4 (q's cell is not r's)
+        assert saving is not None and (saving["run_id"], saving["max_tasks"], saving["calls"]) == ("r", 100, 4)
         got = ud.rows_of(st, "SELECT 2 AS b, ? AS a UNION ALL SELECT 1, 'y' ORDER BY b", ["x"])
         assert got == [{"b": 1, "a": "y"}, {"b": 2, "a": "x"}]
     finally:
