@@ -227,10 +227,25 @@ def main() -> None:
     print(f"harness scale (SIMULATED sim/medium): {a.tasks} tasks × 3 designs (cot, cot-sc[k=3], self-refine)"
           f" + CoT-SC pool k_max=4, cache off · load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
           f"{os.cpu_count()} CPUs", flush=True)
-    res = {}
+    res: dict[str, dict] = {}
+    big: dict | None = None
+
+    def emit() -> None:  # after every run: a run stopped later keeps the figures so far
+        if not a.json:
+            return
+        out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit(),
+               "cpus": os.cpu_count(), "load_at_start": [round(x, 1) for x in load], "workers": a.workers,
+               "simulated": True, "runs": [figures(r) for r in res.values()]}
+        if big is not None:
+            out["big"] = figures(big)
+            out["growth"] = growth(res[fastest], big)
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(out, indent=1) + "\n")
+
     for engine in a.engines.split(","):
         res[engine] = run(tmp, a.tasks, engine, a.workers)
         show(engine, a.workers, res[engine])
+        emit()
     rays = [e for e in res if e.startswith("ray")]
     if len(rays) == 2:
         t, o = res[rays[0]]["wall"], res[rays[1]]["wall"]
@@ -240,7 +255,7 @@ def main() -> None:
             ratio = res[e]["wall"] / res["processes"]["wall"]
             print(f"  {e} / --workers {a.workers} wall: {ratio:.2f}x (goal ≤ 1.3x: {'meets' if ratio <= 1.3 else 'MISSES'})")
     show_merge(max(res.values(), key=lambda r: r["rows"]), tmp)
-    big: dict | None = None
+    emit()
     fastest = min(res, key=lambda e: res[e]["wall"])
     if a.big:
         print(f"{a.big} tasks on the fastest engine above ({fastest}):", flush=True)
@@ -253,14 +268,7 @@ def main() -> None:
               f"(workers: {g['workers']['bytes_per_call']} B per added call)")
     print("  (wall times include process start, imports and, for ray, starting a local Ray; a shared machine)")
     if a.json:
-        out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit(),
-               "cpus": os.cpu_count(), "load_at_start": [round(x, 1) for x in load], "workers": a.workers,
-               "simulated": True, "runs": [figures(r) for r in res.values()]}
-        if big is not None:
-            out["big"] = figures(big)
-            out["growth"] = growth(res[fastest], big)
-        a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps(out, indent=1) + "\n")
+        emit()
         print(f"  figures written to {a.json}")
 
 

@@ -11,7 +11,10 @@ import ctypes.util
 import gc
 from typing import TYPE_CHECKING
 
+from .cells import Cell
+
 if TYPE_CHECKING:
+    from ..bench.types import TaskInstance
     from ..store import Store
 
 
@@ -33,6 +36,16 @@ def trim() -> bool:
     return True
 
 
+def detached(cells: list[Cell], tasks: list[TaskInstance]) -> tuple[list[Cell], dict[str, tuple[str, int | None]]]:
+    """The cells, and each task's group (what the curve needs: axis or source, and axis value), on
+    fresh copies of the task ids, for a driver about to drop its tasks: an id string shared with a
+    task keeps the allocator's pages the task's objects sit in mapped, so dropping the tasks would
+    return nothing (measured on 20,000 tasks: 191 MB stayed at 191 MB; with copies, 196 → 119 MB)."""
+    fresh = {t.id: t.id.encode().decode() for t in tasks}  # a new string object each
+    groups = {fresh[t.id]: (t.axis or t.source, t.axis_value) for t in tasks}
+    return [Cell(c.kind, fresh.get(c.task_id, c.task_id), c.seed, c.design) for c in cells], groups
+
+
 def settle(store: Store) -> None:
     """Close ``store``'s connection (reopened on its next use; a no-op for ``:memory:``) and
     :func:`trim`."""
@@ -40,4 +53,4 @@ def settle(store: Store) -> None:
     trim()
 
 
-__all__ = ["settle", "trim"]
+__all__ = ["detached", "settle", "trim"]

@@ -26,7 +26,7 @@ from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
-from .memory import settle, trim
+from .memory import detached, settle, trim
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
@@ -108,7 +108,9 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         engine = engine_cls(ctx)
         groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
         if seq is None and getattr(engine, "workers_prepare", lambda _: False)(todo):
-            prep.tasks = []  # the workers prepare their own: the driver keeps no task's text, gold or metadata
+            # the workers prepare their own: the driver keeps no task's text, gold or metadata
+            todo, groups = detached(todo, prep.tasks)
+            prep.tasks = []
             trim()
         try:
             if seq is None:
