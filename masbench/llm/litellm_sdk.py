@@ -72,13 +72,23 @@ def _plain_model(spec: ModelSpec) -> bool:
         hit = False
         provider, _, model = spec.id.partition("/")
         if provider in PROVIDERS and model:
-            from litellm.types.utils import LlmProviders  # deferred: heavy import, only for real providers
-            from litellm.utils import ProviderConfigManager
-
             from ._litellm import litellm  # noqa: F401  # masbench's litellm settings (drop_params, quiet)
 
-            cfg = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
-            hit = type(cfg).__name__ in _CONFIGS
+            try:  # litellm's internals this module reads with: a release without them keeps litellm's path
+                from litellm.litellm_core_utils.core_helpers import map_finish_reason  # noqa: F401
+                from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (  # noqa: F401
+                    convert_to_model_response_object,
+                )
+                from litellm.litellm_core_utils.prompt_templates.reasoning_utils import (  # noqa: F401
+                    extract_reasoning_content,
+                )
+                from litellm.types.utils import LlmProviders
+                from litellm.utils import ProviderConfigManager, get_optional_params  # noqa: F401
+
+                cfg = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
+                hit = type(cfg).__name__ in _CONFIGS
+            except (ImportError, AttributeError, ValueError):
+                hit = False
         _plain_models[spec.id] = hit
     return hit
 

@@ -116,6 +116,7 @@ def test_models_with_specs_hash_as_before_the_tool_fields(tmp_path):
     assert model.pop("function_calling") is None and model["sim"].pop("tools") is None
     assert model["sim"].pop("grading") is None  # the simulated judge's rates: a later field, unset
     assert model.pop("client") == "auto"  # issue 25's field: never part of the identity
+    assert model.pop("sdk_wire") is True  # likewise (how a client: litellm call is sent)
     blob = json.dumps({"suite": data, "overrides": {}, "limit": None}, sort_keys=True, default=str)
     assert config_hash(suite, {}, None, None) == hashlib.sha256(blob.encode()).hexdigest()[:16]
     spec = suite.models["default"]
@@ -133,11 +134,14 @@ def test_a_models_client_is_not_part_of_the_runs_identity(tmp_path):
     spec = ModelSpec(id="openai/m", api_base="http://127.0.0.1:9/v1", price=0)
     hashes = {c: config_hash(suite.model_copy(update={"models": {"default": spec.model_copy(update={"client": c})}}),
                              {}, None, None) for c in ("auto", "openai", "litellm")}
+    off = spec.model_copy(update={"client": "litellm", "sdk_wire": False})
+    hashes["litellm, sdk_wire off"] = config_hash(suite.model_copy(update={"models": {"default": off}}), {}, None, None)
     assert len(set(hashes.values())) == 1
     # the hash as computed before the field existed: the model's dump without `client`
     with_model = suite.model_copy(update={"models": {"default": spec}})
     data = with_model.model_dump(mode="json", by_alias=True, exclude={"transcripts"})
     assert data["models"]["default"].pop("client") == "auto"
+    assert data["models"]["default"].pop("sdk_wire") is True
     for key in ("kind", "params"):
         data["cot_sc"].pop(key)
     data["models"]["default"].pop("function_calling")
