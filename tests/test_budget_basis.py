@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from masbench.budget import BudgetMeter, spend_on
+from masbench.charge import Charge
 from masbench.llm import Gateway, Reply, metered_call
 from masbench.spec import ModelSpec
 from masbench.spec.budget import Budget
@@ -12,7 +13,7 @@ def test_completion_basis_caps_completion_tokens_only():
     m = BudgetMeter(Budget(per_task_tokens=100, basis="completion"))
     assert m.worst_tokens(prompt_bound=5000, max_tokens=60) == 60
     assert m.reserve(60)
-    m.settle(60, 0.0, prompt=5000, completion=50, cost=0.0)
+    m.settle(60, 0.0, Charge(prompt=5000, completion=50, cost=0.0))
     assert (m.tokens, m.counted) == (5050, 50)
     assert m.remaining().per_task_tokens == 50 and m.remaining().basis == "completion"
     assert not m.reserve(60) and m.refused[-1]["cap"] == "tokens"  # 50 + 60 > 100

@@ -134,7 +134,7 @@ def litellm_parts(data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]]
     from litellm.litellm_core_utils.core_helpers import map_finish_reason
     from litellm.litellm_core_utils.prompt_templates.reasoning_utils import extract_reasoning_content
 
-    from ._litellm import litellm
+    from ._litellm import litellm  # deferred as the helpers above: litellm loads only when a call reads a reply
 
     choices = data.get("choices") if isinstance(data, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
