@@ -53,6 +53,12 @@ def test_long_modules_are_a_printed_review_signal(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert [ln.split()[2] for ln in lines] == ["longer.py", str(Path("sub") / "long.py")]
     assert "450 lines" in lines[0] and "401 lines" in lines[1]
+    assert all("look for a second concept" in ln for ln in lines)
+    # a module that says why it is long gets its reason printed instead of the prompt to split
+    (pkg / "longer.py").write_text('"""Data.\n\nWhy long: one table\n  of rows.\n"""\n' + "x = 1\n" * (MAX_LINES + 50))
+    proc = subprocess.run([sys.executable, str(script), str(pkg)], capture_output=True, text=True, timeout=60)
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith("why long: one table of rows.") and "second concept" in lines[1]
     proc = subprocess.run([sys.executable, str(script), str(pkg), "--max-lines", "500"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and "no module over 500 lines" in proc.stdout

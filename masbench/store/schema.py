@@ -2,6 +2,9 @@
 
 Each migration is applied once, in order, inside a transaction, and recorded in
 ``schema_version``. Never edit a released migration: add a new one.
+
+Why long: the migrations are the schema's history, append-only SQL text; one per file would only
+scatter what a reader of one table's columns needs to read in order.
 """
 
 from __future__ import annotations
