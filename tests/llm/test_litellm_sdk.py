@@ -67,22 +67,6 @@ class Capture:
         await self.runner.cleanup()
 
 
-@pytest.fixture
-def acompletions(monkeypatch):
-    """Models sent through ``litellm.acompletion`` (the SDK path must add none)."""
-    from masbench.llm._litellm import litellm
-
-    seen: list[str] = []
-    real = litellm.acompletion
-
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs.get("model", ""))
-        return await real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "acompletion", spy)
-    return seen
-
-
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
     monkeypatch.setenv("MASBENCH_TEST_KEY", "sk-test-not-a-secret")
@@ -117,17 +101,17 @@ async def _calls(tmp_path, base: str, calls: list[dict[str, Any]], **spec: Any) 
     return out
 
 
-async def _both(tmp_path, monkeypatch, acompletions, reply: dict[str, Any], calls: list[dict[str, Any]],
+async def _both(tmp_path, monkeypatch, litellm_spy, reply: dict[str, Any], calls: list[dict[str, Any]],
                 sdk_expected: bool = True, **spec: Any):
     """Each call through the SDK path and through litellm (each against its own capture server):
     returns (requests, rows) of each, after asserting which path each took."""
     out = {}
     for sdk in (True, False):
         monkeypatch.setenv(litellm_sdk.SWITCH, "1" if sdk else "0")
-        before = len(acompletions)
+        before = len(litellm_spy)
         async with Capture(reply) as srv:
             rows = await _calls(tmp_path, srv.base, calls, **spec)
-        went_litellm = len(acompletions) - before
+        went_litellm = len(litellm_spy) - before
         assert went_litellm == (0 if sdk and sdk_expected else len(calls)), (sdk, went_litellm)
         out[sdk] = (srv.seen, rows)
     return out[True], out[False]
@@ -144,9 +128,9 @@ CONVERSATION = [{"role": "system", "content": "Be brief."}, {"role": "user", "co
     ("openai/served", {"temperature": 0.0, "top_k": 5, "min_p": 0.05, "repetition_penalty": 1.1}),
     ("hosted_vllm/Qwen/Qwen2.5-7B", {"temperature": 0.7}),
 ])
-async def test_same_request_and_rows_as_litellm(tmp_path, monkeypatch, acompletions, model, params):
+async def test_same_request_and_rows_as_litellm(tmp_path, monkeypatch, litellm_spy, model, params):
     (sdk_seen, sdk_rows), (ll_seen, ll_rows) = await _both(
-        tmp_path, monkeypatch, acompletions, completion(), [{"messages": CONVERSATION, "params": params}] * 2,
+        tmp_path, monkeypatch, litellm_spy, completion(), [{"messages": CONVERSATION, "params": params}] * 2,
         id=model, api_key_env=None)
     assert len(sdk_seen) == len(ll_seen) == 2
     for (s_path, s_auth, s_body), (l_path, l_auth, l_body) in zip(sdk_seen, ll_seen):
@@ -174,8 +158,8 @@ async def test_same_request_and_rows_as_litellm(tmp_path, monkeypatch, acompleti
     (completion(None, finish="tool_calls", tool_calls=[{"id": "c1", "type": "function", "function": {
         "name": "calc", "arguments": "{\"x\": 1}"}}]), "", "tool_calls"),  # read by litellm's whole conversion
 ])
-async def test_replies_are_read_as_litellm_reads_them(tmp_path, monkeypatch, acompletions, reply, text, finish):
-    (_, sdk_rows), (_, ll_rows) = await _both(tmp_path, monkeypatch, acompletions, reply, [{}],
+async def test_replies_are_read_as_litellm_reads_them(tmp_path, monkeypatch, litellm_spy, reply, text, finish):
+    (_, sdk_rows), (_, ll_rows) = await _both(tmp_path, monkeypatch, litellm_spy, reply, [{}],
                                              api_key_env="MASBENCH_TEST_KEY")
     assert sdk_rows == ll_rows
     assert sdk_rows[0]["finish_reason"] == finish
@@ -192,23 +176,23 @@ async def test_replies_are_read_as_litellm_reads_them(tmp_path, monkeypatch, aco
     ("multi-part content", "openai/served", None, [{"role": "user", "content": [{"type": "text", "text": "q"}]}]),
     ("a named turn", "openai/served", None, [{"role": "user", "content": "q", "name": "bob"}]),
 ])
-async def test_what_litellm_would_rewrite_stays_on_litellm(tmp_path, monkeypatch, acompletions, what, model, params,
+async def test_what_litellm_would_rewrite_stays_on_litellm(tmp_path, monkeypatch, litellm_spy, what, model, params,
                                                            messages):
     monkeypatch.setenv(litellm_sdk.SWITCH, "1")
-    before = len(acompletions)
+    before = len(litellm_spy)
     async with Capture(completion()) as srv:
         call = {"params": params, **({"messages": messages} if messages else {})}
         await _calls(tmp_path, srv.base, [call], id=model, api_key_env="MASBENCH_TEST_KEY")
-    assert len(acompletions) == before + 1, what
+    assert len(litellm_spy) == before + 1, what
 
 
-async def test_the_model_switch_and_the_environment_switch(tmp_path, monkeypatch, acompletions):
+async def test_the_model_switch_and_the_environment_switch(tmp_path, monkeypatch, litellm_spy):
     async with Capture(completion()) as srv:
         for env, sdk_wire, via_litellm in (("1", True, 0), ("1", False, 1), ("0", True, 1), (" 0 ", True, 1)):
             monkeypatch.setenv(litellm_sdk.SWITCH, env)
-            before = len(acompletions)
+            before = len(litellm_spy)
             await _calls(tmp_path, srv.base, [{}], sdk_wire=sdk_wire, api_key_env="MASBENCH_TEST_KEY")
-            assert len(acompletions) - before == via_litellm, (env, sdk_wire)
+            assert len(litellm_spy) - before == via_litellm, (env, sdk_wire)
 
 
 def test_takes_needs_an_api_base_and_a_plain_provider():
@@ -225,36 +209,36 @@ def test_takes_needs_an_api_base_and_a_plain_provider():
 
 # ----- errors and retries: the same rows through the fake OpenAI server's faults -----------------
 
-async def _both_fake(tmp_path, monkeypatch, acompletions, http_server, server: dict[str, Any], n: int = 1,
+async def _both_fake(tmp_path, monkeypatch, litellm_spy, http_server, server: dict[str, Any], n: int = 1,
                      **spec: Any):
     out = {}
     for sdk in (True, False):
         monkeypatch.setenv(litellm_sdk.SWITCH, "1" if sdk else "0")
         srv = http_server(**server)
-        before = len(acompletions)
+        before = len(litellm_spy)
         rows = await _calls(tmp_path, srv.base_url, [{"params": None}] * n, api_key_env="MASBENCH_TEST_KEY", **spec)
-        assert (len(acompletions) - before > 0) is (not sdk)
+        assert (len(litellm_spy) - before > 0) is (not sdk)
         out[sdk] = (rows, srv)
     assert out[True][0] == out[False][0]
     return out[True]
 
 
-async def test_errors_and_retries_make_the_same_rows(tmp_path, monkeypatch, acompletions, http_server):
-    rows, _ = await _both_fake(tmp_path, monkeypatch, acompletions, http_server,
+async def test_errors_and_retries_make_the_same_rows(tmp_path, monkeypatch, litellm_spy, http_server):
+    rows, _ = await _both_fake(tmp_path, monkeypatch, litellm_spy, http_server,
                                {"usage": USAGE, "fail_first": 2, "fail_kinds": ("500",)}, max_attempts=3)
     assert (rows[0]["status"], rows[0]["attempts"]) == ("ok", 3)
     assert all(e.startswith("InternalServerError[500]") for e in json.loads(rows[0]["attempt_errors"]))
-    rows, srv = await _both_fake(tmp_path, monkeypatch, acompletions, http_server,
+    rows, srv = await _both_fake(tmp_path, monkeypatch, litellm_spy, http_server,
                                  {"fail_first": 1, "fail_kinds": ("400",)}, max_attempts=3)
     assert (rows[0]["status"], rows[0]["attempts"]) == ("error", 1) and rows[0]["error"].startswith(
         "BadRequestError[400]") and srv.stats.requests == 1
-    rows, _ = await _both_fake(tmp_path, monkeypatch, acompletions, http_server,
+    rows, _ = await _both_fake(tmp_path, monkeypatch, litellm_spy, http_server,
                                {"usage": USAGE, "reply": "The answer is", "finish_reason": "length"})
     assert (rows[0]["finish_reason"], rows[0]["status"]) == ("length", "truncated")
 
 
-async def test_a_401_stops_the_model_with_the_same_rows(tmp_path, monkeypatch, acompletions, http_server):
-    rows, srv = await _both_fake(tmp_path, monkeypatch, acompletions, http_server,
+async def test_a_401_stops_the_model_with_the_same_rows(tmp_path, monkeypatch, litellm_spy, http_server):
+    rows, srv = await _both_fake(tmp_path, monkeypatch, litellm_spy, http_server,
                                  {"fail_first": 5, "fail_kinds": ("401",)}, n=2, max_attempts=3)
     first, second = rows
     assert first["error"].startswith("AuthenticationError[401]") and (second["status"], second["attempts"]) == (

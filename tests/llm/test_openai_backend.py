@@ -41,22 +41,6 @@ def _key(monkeypatch):
     monkeypatch.setenv("MASBENCH_LITELLM_SDK", "0")
 
 
-@pytest.fixture
-def litellm_spy(monkeypatch):
-    """Counts ``litellm.acompletion`` calls (the openai client must make none)."""
-    from masbench.llm._litellm import litellm
-
-    seen: list[str] = []
-    real = litellm.acompletion
-
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs.get("model", ""))
-        return await real(*args, **kwargs)
-
-    monkeypatch.setattr(litellm, "acompletion", spy)
-    return seen
-
-
 def _spec(base: str, client: str, **kw: Any) -> ModelSpec:
     return ModelSpec(id="openai/fake-model", api_base=base, api_key_env="MASBENCH_TEST_KEY", client=client,
                      input_usd_per_mtok=2.0, cached_input_usd_per_mtok=1.0, output_usd_per_mtok=8.0,
