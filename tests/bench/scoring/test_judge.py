@@ -302,3 +302,23 @@ def test_which_tasks_have_a_rule_and_a_top_of_one():
     assert rule_scorer(task(answers=[], meta={"check": "numeric"})) is None  # a check but no gold
     # a graded reply's own top of 1 is a top like any other: 0.5 / 1
     assert parse_score("Score: 0.5 / 1", JudgeSpec(agent="j", scale="graded")) == 0.5
+
+
+def test_the_rules_verdict_reads_the_whole_reply_where_the_rule_does():
+    # gsm8k (a reply-reading rule) takes the number after "####" in the reply; the extracted answer handed
+    # in beside it, 7, is wrong. So the verdict on the reply is a pass, and one taken from the extracted
+    # answers alone (no reply) a fail: the two cases tell whether the reply reached the rule
+    t = task(answers=["42"], meta={"check": "gsm8k"})
+    reply = "6 * 7 = 42\n#### 42"
+    assert rule_verdict(t, ["7"], reply) is True
+    assert rule_verdict(t, ["7"], None) is False
+    scorer = MODEL_SCORERS["judge"]
+    asked: list[JudgeCall] = []
+
+    async def ask(call: JudgeCall) -> str | None:
+        asked.append(call)
+        return "Verdict: FAIL"
+
+    judged = asyncio.run(scorer.score(t, reply, ["7"], JudgeSpec(agent="j", k=2), AGENT, ask))
+    assert judged.rule_correct is True and judged.score.correct is False  # the judge's verdict is its own
+    assert [c.meta["sim"]["truth"] for c in asked] == [True, True]        # and the simulated judge is told the rule's
