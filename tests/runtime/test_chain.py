@@ -1,10 +1,15 @@
 """The straight-line shape (:func:`masbench.runtime.chain.straight`, :func:`~masbench.runtime.chain.chain_of`);
-that the chain runs every bundled design like langgraph does is tests/runtime/test_compiled.py."""
+that the chain runs every bundled design like langgraph does is tests/runtime/test_compiled.py; a
+fan-out's branches torn down together (:func:`~masbench.runtime.chain._gather`)."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from masbench.library import Library
-from masbench.runtime.chain import chain_of, straight
+from masbench.runtime.chain import _gather, chain_of, straight
 
 LIB = Library()
 
@@ -39,3 +44,53 @@ def test_a_design_writing_a_channel_runs_on_the_graph() -> None:
     assert an.problems == []
     cd = CompiledDesign(d, LIB)
     assert chain_of(an, cd.nodes) is None and cd.chain is None and cd.schedulers == ("graph",)
+
+
+def _in_flight(log: list[str], name: str, started: list[str] | None = None):
+    """A branch still waiting on its call; cancelled, it cleans up over a few turns of the event loop
+    (as closing a connection does) and then logs its name."""
+    async def branch() -> str:
+        if started is not None:
+            started.append(name)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            log.append(name)
+            raise
+        return name
+    return branch()
+
+
+async def test_when_a_branch_raises_the_others_are_cancelled_and_waited_for() -> None:
+    async def fails() -> str:
+        await asyncio.sleep(0)
+        raise ValueError("boom")
+
+    log: list[str] = []
+    with pytest.raises(ValueError, match="boom"):
+        await _gather([_in_flight(log, "a"), fails(), _in_flight(log, "b")])
+    # both in-flight branches were cancelled, and had finished their cleanup when the error arrived
+    assert sorted(log) == ["a", "b"]
+
+
+async def test_a_fan_out_cancelled_from_outside_cancels_every_branch_and_waits() -> None:
+    log: list[str] = []
+    started: list[str] = []
+    run = asyncio.ensure_future(_gather([_in_flight(log, "a", started), _in_flight(log, "b", started)]))
+    while len(started) < 2:
+        await asyncio.sleep(0)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert sorted(log) == ["a", "b"]
+
+
+async def test_branches_that_all_return_come_back_in_branch_order() -> None:
+    async def after(turns: int, value: str) -> str:
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        return value
+    # the first branch finishes last: the results are still in branch order
+    assert await _gather([after(3, "a"), after(0, "b"), after(1, "c")]) == ["a", "b", "c"]

@@ -5,6 +5,7 @@ exit (issue 29)."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,12 +13,14 @@ import pytest
 
 from masbench.bench.types import TaskInstance
 from masbench.budget import Budget
+from masbench.charge import Charge, Tally
 from masbench.library import Library
 from masbench.llm.scripted import ScriptedGateway
 from masbench.runtime import RunContext, run_design, steps
 from masbench.runtime.bind import MAP_LIMIT
+from masbench.runtime.calls import CALLS, BudgetRefused
 from masbench.runtime.ops.loop import LoopNode
-from masbench.runtime.scope import EMPTY, SKIP, Br, Scope, Shared
+from masbench.runtime.scope import EMPTY, SKIP, Br, Env, Scope, Shared
 from masbench.runtime.steps import branch, branches, single
 from masbench.runtime.values import Val
 from masbench.spec import DesignSpec
@@ -465,3 +468,196 @@ async def test_a_map_over_more_than_the_limit_runs_the_first_limit_items_and_say
     r = await run_design(d, TASK, RunContext(gateway=gw, library=LIB))
     assert len(gw.requests) == MAP_LIMIT
     assert r.detail["notes"] == [f"each: mapped over the first {MAP_LIMIT} of {MAP_LIMIT + 3} items"]
+
+
+# ----- run_node and its body called directly: a recording stand-in node, a real scope and tally -------
+# (the expected values follow from the stand-in's own charge and value, worked out by hand: one call of
+# 10 + 5 tokens at $0.25; what each step records is read off Scope.record / Scope.emit's contract)
+
+ONE_CALL = Charge(10, 5, 0.25)
+
+
+def _node(body: Any, key: str = "w", name: str = "w", loop: str | None = None, fan: str | None = None,
+          until: Any = None, agent_name: str | None = "solver", row_op: str = "repeat") -> tuple[Any, list]:
+    """A stand-in compiled node whose run body is ``body(st)`` (a coroutine function); the list
+    collects the arguments of each run call."""
+    seen: list = []
+
+    async def run(sc, env, i, st, calls):
+        seen.append((sc, env, i, st, calls))
+        return await body(st)
+    return SimpleNamespace(key=key, name=name, loop=loop, fan=fan, order=0, row_op=row_op, actor="solver-agent",
+                           agent_name=agent_name, model="m-alias", into=None, items=None, until=until, run=run), seen
+
+
+def _answers(val: Val, charge: Charge | None = ONE_CALL) -> Any:
+    async def body(st: Tally) -> Val:
+        if charge is not None:
+            st.add(charge)
+        return val
+    return body
+
+
+def _raises(exc: BaseException, charge: Charge | None = ONE_CALL) -> Any:
+    async def body(st: Tally) -> Val:
+        if charge is not None:
+            st.add(charge)
+        raise exc
+    return body
+
+
+def _begun(rows: list | None = None, prefix: str = "") -> Scope:
+    """A scope whose design run has begun (its usage is counted: Shared.charge adds to it)."""
+    sc = _scope(rows, prefix=prefix)
+    sc.sh.begin(sc)
+    return sc
+
+
+async def test_run_node_hands_the_node_its_scope_env_branch_a_fresh_tally_and_the_model_calls() -> None:
+    rows: list = []
+    sc = _begun(rows, prefix="sub.")
+    out = Val(text="t", answers=("7",))
+    node, seen = _node(_answers(out), fan="repeat")
+    env = Env({"x": 1}, sc)
+    assert await steps.run_node(node, sc, env, 3) is out
+    ((s, e, i, st, calls),) = seen
+    assert s is sc and e is env and i == 3 and calls is CALLS
+    assert isinstance(st, Tally) and (st.calls, st.tokens, st.cost) == (1, 15, 0.25)
+    # the node's one call is counted in its design run's usage once
+    run = sc.sh.usage[sc]
+    assert (run.calls, run.prompt, run.completion, run.cost) == (1, 10, 5, 0.25)
+    # branch 3 of a fan-out: its status at index 3 (the earlier indices padded with "")
+    assert sc.branches == {"w": ["", "", "", "ok"]} and sc.status == {} and sc.bad == 0 and sc.errors == {}
+    (row,) = rows
+    assert (row.node, row.op, row.agent, row.model, row.calls, row.tokens, row.cost_usd, row.status, row.error,
+            row.output, row.run_id, row.task_id) == ("sub.w", "repeat", "solver-agent", "m-alias", 1, 15, 0.25, "ok",
+                                                      None, "7", "r", "t")
+    assert 0 <= row.latency_s < 60 and row.t_start <= row.t_end
+    # a plain node (no fan-out, no branch): its status by key
+    node, _ = _node(_answers(Val(text="u"), charge=None), key="v", row_op="agent")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert sc.status == {"v": "ok"} and sc.branches == {"w": ["", "", "", "ok"]}
+    assert (rows[1].node, rows[1].op, rows[1].calls, rows[1].output) == ("sub.v", "agent", 0, "u")
+    assert sc.sh.usage[sc].calls == 1
+
+
+async def test_a_node_that_raises_is_recorded_as_an_error_with_its_calls_counted() -> None:
+    rows: list = []
+    sc = _begun(rows)
+    node, _ = _node(_raises(ValueError("x" * 2000)), key="v", row_op="agent")
+    val = await steps.run_node(node, sc, Env({}, sc), None)
+    # "ValueError: " + the message, cut at 1000 characters
+    want = ("ValueError: " + "x" * 2000)[:1000]
+    assert (val.status, val.error, val.text, val.answers, val.data) == ("error", want, "", None, None)
+    assert len(val.error or "") == 1000
+    assert sc.status == {"v": "error"} and sc.errors == {"v": want[:500]} and sc.bad == 1
+    (row,) = rows
+    assert (row.status, row.error, row.calls, row.tokens, row.output) == ("error", want, 1, 15, None)
+    assert sc.sh.usage[sc].calls == 1  # the call was made before the node failed
+    # a refused call: its own status and reason, whatever the exception says
+    node, _ = _node(_raises(BudgetRefused("not this text"), charge=None), key="b", row_op="agent")
+    val = await steps.run_node(node, sc, Env({}, sc), None)
+    assert (val.status, val.error) == ("budget_exhausted", "budget exhausted: call not made")
+    assert sc.status["b"] == "budget_exhausted" and sc.errors["b"] == "budget exhausted: call not made"
+    assert (rows[1].node, rows[1].status, rows[1].error, rows[1].calls) == ("b", "budget_exhausted",
+                                                                             "budget exhausted: call not made", 0)
+
+
+async def test_a_cancelled_node_raises_and_its_calls_still_count() -> None:
+    rows: list = []
+    sc = _begun(rows)
+    node, _ = _node(_raises(asyncio.CancelledError()), key="v", row_op="agent")
+    with pytest.raises(asyncio.CancelledError):
+        await steps.run_node(node, sc, Env({}, sc), None)
+    # no status, no row (the run is being torn down), but the call it made is counted
+    assert rows == [] and sc.status == {} and sc.sh.usage[sc].calls == 1
+
+
+async def test_the_loop_history_of_a_node_execution() -> None:
+    sc = _begun()
+    sc.rounds["L"] = 2
+    # a plain body node in round 2 of L: (round, name, text)
+    node, _ = _node(_answers(Val(text="t", data={"a": 1})), key="L.redo", name="redo", loop="L")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert sc.hist == {"L": [(2, "redo", "t")]}
+    # branch 1 of a fan-out is named redo[2]; a value with data only shows its data (json.dumps of {"a": 1})
+    node, _ = _node(_answers(Val(data={"a": 1})), key="L.redo", name="redo", loop="L", fan="repeat")
+    await steps.run_node(node, sc, Env({}, sc), 1)
+    assert sc.hist["L"][1] == (2, "redo[2]", '{"a": 1}')
+    # an ok value with nothing to show is an entry with no text; a loop not yet started is round 0
+    node, _ = _node(_answers(Val(text="")), key="M.x", name="x", loop="M")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert sc.hist["M"] == [(0, "x", "")]
+    # a failed execution with nothing to show adds no entry; a degraded one with text does
+    node, _ = _node(_raises(ValueError("boom")), key="M.x", name="x", loop="M")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    node, _ = _node(_answers(Val(text="partial", status="degraded")), key="M.x", name="x", loop="M")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert sc.hist["M"] == [(0, "x", ""), (0, "x", "partial")]
+    # a node outside any loop keeps no history
+    node, _ = _node(_answers(Val(text="top")), key="top")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert set(sc.hist) == {"L", "M"} and len(sc.hist["L"]) == 2
+
+
+async def test_the_stop_rule_judges_a_plain_node_once_and_never_a_branch() -> None:
+    judged: list = []
+    rule = SimpleNamespace(check=lambda sc, val: judged.append((sc, val)))
+    sc = _begun()
+    out = Val(text="APPROVED")
+    node, _ = _node(_answers(out), key="L.check", name="check", loop="L", until=rule)
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert len(judged) == 1 and judged[0][0] is sc and judged[0][1] is out
+    # a fanned-out until node is judged by the round controller once all branches are in
+    node, _ = _node(_answers(Val(text="APPROVED")), key="L.check", name="check", loop="L", fan="repeat", until=rule)
+    await steps.run_node(node, sc, Env({}, sc), 0)
+    # a body node the condition does not read has no rule
+    node, _ = _node(_answers(Val(text="x")), key="L.redo", name="redo", loop="L")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    assert len(judged) == 1
+
+
+@pytest.fixture
+def spans():
+    """Telemetry on for one test, exporting each span at its end to an in-memory exporter."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from masbench import telemetry
+    telemetry.reset()
+    exp = InMemorySpanExporter()
+    telemetry.configure(exp, batch=False, capture_content=False)
+    yield exp
+    telemetry.reset()
+
+
+async def test_run_node_exports_one_span_with_the_nodes_place_and_usage(spans) -> None:
+    from opentelemetry.trace import StatusCode
+
+    sc = _begun(prefix="sub.")
+    sc.rounds["L"] = 2
+    # an agent's branch 3 in round 2 of loop L, one call of 10 + 5 tokens at $0.25
+    node, _ = _node(_answers(Val(text="t")), key="L.w", name="w", loop="L", fan="repeat")
+    await steps.run_node(node, sc, Env({}, sc), 3)
+    # a node without an agent (a vote) outside loops and fan-outs, no call
+    node, _ = _node(_answers(Val(text="v"), charge=None), key="v", agent_name=None, row_op="majority")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    # a failing body node of a loop not yet started
+    node, _ = _node(_raises(ValueError("boom"), charge=None), key="M.x", name="x", loop="M", agent_name="critic",
+                    row_op="agent")
+    await steps.run_node(node, sc, Env({}, sc), None)
+    agent, vote, bad = spans.get_finished_spans()
+    a = dict(agent.attributes or {})
+    assert agent.name == "invoke_agent solver"
+    assert a == {"masbench.run_id": "r", "masbench.task_id": "t", "masbench.node": "sub.L.w", "masbench.op": "repeat",
+                 "masbench.round": 2, "masbench.branch": 3, "gen_ai.operation.name": "invoke_agent",
+                 "gen_ai.agent.name": "solver", "masbench.status": "ok", "masbench.calls": 1, "masbench.tokens": 15,
+                 "masbench.cost_usd": 0.25}
+    assert agent.status.status_code == StatusCode.UNSET
+    v = dict(vote.attributes or {})
+    assert vote.name == "majority sub.v"
+    assert v == {"masbench.run_id": "r", "masbench.task_id": "t", "masbench.node": "sub.v", "masbench.op": "majority",
+                 "masbench.status": "ok", "masbench.calls": 0, "masbench.tokens": 0, "masbench.cost_usd": 0.0}
+    b = dict(bad.attributes or {})
+    assert bad.name == "invoke_agent critic" and b["masbench.round"] == 0 and "masbench.branch" not in b
+    assert (b["masbench.status"], b["error.type"]) == ("error", "error")
+    assert bad.status.status_code == StatusCode.ERROR and bad.status.description == "ValueError: boom"

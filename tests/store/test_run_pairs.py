@@ -4,14 +4,15 @@ task's seeds, and the cost ratio and "same cost" follow the marginal-utility tab
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from masbench.store import Store, StoreWriter
-from masbench.store.run_pairs import (GOLD_DIFFERS, ONLY_A, ONLY_B, Side, attached, pair_summary, pair_tasks,
-                                      run_designs, run_exists, unmatched)
+from masbench.store.run_pairs import (GOLD_DIFFERS, ONLY_A, ONLY_B, Side, attached, bases, pair_summary, pair_tasks,
+                                      run_config_json, run_designs, run_exists, run_header, unmatched)
 
 
 def _store(path: Path, run: str, design: str, cells: dict[tuple[str, int], tuple[bool, int, str]]) -> None:
@@ -75,3 +76,69 @@ def test_the_same_cost_rule_is_the_tables(tmp_path):
 def test_an_unknown_unit_is_refused(two_files):
     with Store(two_files[0]) as st, pytest.raises(ValueError, match="unknown cost unit"):
         pair_summary(st, Side("r1", "x"), Side("r1", "x"), "joules")
+
+
+def test_the_unknown_unit_message_names_every_unit(two_files):
+    with Store(two_files[0]) as st, pytest.raises(
+            ValueError, match=r"^unknown cost unit 'joules' \(units: tokens, calls, usd, budget\)$"):
+        pair_tasks(st, Side("r1", "x"), Side("r1", "x"), "joules")
+
+
+def test_attach_names_a_catalog_and_quotes_the_path(tmp_path):
+    """The default catalog name is runs_b; a path with a quote in it attaches (the quote doubled in
+    the SQL literal); an alias that is not an identifier is refused before any SQL."""
+    odd = tmp_path / "o'brien"
+    odd.mkdir()
+    _store(odd / "b.duckdb", "r2", "y", B_CELLS)
+    _store(tmp_path / "a.duckdb", "r1", "x", A_CELLS)
+    with Store(tmp_path / "a.duckdb") as st:
+        with attached(st, odd / "b.duckdb") as cat:
+            assert cat == "runs_b" and run_designs(st, "r2", cat) == ["y"]
+        with pytest.raises(ValueError, match=r"^not a catalog name: 'b; DROP TABLE runs'$"), \
+                attached(st, odd / "b.duckdb", "b; DROP TABLE runs"):
+            pass
+        assert run_exists(st, "r1")
+
+
+def test_runs_designs_bases_header_and_config_in_either_file(tmp_path):
+    """Read from the store's own file and through the attached catalog: the designs sorted, the
+    distinct non-null budget bases of one design, the header with "simulated" set by the run or by
+    any one of its results, the stored config; None / empty for a run that is not there."""
+    a_path, b_path = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    for path, run in ((a_path, "r1"), (b_path, "r2")):
+        with Store(path) as st:
+            st.sql("INSERT INTO runs(run_id, suite, status, created_at, finished_at, models, config, simulated) "
+                   "VALUES (?, 'swap', 'finished', TIMESTAMP '2020-01-02 03:04:05', TIMESTAMP '2020-01-02 04:00:00', "
+                   "'{\"default\": \"sim/p30\"}', '{\"seed\": 7}', NULL)", [run])
+            # a run flagged simulated by the run row, none of its results flagged
+            st.sql("INSERT INTO runs(run_id, suite, status, simulated) VALUES ('sim', 'swap', 'running', true)")
+            w = StoreWriter(st)
+            for t, design, basis, sim in (("t1", "y", "usd", False), ("t2", "y", None, False), ("t3", "y", "tokens", True),
+                                          ("t1", "b", "tokens", False)):
+                w.add("results", {"run_id": run, "design": design, "task_id": t, "seed": 0, "status": "ok",
+                                  "budget_basis": basis, "simulated": sim})
+            w.flush()
+    with Store(a_path) as st, attached(st, b_path) as cat:
+        for run, catalog in (("r1", ""), ("r2", cat)):
+            assert run_exists(st, run, catalog) and run_designs(st, run, catalog) == ["b", "y"]
+            # y's bases: usd, NULL (left out), tokens → sorted, distinct; b's: tokens
+            assert bases(st, Side(run, "y", catalog)) == ["tokens", "usd"]
+            assert bases(st, Side(run, "b", catalog)) == ["tokens"]
+            suite, status, created, finished, models, simulated = run_header(st, run, catalog)
+            assert (suite, status, str(created), str(finished)) == ("swap", "finished", "2020-01-02 03:04:05",
+                                                                     "2020-01-02 04:00:00")
+            assert json.loads(models) == {"default": "sim/p30"} and simulated is True  # t3's result is simulated
+            assert json.loads(run_config_json(st, run, catalog)) == {"seed": 7}
+            sim = run_header(st, "sim", catalog)
+            assert sim is not None and sim[:2] == ("swap", "running") and sim[5] is True
+        # r2 is only in the attached file, r1 only in the store's own
+        assert not run_exists(st, "r2") and not run_exists(st, "r1", cat)
+        assert run_designs(st, "r2") == [] and run_designs(st, "r1", cat) == []
+        assert run_header(st, "r2") is None and run_header(st, "r1", cat) is None
+        assert run_config_json(st, "r2") is None and run_config_json(st, "r1", cat) is None
+        # a run whose row and results both say not simulated
+        st.sql("UPDATE results SET simulated = false WHERE run_id = 'r1'")
+        st.sql("UPDATE runs SET simulated = false WHERE run_id = 'r1'")
+        assert run_header(st, "r1")[5] is False
+        st.sql("UPDATE runs SET simulated = NULL WHERE run_id = 'r1'")
+        assert run_header(st, "r1")[5] is False  # NULL on the run, none of its results: not simulated
