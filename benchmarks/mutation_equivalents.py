@@ -972,8 +972,9 @@ EQUIVALENT: list[Equivalent] = [
                'row = {k: (None if v != v else v) if isinstance(v, float) else v for k, v in row.items()}  # NaN -> NULL',
                'row = {k: (None if v != v else v) if (isinstance(v, float)) or True else v for k, v in row.items()}  '
                '# NaN -> NULL',
-               "a DuckDB frame's record holds str, int, bool, None or float (pandas boxes a nullable Int64 or boolean "
-               "NULL to None, a string column's NULL to NaN): v != v only for NaN, a float, so the guard changes nothing"),
+               "a DuckDB frame's record holds str, int, bool, None or float (pandas 3.1 with DuckDB 2.0, checked: a "
+               "nullable Int64 or boolean NULL is boxed to None, a string column's NULL to NaN): v != v only for NaN, "
+               "a float, so the guard changes nothing"),
     Equivalent('masbench/harness/judge_check.py', 'record_check',
                'con.execute("DELETE FROM judge_checks WHERE run_id = ?", [run_id])',
                'con.execute("delete from judge_checks where run_id = ?", [run_id])',
