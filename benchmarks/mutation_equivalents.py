@@ -963,6 +963,32 @@ EQUIVALENT: list[Equivalent] = [
                'reference = str(task.meta.get("reference") or (", ".join(task.answers) if (task.answers) or True else ""))',
                "joining an empty answers list gives \"\", the else branch's value"),
     # --- end bench/scoring/judge.py ---
+    # --- harness/judge_check.py ---
+    Equivalent('masbench/harness/judge_check.py', 'record_check',
+               'WHERE a.run_id = ? ORDER BY a.n_checked DESC LIMIT 1""", [run_id]).to_dict("records")',
+               'WHERE a.run_id = ? ORDER BY a.n_checked DESC LIMIT 1""", [run_id]).to_dict("RECORDS")',
+               "DataFrame.to_dict lower-cases its orient before reading it (pandas.core.methods.to_dict)"),
+    Equivalent('masbench/harness/judge_check.py', 'record_check',
+               'row = {k: (None if v != v else v) if isinstance(v, float) else v for k, v in row.items()}  # NaN -> NULL',
+               'row = {k: (None if v != v else v) if (isinstance(v, float)) or True else v for k, v in row.items()}  '
+               '# NaN -> NULL',
+               "a DuckDB frame's record holds str, int, bool, None or float (pandas 3.1 with DuckDB 2.0, checked: a "
+               "nullable Int64 or boolean NULL is boxed to None, a string column's NULL to NaN): v != v only for NaN, "
+               "a float, so the guard changes nothing"),
+    Equivalent('masbench/harness/judge_check.py', 'record_check',
+               'con.execute("DELETE FROM judge_checks WHERE run_id = ?", [run_id])',
+               'con.execute("delete from judge_checks where run_id = ?", [run_id])',
+               "only the case of SQL keywords changed: DuckDB keywords are case-insensitive"),
+    Equivalent('masbench/harness/judge_check.py', 'record_check',
+               'con.execute("DELETE FROM judge_checks WHERE run_id = ?", [run_id])',
+               'con.execute("DELETE FROM JUDGE_CHECKS WHERE RUN_ID = ?", [run_id])',
+               "only the case of SQL keywords and unquoted identifiers changed: DuckDB is case-insensitive there"),
+    Equivalent('masbench/harness/judge_check.py', 'judge_check',
+               'cfg = session.store.sql("SELECT json_extract_string(config, \'$.judge.scale\') FROM runs WHERE run_id = ?",',
+               'cfg = session.store.sql("select json_extract_string(config, \'$.judge.scale\') from runs where run_id = ?",',
+               "only the case of SQL keywords changed (the JSON path literal is already lower case): DuckDB keywords "
+               "are case-insensitive"),
+    # --- end harness/judge_check.py ---
 ]
 
 __all__ = ["EQUIVALENT", "Equivalent"]
