@@ -685,7 +685,8 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/runtime/steps.py', '_execute',
                'node.name + (f"[{i + 1}]" if node.fan and i is not None else ""),',
                'node.name + (f"[{i + 1}]" if node.fan or i is not None else ""),',
-               "i is None exactly when node.fan is None (see above): both tests are true for a branch, false otherwise"),
+               ("i is None exactly when node.fan is None (single passes None; branch, called for fan-outs only, an int): "
+                "both tests are true for a branch, false otherwise")),
     Equivalent('masbench/runtime/steps.py', '_execute', 'sc.record(node.key, val, i if node.fan else None)',
                'sc.record(node.key, val, i if (node.fan) or True else None)',
                "without a fan-out i is None (single passes None), so the branch recorded is None either way"),
