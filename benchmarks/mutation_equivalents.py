@@ -677,25 +677,6 @@ EQUIVALENT: list[Equivalent] = [
                'r = sc.rounds.get(L, 0) if (L is not None) or True else 0',
                "outside a loop L is None, and sc.rounds is keyed by loop names (str: LoopNode.round's sc.rounds[L] = "
                "r + 1 with L = its key), so sc.rounds.get(None, 0) is always the else branch's 0"),
-    # run_node's callers are single (i=None) and branch (i=br.i, an int from branches()); graph.py and chain.py
-    # send a node to branch exactly when node.fan is set, else to single: i is None exactly when node.fan is None
-    Equivalent('masbench/runtime/steps.py', 'run_node', 'branch=i if node.fan else None) as span:',
-               'branch=i if (node.fan) or True else None) as span:',
-               "without a fan-out i is None (single passes None), so the span's branch is None either way"),
-    Equivalent('masbench/runtime/steps.py', '_execute',
-               'node.name + (f"[{i + 1}]" if node.fan and i is not None else ""),',
-               'node.name + (f"[{i + 1}]" if node.fan or i is not None else ""),',
-               ("i is None exactly when node.fan is None (single passes None; branch, called for fan-outs only, an int): "
-                "both tests are true for a branch, false otherwise")),
-    Equivalent('masbench/runtime/steps.py', '_execute', 'sc.record(node.key, val, i if node.fan else None)',
-               'sc.record(node.key, val, i if (node.fan) or True else None)',
-               "without a fan-out i is None (single passes None), so the branch recorded is None either way"),
-    Equivalent('masbench/runtime/steps.py', 'round_step', 'v = cur(Env(state, sc))',
-               'v = cur(Env(state, None))',
-               "a loop's current-value getter (Binder.loop_cur) reads only the Env's state"),
-    Equivalent('masbench/runtime/steps.py', 'round_step', 'if lp.init is not None and v is not None:',
-               'if lp.init is not None or v is not None:',
-               "the extra entries have no value, so vtext(None) = '' and Scope.history() skips entries with empty text"),
     # chain.straight: a node's depth only orders the nodes and tells two at one depth apart (sorted with
     # its name, counted in a set); the mutants map every depth d to 2d + 1, d + 2 or d - 1, which keep both
     Equivalent('masbench/runtime/chain.py', 'straight', 'depth[name] = 1 + max((of(d) for d in deps), default=-1)',

@@ -25,14 +25,15 @@ from .values import OK, Val, fmt_data
 
 
 async def run_node(node: Node, sc: Scope, env: Env, i: int | None) -> Val:
-    """Run one node execution (branch ``i`` of a fan-out). Never raises, except cancellation. Its
-    calls' charges are added to its own tally, which its design run counts when it ends (also when
-    it is cancelled: those calls were made)."""
+    """Run one node execution: branch ``i`` of a fan-out, or the node itself when ``i`` is None (the
+    callers keep that exact: :func:`single` passes None, :func:`branch` an int). Never raises, except
+    cancellation. Its calls' charges are added to its own tally, which its design run counts when it
+    ends (also when it is cancelled: those calls were made)."""
     st = Tally()
     try:
         with telemetry.node(sc.prefix + node.key, node.row_op, node.agent_name, sc.sh.tags,
                             round=sc.rounds.get(node.loop, 0) if node.loop is not None else None,
-                            branch=i if node.fan else None) as span:
+                            branch=i) as span:
             val = await _execute(node, sc, env, i, st)
             span.node_result(val, st)
     finally:
@@ -54,11 +55,11 @@ async def _execute(node: Node, sc: Scope, env: Env, i: int | None, st: Tally) ->
     if node.loop is not None:
         if val.status == OK or val.present:
             sc.hist.setdefault(node.loop, []).append((sc.rounds.get(node.loop, 0),
-                                                      node.name + (f"[{i + 1}]" if node.fan and i is not None else ""),
+                                                      node.name + (f"[{i + 1}]" if i is not None else ""),
                                                       val.text or fmt_data(val.data)))
         if node.until is not None and not node.fan:
             node.until.check(sc, val)
-    sc.record(node.key, val, i if node.fan else None)
+    sc.record(node.key, val, i)
     sc.emit(node.key, node.row_op, node.actor, node.model, st, val, t0)
     return val
 
