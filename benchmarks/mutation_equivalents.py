@@ -953,6 +953,26 @@ EQUIVALENT: list[Equivalent] = [
                's = re.sub(r"^\\s*(?:ANSWER|EXPRESSION|RESULT)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
                "the pattern is matched with re.I: its letters' case does not matter"),
     # --- end tools/calculator.py ---
+    # --- tools/base.py ---
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("utf-8", "replace").decode("utf-8") if (not x.isascii()) or True else x',
+               "only a shortcut dropped: an ASCII string has no lone surrogate, and its UTF-8 round trip is the "
+               "same string"),
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("UTF-8", "replace").decode("utf-8") if not x.isascii() else x',
+               "codec names are case-insensitive: 'UTF-8' is the 'utf-8' codec"),
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("utf-8", "replace").decode("UTF-8") if not x.isascii() else x',
+               "codec names are case-insensitive: 'UTF-8' is the 'utf-8' codec"),
+    Equivalent('masbench/tools/base.py', 'run',
+               'return ToolOutput(json.dumps(out, ensure_ascii=False, default=str), out)',
+               'return ToolOutput(json.dumps(out, ensure_ascii=None, default=str), out)',
+               "json reads ensure_ascii as a truth value only: None is falsy, as False is"),
+    Equivalent('masbench/tools/base.py', '_parse_args',
+               'return None, json.dumps(dict(obj), ensure_ascii=False, default=str), msgs',
+               'return None, json.dumps(dict(obj), ensure_ascii=None, default=str), msgs',
+               "json reads ensure_ascii as a truth value only: None is falsy, as False is"),
+    # --- end tools/base.py ---
     # --- bench/scoring/judge.py ---
     Equivalent('masbench/bench/scoring/judge.py', '_draw',
                'return int.from_bytes(hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).digest(), "big")',
