@@ -30,6 +30,12 @@ def _groupby_defaults(module: str, function: str, line: str) -> list[Equivalent]
 _TASK_DIFFS = 'return cost_adjusted(d["diff"].to_numpy(float), d["cost"].to_numpy(float), d["sample_cost"].to_numpy(float),'
 """paired_tests.task_diffs' line (its three to_numpy(float) mutants are argued below)."""
 
+_GRID_SQL = ("only the case of SQL text changed: DuckDB keywords, unquoted identifiers, function names and $parameter "
+             "names are case-insensitive (no quoted identifier or string literal in the line)")
+"""view/grid.py: a mutant that only changes the case of a query."""
+_GRID_PARAM = "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"
+"""view/grid.py: a mutant that only changes the case of a named parameter's key."""
+
 # Each entry was read and argued, not assumed; see the reason. `before`/`after` are the changed
 # line with surrounding whitespace stripped ("" matches any line).
 EQUIVALENT: list[Equivalent] = [
@@ -959,6 +965,83 @@ EQUIVALENT: list[Equivalent] = [
                's = re.sub(r"^\\s*(?:ANSWER|EXPRESSION|RESULT)\\s*:", "", s, flags=re.I)  # "Expression: 3 + 4"',
                "the pattern is matched with re.I: its letters' case does not matter"),
     # --- end tools/calculator.py ---
+    # --- tools/base.py ---
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("utf-8", "replace").decode("utf-8") if (not x.isascii()) or True else x',
+               "only a shortcut dropped: an ASCII string has no lone surrogate, and its UTF-8 round trip is the "
+               "same string"),
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("UTF-8", "replace").decode("utf-8") if not x.isascii() else x',
+               "codec names are case-insensitive: 'UTF-8' is the 'utf-8' codec"),
+    Equivalent('masbench/tools/base.py', '_clean', 'return x.encode("utf-8", "replace").decode("utf-8") if not x.isascii() else x',
+               'return x.encode("utf-8", "replace").decode("UTF-8") if not x.isascii() else x',
+               "codec names are case-insensitive: 'UTF-8' is the 'utf-8' codec"),
+    Equivalent('masbench/tools/base.py', 'run',
+               'return ToolOutput(json.dumps(out, ensure_ascii=False, default=str), out)',
+               'return ToolOutput(json.dumps(out, ensure_ascii=None, default=str), out)',
+               "json reads ensure_ascii as a truth value only: None is falsy, as False is"),
+    Equivalent('masbench/tools/base.py', '_parse_args',
+               'return None, json.dumps(dict(obj), ensure_ascii=False, default=str), msgs',
+               'return None, json.dumps(dict(obj), ensure_ascii=None, default=str), msgs',
+               "json reads ensure_ascii as a truth value only: None is falsy, as False is"),
+    # --- end tools/base.py ---
+    # --- view/grid.py ---
+    Equivalent('masbench/view/grid.py', 'designs', 'got = [r[0] for r in store.sql("SELECT design FROM results WHERE run_id = ? GROUP BY design "',
+               'got = [r[0] for r in store.sql("select design from results where run_id = ? group by design "',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'designs', 'got = [r[0] for r in store.sql("SELECT design FROM results WHERE run_id = ? GROUP BY design "',
+               'got = [r[0] for r in store.sql("SELECT DESIGN FROM RESULTS WHERE RUN_ID = ? GROUP BY DESIGN "',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'designs', '"ORDER BY min(ts) NULLS LAST, design", [run])]',
+               '"order by min(ts) nulls last, design", [run])]',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'designs', '"ORDER BY min(ts) NULLS LAST, design", [run])]',
+               '"ORDER BY MIN(TS) NULLS LAST, DESIGN", [run])]',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               'got = store.sql(sql, {"RUN": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               'got = store.sql(sql, {"run": run, "DESIGN": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               'got = store.sql(sql, {"run": run, "design": design, "LIMIT": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
+               'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "OFFSET": (max(page, 1) - 1) * PAGE_SIZE})',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'if not got and page > 1:  # past the end: report the real total',
+               'if not got or page > 1:  # past the end: report the real total',
+               "the count also runs when rows came back, or with none on page 1. With rows, it counts the distinct "
+               "(task_id, seed) of the same predicate and design that the page's count(*) OVER () counts over hit "
+               "(grouped by task_id, seed): the same total. With no rows on page 1 (offset 0), hit is empty, since "
+               "every hit row joins at least its own cell: the count is 0, the total's start value"),
+    Equivalent('masbench/view/grid.py', 'grid_page', 'if not got and page > 1:  # past the end: report the real total',
+               'if not got and page >= 1:  # past the end: report the real total',
+               "with no rows on page 1 (offset 0), hit is empty, since every hit row joins at least its own cell: "
+               "the count it adds is 0, the total's start value"),
+    Equivalent('masbench/view/grid.py', 'grid_page', '"($design IS NULL OR design = $design)) SELECT count(*) FROM hit",',
+               '"($design is null or design = $design)) select count(*) from hit",',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'grid_page', '"($design IS NULL OR design = $design)) SELECT count(*) FROM hit",',
+               '"($DESIGN IS NULL OR DESIGN = $DESIGN)) SELECT COUNT(*) FROM HIT",',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'grid_page', '{"run": run, "design": design})[0][0]',
+               '{"RUN": run, "design": design})[0][0]',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'grid_page', '{"run": run, "design": design})[0][0]',
+               '{"run": run, "DESIGN": design})[0][0]',
+               _GRID_PARAM),
+    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
+               'CELLS + " select design, k_match, k from matched order by design", {"run": run})]',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
+               'CELLS + " SELECT DESIGN, K_MATCH, K FROM MATCHED ORDER BY DESIGN", {"run": run})]',
+               _GRID_SQL),
+    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
+               'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"RUN": run})]',
+               _GRID_PARAM),
+    # --- end view/grid.py ---
     # --- bench/scoring/judge.py ---
     Equivalent('masbench/bench/scoring/judge.py', '_draw',
                'return int.from_bytes(hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).digest(), "big")',

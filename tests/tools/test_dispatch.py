@@ -153,3 +153,70 @@ def test_lone_surrogates_in_a_model_s_json_are_replaced_not_a_crash() -> None:
     assert r.status == "ok" and r.text == "a?b" and json.loads(r.arguments)["word"] == "a?b"
     r = run("disp_echo", {"\ud800": "x"})
     assert r.status == "invalid_args" and r.text.encode()
+
+
+class _Nap(Tool):
+    """Sleeps 0.05 s, then returns the run's design tag (read from the context), or raises if asked to."""
+
+    name = "disp_nap"
+    description = "naps"
+    Args = TOOLS["disp_echo"].Args
+
+    async def run(self, args, ctx):
+        await asyncio.sleep(0.05)
+        word = args.model_dump()["word"]
+        if word == "fail":
+            raise ValueError("woke badly")
+        return f"{word} for {ctx.tags['design']}"
+
+
+def test_every_result_keeps_its_call_start_time_and_latency() -> None:
+    """The call object itself, a wall-clock start between the clocks read around dispatch, and a latency
+    of at least the tool's 0.05 s nap (a small slack for the loop's clock) and at most the whole dispatch's time."""
+    import time
+
+    nap = _Nap()
+    ctx = ToolContext(tags={"design": "d7"})
+    for name, args, status in [("disp_nap", '{"word": "hi"}', "ok"), ("disp_nap", '{"word": "fail"}', "error"),
+                               ("disp_nap", '{"n": 1}', "invalid_args"), ("nope", "x", "unknown_tool"),
+                               ("calculator", "1", "not_allowed")]:
+        call = ToolCall(name, args, "c2")
+        w0, p0 = time.time(), time.perf_counter()
+        r = asyncio.run(dispatch(call, {"disp_nap": nap, "disp_echo": ALLOWED["disp_echo"]}, ctx))
+        p1, w1 = time.perf_counter(), time.time()
+        assert r.status == status and r.call is call and w0 <= r.t_start <= w1, (name, args, r)
+        if status in ("ok", "error"):  # the tool ran: its nap is timed
+            assert 0.04 <= r.latency_s <= p1 - p0, (status, r.latency_s, p1 - p0)
+        else:
+            assert r.latency_s == 0.0
+    r = asyncio.run(dispatch(ToolCall("disp_nap", '{"word": "hi"}'), {"disp_nap": nap}, ctx))
+    assert r.text == "hi for d7"  # the context given to dispatch is the one the tool reads
+
+
+def test_an_unknown_tool_lists_every_available_one_and_keeps_mapping_arguments_as_text() -> None:
+    # sorted names joined by ", "; a mapping's arguments recorded as the JSON string of its JSON text,
+    # a date (not JSON) as its str(): json.dumps('{"when": "2024-01-02"}') written out by hand
+    import datetime
+
+    r = asyncio.run(dispatch(ToolCall("nope", {"when": datetime.date(2024, 1, 2)}),
+                             {"zeta": ALLOWED["disp_echo"], "alpha": ALLOWED["disp_echo"]}, CTX))
+    assert r.text == "Error: there is no tool 'nope' (available: alpha, zeta)."
+    assert r.arguments == '"{\\"when\\": \\"2024-01-02\\"}"'
+
+
+def test_a_text_that_is_a_str_is_shown_as_its_characters_not_its_str() -> None:
+    # a str-mixin Enum member is a str whose str() is its name ("_Shade.RED" on Python 3.11+): the
+    # model is shown its characters, "red" (3 bytes); only a text that is no str goes through str()
+    from enum import Enum
+
+    class _Shade(str, Enum):
+        RED = "red"
+
+    class _Paint(Tool):
+        name, description, Args = "disp_paint", "paints", TOOLS["disp_echo"].Args
+
+        async def run(self, args, ctx):
+            return ToolOutput(_Shade.RED)
+
+    r = asyncio.run(dispatch(ToolCall("disp_paint", "x"), {"disp_paint": _Paint()}, CTX))
+    assert (r.status, r.text, r.bytes_out) == ("ok", "red", 3)

@@ -5,13 +5,16 @@ once per process, before a test (or a mutant) can see how. Expected texts are wr
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
+from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from masbench.registry import RegistryError
 from masbench.tools import TOOLS, ToolCall, ToolContext, ToolOutput, dispatch, resolve, tool
-from masbench.tools.base import DEFAULT_MAX_RESULT_CHARS, Tool, _plugin_tool
+from masbench.tools.base import DEFAULT_MAX_RESULT_CHARS, Tool, _parse_args, _plugin_tool
 
 
 def _run(t: Tool, args: object, name: str | None = None):
@@ -166,3 +169,99 @@ def test_every_status_and_its_text():
     assert (r.status, r.error) == ("error", "CalculatorError: division by zero")
     assert r.text == "Error: calculator failed: CalculatorError: division by zero"
     assert r.t_start > 0 and r.call.name == "calculator" and not r.ok
+
+
+def test_json_of_data_keeps_non_ascii_and_shows_other_objects_as_text(made):
+    # written by hand: ensure_ascii=False keeps "ü" as one character (not "\u00fc"); a date is not JSON,
+    # default=str shows it as str(date(2024, 1, 2)) == "2024-01-02"
+    def city(name: str) -> dict:
+        return {"city": name, "since": datetime.date(2024, 1, 2)}
+
+    tool("fn_city")(city)
+    made.append("fn_city")
+    r = _run(TOOLS["fn_city"], {"name": "Zürich"})
+    assert (r.status, r.text) == ("ok", '{"city": "Zürich", "since": "2024-01-02"}')
+    assert r.bytes_out == 42  # 41 characters, "ü" two UTF-8 bytes
+
+
+def test_registering_a_name_again_replaces_the_tool(made):
+    # a notebook cell run twice, a module reloaded: the second function wins, no "already registered"
+    tool("fn_again")(lambda: "first")
+    made.append("fn_again")
+    tool("fn_again")(lambda: "second")
+    assert _run(TOOLS["fn_again"], {}).text == "second"
+
+
+def test_a_list_argument_is_cleaned_item_by_item(made):
+    def join(words: list[str]) -> str:
+        return "-".join(words)
+
+    tool("fn_join")(join)
+    made.append("fn_join")
+    # a lone surrogate inside a list item is replaced by "?" (as in a plain string field), the others kept
+    r = _run(TOOLS["fn_join"], '{"words": ["a\\ud800", "b"]}')
+    assert (r.status, r.text, r.arguments) == ("ok", "a?-b", '{"words":["a?","b"]}')
+
+
+def test_a_schema_without_a_title_is_still_a_schema():
+    # an Args model whose JSON schema drops its title itself: schema() has nothing to pop and must not fail
+    def drop_title(s: dict[str, Any], cls: type) -> None:
+        s.pop("title")
+
+    class Untitled(BaseModel):
+        model_config = ConfigDict(json_schema_extra=drop_title)
+        x: int
+
+    class T(Tool):
+        name, description, Args = "untitled", "No title.", Untitled
+
+    assert T().schema() == {"type": "function", "function": {"name": "untitled", "description": "No title.",
+                            "parameters": {"type": "object", "required": ["x"],
+                                           "properties": {"x": {"title": "X", "type": "integer"}}}}}
+
+
+class _Range(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    lo: int
+    hi: int
+    ids: list[int] = []
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "_Range":
+        if self.lo > self.hi:
+            raise ValueError("lo above hi")
+        return self
+
+
+class _RangeTool(Tool):
+    name, description, Args = "range", "A range.", _Range
+
+    async def run(self, args, ctx):
+        assert isinstance(args, _Range)
+        return f"{args.lo}..{args.hi}"
+
+
+def test_invalid_args_messages_name_each_field_and_the_whole_object():
+    t = _RangeTool()
+    # two errors joined by "; ", each "field: pydantic's message"; a list item's place is "ids.1"
+    r = _run(t, {"lo": 1, "hi": 2, "ids": [3, "x"], "extra": 0})
+    assert r.status == "invalid_args"
+    assert [m.split(": ")[0] for m in (r.error or "").split("; ")] == ["ids.1", "extra"]
+    assert r.error == ("ids.1: Input should be a valid integer, unable to parse string as an integer; "
+                       "extra: Extra inputs are not permitted")
+    # a model-level check has no field: it is the arguments' as a whole
+    r = _run(t, {"lo": 3, "hi": 2})
+    assert r.error == "arguments: Value error, lo above hi"
+    assert r.text == "Error: range: arguments: Value error, lo above hi."
+    # the refused arguments are recorded as JSON text, non-ASCII kept, a non-JSON value (a date) as its str
+    r = _run(t, {"lo": "é", "hi": datetime.date(2024, 1, 2)})
+    assert r.status == "invalid_args" and r.arguments == '{"lo": "é", "hi": "2024-01-02"}'
+
+
+def test_arguments_that_are_no_object_are_refused_with_their_text():
+    t = _RangeTool()
+    # a plain string for a tool of two required fields: the string recorded as a JSON string
+    assert _parse_args(t, "3 4") == (None, '"3 4"', "range takes a JSON object with lo, hi, ids")
+    # neither text nor a mapping (a caller's list): refused, its str() recorded as a JSON string
+    got = _parse_args(t, [1, 2])  # type: ignore[arg-type]
+    assert got == (None, '"[1, 2]"', "arguments must be a JSON object")

@@ -141,3 +141,14 @@ def test_design_columns_follow_the_suite_then_first_results(tmp_path: Path) -> N
         assert designs(st, RUN) == ["b", "a", "c"]
     finally:
         st.close()
+
+
+def test_the_first_page_past_the_end_still_tells_the_total(st: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gridmod, "PAGE_SIZE", 2)
+    # "failed": (b, t2) only -> 1 task, 1 page; page 2 is the first one past the end: no rows, yet the
+    # real total (1), not the 0 an empty page counts
+    past = grid_page(st, RUN, "failed", None, 2)
+    assert (past.rows, past.total, past.pages) == ([], 1, 1)
+    # "all": 5 tasks -> 3 pages; page 4 is the first past the end
+    past = grid_page(st, RUN, "all", None, 4)
+    assert (past.rows, past.total, past.pages) == ([], 5, 3)
