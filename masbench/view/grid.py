@@ -56,6 +56,16 @@ FROM page JOIN cells c USING (task_id, seed) LEFT JOIN pool USING (task_id, seed
 ORDER BY page.task_id, page.seed, c.design
 """
 
+_HITS = CELLS + """,
+hit AS (SELECT DISTINCT task_id, seed FROM cells WHERE ({where}) AND ($design IS NULL OR design = $design))
+SELECT count(*) FROM hit
+"""
+"""The matching tasks in all pages (asked when a page past the end has no row to carry the total)."""
+
+_DESIGNS = "SELECT design FROM results WHERE run_id = ? GROUP BY design ORDER BY min(ts) NULLS LAST, design"
+
+_MATCHED = CELLS + " SELECT design, k_match, k FROM matched ORDER BY design"
+
 
 @dataclass
 class GridRow:
@@ -89,8 +99,7 @@ class GridPage:
 
 def designs(store: Store, run: str) -> list[str]:
     """The run's design labels: in the suite's order, then any other in the order it first wrote a result."""
-    got = [r[0] for r in store.sql("SELECT design FROM results WHERE run_id = ? GROUP BY design "
-                                   "ORDER BY min(ts) NULLS LAST, design", [run])]
+    got = [r[0] for r in store.sql(_DESIGNS, [run])]
     suite, _ = suite_config(store, run)
     try:
         order = [e.label for e in design_entries(suite)] if suite is not None else []
@@ -103,8 +112,9 @@ def designs(store: Store, run: str) -> list[str]:
 def grid_page(store: Store, run: str, filter: str, design: str | None, page: int) -> GridPage:
     """Page ``page`` (1-based) of the grid of ``run`` under ``filter`` (``design``: only its cells decide)."""
     f = FILTERS[filter]
-    sql = _PAGE.format(where=f.where, text=GRID_TEXT)
-    got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})
+    keys = {"run": run, "design": design}
+    got = store.sql(_PAGE.format(where=f.where, text=GRID_TEXT),
+                    keys | {"limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})
     rows: dict[tuple[str, int], GridRow] = {}
     total = 0
     for (task, seed, total, d, correct, status, answer, cut, gold, tokens, cost, calls, sc_k, sc_acc, n_trunc, hit,
@@ -114,17 +124,14 @@ def grid_page(store: Store, run: str, filter: str, design: str | None, page: int
                         "cost_usd": cost, "calls": calls, "sc_k": sc_k, "sc_acc": sc_acc, "n_truncated": n_trunc,
                         "hit": hit}
     if not got and page > 1:  # past the end: report the real total
-        total = store.sql(CELLS + f", hit AS (SELECT DISTINCT task_id, seed FROM cells WHERE ({f.where}) AND "
-                          "($design IS NULL OR design = $design)) SELECT count(*) FROM hit",
-                          {"run": run, "design": design})[0][0]
+        total = store.sql(_HITS.format(where=f.where), keys)[0][0]
     total = int(total)
     return GridPage(list(rows.values()), total, max(1, -(-total // PAGE_SIZE)))
 
 
 def matched_k(store: Store, run: str) -> list[tuple[str, float | None, int | None]]:
     """(design, k_match, the stored k it rounds to) for every design of the run with a paired test."""
-    return [(r[0], r[1], r[2]) for r in store.sql(
-        CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]
+    return [(r[0], r[1], r[2]) for r in store.sql(_MATCHED, {"run": run})]
 
 
 __all__ = ["CELLS", "GRID_TEXT", "GridPage", "GridRow", "PAGE_SIZE", "designs", "grid_page", "matched_k"]
