@@ -266,3 +266,21 @@ def test_the_hook_feeds_a_tasks_outcome_to_every_router():
     np.testing.assert_allclose([r2.ch.alpha[0, a2], r2.ch.alpha[0, 0], r2.ch.beta[0, a2]], [2, 2, 1])
     assert hook.observe_task("u", 0.0) == 1
     assert r1.ch.beta[0, a1] == 3
+
+
+def test_choose_logs_the_task_the_agent_and_where_the_demand_came_from():
+    """The sync path of the async test above (indicator demand, no classifier)."""
+    rows = []
+    r = SkillRouter(_hb(), lambda_=0.0, sink=rows.append)
+    assert r.choose(AGENT, "no cue", TASK, run_id="r") == "n"
+    assert r.choose(None, "no cue", SimpleNamespace(id="t8", skills=["a"])) == "m"
+    assert r.choose(None, "no cue", TASK, task_id="given") == "m"
+    assert r(None, "beta") == "n"
+    assert [(x.agent, x.task_id, x.run_id, json.loads(x.skills or "")) for x in rows] == [
+        ("solver", "t9", "r", {"b": 1.0}), (None, "t8", None, {"a": 1.0}), (None, "given", None, {"a": 1.0}),
+        (None, None, None, {"b": 1.0})]
+    assert [d.demand_source for k in ("t9", "t8", "given") for d in r.pending[k]] == ["hints", "task", "task"]
+    once = SkillRouter(_hb(), lambda_=0.0, demand_once=True)
+    assert [once.choose(None, m, run_id="r", task_id="t", seed=s) for m, s in (("alpha", 1), ("beta", 1), ("beta", 2))] \
+        == ["m", "m", "n"]
+    assert [d.demand_source for d in once.pending["t"]] == ["indicators (first turn)"] * 3

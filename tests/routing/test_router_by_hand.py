@@ -123,3 +123,15 @@ def test_credit_by_hand():
     np.testing.assert_allclose(win, w)
     win, loss = credit(np.array([[0.0, 1.0]]), p, 0.0, "whole")
     np.testing.assert_allclose(loss, [[0, 1]]) and np.testing.assert_allclose(win, [[0, 0]])
+
+
+def test_a_decision_without_its_vector_learns_from_its_demand():
+    """A decision rebuilt from its logged demand (no vector): {a: 1} → w on a alone; a win with demand
+    credit adds 1 to m's a and to the root: Beta(5, 2) and Beta(5, 4)."""
+    from masbench.routing.router import Decision
+
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    r.observe(Decision("d1", "m", {"a": 1.0}, "given", [], model_index=r.models.index("m")), 1.0)
+    a, b = _ab(r, "m")
+    np.testing.assert_allclose(a, [5, 5, 1])
+    np.testing.assert_allclose(b, [4, 2, 3])
