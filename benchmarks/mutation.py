@@ -144,7 +144,8 @@ MODULES: dict[str, list[str]] = {
     # not test_llm_taxonomy_proposal_and_classifier_over_http (DESELECT): ~17 s of HTTP per mutant
     "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_route_hook_by_hand.py",
                                    "tests/routing/test_routing.py"],
-    "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
+    "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_handbook_by_hand.py",
+                                     "tests/routing/test_routing.py"],
     "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
     # filters.py is data (no function: mutmut makes no mutant of it); its predicates are checked filter by
     # filter over hand-built cells by test_grid_page.py, as grid.py's SQL is
