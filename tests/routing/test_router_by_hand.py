@@ -135,3 +135,30 @@ def test_a_decision_without_its_vector_learns_from_its_demand():
     a, b = _ab(r, "m")
     np.testing.assert_allclose(a, [5, 5, 1])
     np.testing.assert_allclose(b, [4, 2, 3])
+
+
+def test_credit_at_the_edges():
+    """Whole credit of a win gives no loss, of a half-right outcome half each; rates of exactly 0 or 1 are
+    clipped to (10⁻⁶, 1 − 10⁻⁶), so a win of a model rated 0 everywhere (or a loss of one rated 1) is still
+    split by weight: w = (¼, ¾)."""
+    w = np.array([[0.25, 0.75]])
+    win, loss = credit(w, np.array([[0.5, 0.5]]), 1.0, "whole")
+    np.testing.assert_allclose(win, [[1, 1]]) and np.testing.assert_allclose(loss, [[0, 0]])
+    win, loss = credit(w, np.array([[0.5, 0.5]]), 0.5, "whole")
+    np.testing.assert_allclose(win, [[0.5, 0.5]]) and np.testing.assert_allclose(loss, [[0.5, 0.5]])
+    win, _ = credit(w, np.array([[0.0, 0.0]]), 1.0)
+    np.testing.assert_allclose(win, w)
+    _, loss = credit(w, np.array([[1.0, 1.0]]), 0.0)
+    np.testing.assert_allclose(loss, w)
+
+
+def test_a_cost_observed_without_tokens_counts_zero_tokens():
+    """m on {a}: one call at $0.004 with no token count, one at $0.002 with 100 tokens: a's means are
+    $0.003 and (0 + 100) / 2 = 50 tokens over 2 calls."""
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    d = r.decide({"a": 1.0})
+    d.model_index = r.models.index("m")
+    r.observe(d, 1.0, cost_usd=0.004)
+    r.observe(d, 1.0, cost_usd=0.002, tokens=100)
+    a = r.handbook().profiles["m"].skills["a"]
+    assert (a.cost_usd, a.tokens, a.calls) == (pytest.approx(0.003), pytest.approx(50), pytest.approx(2))
