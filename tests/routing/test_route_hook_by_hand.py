@@ -284,3 +284,10 @@ def test_choose_logs_the_task_the_agent_and_where_the_demand_came_from():
     assert [once.choose(None, m, run_id="r", task_id="t", seed=s) for m, s in (("alpha", 1), ("beta", 1), ("beta", 2))] \
         == ["m", "m", "n"]
     assert [d.demand_source for d in once.pending["t"]] == ["indicators (first turn)"] * 3
+
+
+def test_a_router_without_settings_has_a_bare_routes_defaults():
+    bare = RouteSpec(route="hand")
+    r = SkillRouter(_hb())
+    assert (r.lambda_, r.strategy, r.tau) == (bare.lambda_, bare.strategy, bare.tau) == (1.0, "greedy", 0.7)
+    assert (r.ucb_c, r.z, r.credit_mode, r.use_task_skills, r.demand_once) == (1.0, 1.645, "responsibility", True, False)
