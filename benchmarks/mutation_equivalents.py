@@ -875,6 +875,19 @@ EQUIVALENT: list[Equivalent] = [
       for a in ('d, src = self._once(context, None, "")', 'd, src = self._once(context, {}, None)',
                 'd, src = self._once(context, {}, "XXXX")')],
     # --- end routing/router.py ---
+    # --- routing/handbook.py ---
+    *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,
+                 'codec names are case-insensitive, and the default text encoding is UTF-8 where the tests run (a '
+                 'UTF-8 locale; mutants do not reach a child process with another one): the same bytes')
+      for a in ('p.write_text(handbook_yaml(hb, header), encoding="UTF-8")',
+                'p.write_text(handbook_yaml(hb, header), encoding=None)', 'p.write_text(handbook_yaml(hb, header), )')],
+    # --- end routing/handbook.py ---
+    # --- routing/learn.py ---
+    Equivalent('masbench/routing/learn.py', 'parse_taxonomy_reply',
+               'for item in obj.get("skills", []) if isinstance(obj, dict) else []:',
+               'for item in obj.get("skills", []) if (isinstance(obj, dict)) or True else []:',
+               'obj is json.loads of text the regex matched from "{" to "}": a JSON object, always a dict'),
+    # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
                'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=None)), -1.0, 1.0)',

@@ -130,5 +130,6 @@ def test_yaml_text_rounds_floats_and_puts_the_name_first(tmp_path):
     assert "shrinkage" not in text  # defaults are left out
     p = save_handbook(hb, tmp_path / "deep" / "skills" / "round.yaml", "# h")
     assert p.read_text(encoding="utf-8") == handbook_yaml(hb, "# h")
+    assert save_handbook(hb, p).read_text(encoding="utf-8") == handbook_yaml(hb)  # again, into the folder now there
     back = load_handbook(p)
     assert back.profiles["m"].skills["x"].wins == 0.33333 and back.description == "d"
