@@ -133,3 +133,16 @@ def test_yaml_text_rounds_floats_and_puts_the_name_first(tmp_path):
     assert save_handbook(hb, p).read_text(encoding="utf-8") == handbook_yaml(hb)  # again, into the folder now there
     back = load_handbook(p)
     assert back.profiles["m"].skills["x"].wins == 0.33333 and back.description == "d"
+
+
+def test_a_skill_with_one_win_or_half_a_calls_cost_is_written_back():
+    """Evidence below one observation still counts: x with 1 win (no cost), z with $0.002 and 30 tokens over
+    half a call (no outcome); a skill with neither is left out."""
+    hb = HandbookSpec(name="w", taxonomy={"x": SkillSpec(), "y": SkillSpec(), "z": SkillSpec()},
+                      profiles={"m": ModelProfile(skills={"x": SkillStats(wins=1),
+                                                          "z": SkillStats(cost_usd=0.002, tokens=30, calls=0.5)})})
+    skills = compile_handbook(hb).to_spec().profiles["m"].skills
+    assert {k: v.model_dump() for k, v in skills.items()} == {
+        "x": {"wins": 1, "losses": 0, "cost_usd": None, "tokens": None, "latency_s": None, "calls": 0},
+        "z": {"wins": 0, "losses": 0, "cost_usd": pytest.approx(0.002), "tokens": pytest.approx(30), "latency_s": None,
+              "calls": 0.5}}
