@@ -887,6 +887,9 @@ EQUIVALENT: list[Equivalent] = [
                'for item in obj.get("skills", []) if isinstance(obj, dict) else []:',
                'for item in obj.get("skills", []) if (isinstance(obj, dict)) or True else []:',
                'obj is json.loads of text the regex matched from "{" to "}": a JSON object, always a dict'),
+    Equivalent('masbench/routing/learn.py', 'taxonomy_from_tags', 'for i in range(1, len(parts) + 1):',
+               'for i in range(1, len(parts) + 2):',
+               'the extra prefix parts[:len(parts) + 1] is parts itself: the tag, already added'),
     # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',

@@ -152,9 +152,10 @@ def test_contrastive_pairs_take_a_solved_and_a_failed_task_of_the_same_model():
 
 
 def test_an_llm_taxonomy_reply_keeps_only_valid_entries():
+    # invalid entries (a bad id, a string, a parent that is no string, no id) are skipped, not the end
     text = ('Here: {"skills": [{"id": " Arith.Add ", "description": "adding", "indicators": ["plus", " ", 3], '
-            '"parent": "arith"}, {"id": "bad id!"}, "str", {"id": "arith"}, {"id": "geo.area", "parent": "geo"}, '
-            '{"id": "odd", "parent": 5},\n {"description": "no id"}]}\ndone')  # an object over two lines
+            '"parent": "arith"}, {"id": "bad id!"}, "str", {"id": "arith"}, {"id": "odd", "parent": 5}, '
+            '{"description": "no id"},\n {"id": "geo.area", "parent": "geo"}]}\ndone')  # an object over two lines
     tax = parse_taxonomy_reply(text)
     assert {k: (v.description, v.indicators, v.parent) for k, v in tax.items()} == {
         "arith.add": ("adding", ["plus", "3"], "arith"), "arith": ("", [], None), "geo.area": ("", [], None)}
