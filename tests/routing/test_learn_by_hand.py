@@ -6,6 +6,7 @@ weaknesses, and what a learned handbook records of its learning."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -175,7 +176,7 @@ class _Gateway:
 async def test_the_taxonomy_prompt_shows_each_pair_cut_to_400_characters():
     A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 10])
     gw = _Gateway(True, '{"skills": [{"id": "s.a", "description": "d"}]}')
-    tax, cost, tokens = await propose_taxonomy(gw, "llm", A, n_pairs=4, max_skills=5, max_tokens=99)
+    tax, cost, tokens = await propose_taxonomy(cast(Any, gw), "llm", A, n_pairs=4, max_skills=5, max_tokens=99)
     pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 10
     prompt = PROPOSE_PROMPT.format(pairs=f"Pair 1 (model m1):\n  {pair}\n\nPair 2 (model m1):\n  {pair}", max_skills=5)
     assert gw.calls == [("llm", [{"role": "user", "content": prompt}],
@@ -183,7 +184,7 @@ async def test_the_taxonomy_prompt_shows_each_pair_cut_to_400_characters():
     assert "at most 5 skills" in prompt
     assert (list(tax), tax["s.a"].description, cost, tokens) == (["s.a"], "d", 0.25, 40)
     failed = _Gateway(False, '{"skills": [{"id": "s.a"}]}')
-    assert await propose_taxonomy(failed, "llm", A) == ({}, 0.25, 40)  # a failed call: no skills, still paid
+    assert await propose_taxonomy(cast(Any, failed), "llm", A) == ({}, 0.25, 40)  # a failed call: no skills, still paid
     assert failed.calls[0][2]["max_tokens"] == 800 and "at most 12 skills" in failed.calls[0][1][0]["content"]
 
 

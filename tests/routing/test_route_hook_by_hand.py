@@ -17,7 +17,7 @@ import json
 import re
 import time
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -87,7 +87,12 @@ def _lib() -> _Library:
                     {"solo", "duo"})
 
 
-AGENT = SimpleNamespace(name="solver", model=RouteSpec(route="hand", **{"lambda": 0.0}), skills=["b"])
+def _route(name: str, lam: float | None = None, **kw: Any) -> RouteSpec:
+    """A route as a suite writes it (``lambda`` is a keyword of Python, so it is read from a mapping)."""
+    return RouteSpec.model_validate({"route": name, **({} if lam is None else {"lambda": lam}), **kw})
+
+
+AGENT = SimpleNamespace(name="solver", model=_route("hand", 0.0), skills=["b"])
 TASK = SimpleNamespace(id="t9", skills=["a"])
 
 
@@ -110,7 +115,7 @@ def test_a_decision_row_names_its_cell_and_what_was_weighed():
 
 def test_from_route_reads_the_handbook_through_the_library_and_keeps_the_routes_settings():
     rows = []
-    route = RouteSpec(route="hand", **{"lambda": 0.5}, strategy="floor", tau=0.6, candidates=["n"])
+    route = _route("hand", 0.5, strategy="floor", tau=0.6, candidates=["n"])
     r = SkillRouter.from_route(route, _lib(), sink=rows.append)
     assert (r.lambda_, r.strategy, r.tau, r.models, r.sink) == (0.5, "floor", 0.6, ["n"], rows.append)
 
@@ -125,10 +130,10 @@ def test_demand_from_indicators_then_the_agents_hints_then_the_tasks_tags():
 
 async def test_the_classifiers_demand_first_then_the_same_fallbacks():
     clf = _Classifier({"b": 1.0})
-    r = SkillRouter(_hb(), classifier=clf)
+    r = SkillRouter(_hb(), classifier=cast(Any, clf))
     assert await r.ademand([{"role": "user", "content": "alpha"}], AGENT, TASK) == ({"b": 1.0}, "llm")
     assert clf.seen == ["alpha"]
-    r.classifier = _Classifier({})  # an unusable reply: the sync rules decide
+    r.classifier = cast(Any, _Classifier({}))  # an unusable reply: the sync rules decide
     assert await r.ademand([{"role": "user", "content": "alpha"}], AGENT, TASK) == ({"a": 1.0}, "indicators")
     assert await r.ademand("no cue", AGENT, TASK) == ({"b": 1.0}, "hints")
     assert await r.ademand("no cue", None, TASK) == ({"a": 1.0}, "task")
@@ -151,7 +156,7 @@ async def test_demand_once_asks_the_classifier_once_per_run_task_and_seed():
     """SkillOrchestra's first-turn-only demand: the second call of (r, t, 1) reuses the first's demand {a}
     (m) although the classifier now says b; another seed or run is another cell and asks again (b: n)."""
     clf = _Classifier({"a": 1.0})
-    r = SkillRouter(_hb(), lambda_=0.0, classifier=clf, demand_once=True)
+    r = SkillRouter(_hb(), lambda_=0.0, classifier=cast(Any, clf), demand_once=True)
     assert await r.achoose(None, "first", run_id="r", task_id="t", seed=1) == "m"
     clf.reply = {"b": 1.0}
     assert await r.achoose(None, "second", run_id="r", task_id="t", seed=1) == "m"
@@ -169,7 +174,7 @@ async def test_demand_once_asks_the_classifier_once_per_run_task_and_seed():
 def test_the_hook_caches_one_router_per_route_with_the_routes_settings_and_its_own_seed():
     rows = []
     hook = RouteHook(_lib(), sink=rows.append)
-    route = RouteSpec(route="hand", **{"lambda": 0.5}, strategy="ucb", tau=0.6, candidates=["m", "n"])
+    route = _route("hand", 0.5, strategy="ucb", tau=0.6, candidates=["m", "n"])
     r = hook.router_for(route)
     assert hook.router_for(route) is r
     assert (r.lambda_, r.strategy, r.tau, r.models, r.classifier, r.sink) == (0.5, "ucb", 0.6, ["m", "n"], None,
@@ -189,7 +194,7 @@ def test_design_candidates_are_chosen_by_a_route_node_and_must_be_in_the_library
         hook.router_for(RouteSpec(route="subs"))  # the default is an agent's call
     with pytest.raises(ValueError, match="the library has no design 'trio'"):
         hook.router_for(RouteSpec(route="subs3"), "node")
-    node = SimpleNamespace(name="pick", model=RouteSpec(route="subs", **{"lambda": 0.0}), via="node")
+    node = SimpleNamespace(name="pick", model=_route("subs", 0.0), via="node")
     assert hook.choose(node, "alpha") == "solo"  # solo: Beta(κ·m + 5, κ·(1 − m)) beats duo on a
     with pytest.raises(ValueError, match="can only be chosen by a `kind: route` node"):
         hook.choose(SimpleNamespace(name="call", model=RouteSpec(route="subs")), "alpha")
@@ -197,7 +202,7 @@ def test_design_candidates_are_chosen_by_a_route_node_and_must_be_in_the_library
 
 async def test_the_async_hook_reads_the_agents_via_too():
     hook = RouteHook(_lib())
-    node = SimpleNamespace(name="pick", model=RouteSpec(route="subs", **{"lambda": 0.0}), via="node")
+    node = SimpleNamespace(name="pick", model=_route("subs", 0.0), via="node")
     assert await hook.achoose(node, "alpha") == "solo"
     assert await hook.achoose(AGENT, "alpha") == "m"
     with pytest.raises(ValueError, match="can only be chosen by a `kind: route` node"):
@@ -220,7 +225,7 @@ def test_an_agent_without_a_route_is_named_in_the_error():
         hook.choose(SimpleNamespace(name="solver", model="gpt-x"), "alpha")
     with pytest.raises(TypeError, match=re.escape("agent 'gpt-x' has no route (model: 'gpt-x')")):
         hook.choose("gpt-x", "alpha")
-    assert hook.choose(RouteSpec(route="hand", **{"lambda": 0.0}), "alpha") == "m"  # a route is its own model
+    assert hook.choose(_route("hand", 0.0), "alpha") == "m"  # a route is its own model
 
 
 def test_the_sync_hook_passes_agent_task_and_tags_and_a_calls_tags_win():
@@ -240,7 +245,7 @@ async def test_with_a_classifier_the_hook_answers_an_awaitable_and_the_classifie
     rows = []
     gw = _Gateway('{"b": 1}')
     hook = RouteHook(_lib(), gw, rows.append, classifier_model="judge", tags={"run_id": "r"})
-    agent = SimpleNamespace(name="solver", model=RouteSpec(route="hand", **{"lambda": 0.0}))
+    agent = SimpleNamespace(name="solver", model=_route("hand", 0.0))
     out = hook(agent, [{"role": "user", "content": "alpha"}], TASK, design="d")
     assert inspect.isawaitable(out)
     assert await out == "n"  # the classifier's b, over the indicator's a
@@ -255,8 +260,8 @@ def test_the_hook_feeds_a_tasks_outcome_to_every_router():
     A win credits a and the root: m → Beta(5, 2) in the first, n → Beta(2, 1) in the second; t's decisions are
     spent, u's (m, a loss) still pending."""
     hook = RouteHook(_lib())
-    both = SimpleNamespace(name="x", model=RouteSpec(route="hand", **{"lambda": 0.0}))
-    only_n = SimpleNamespace(name="y", model=RouteSpec(route="hand", **{"lambda": 0.0}, candidates=["n"]))
+    both = SimpleNamespace(name="x", model=_route("hand", 0.0))
+    only_n = SimpleNamespace(name="y", model=_route("hand", 0.0, candidates=["n"]))
     assert (hook.choose(both, "alpha", task_id="t"), hook.choose(only_n, "alpha", task_id="t")) == ("m", "n")
     assert hook.choose(both, "alpha", task_id="u") == "m"
     assert hook.observe_task("t", 1.0) == 2 and hook.observe_task("t", 1.0) == 0

@@ -143,9 +143,11 @@ def test_credit_at_the_edges():
     split by weight: w = (¼, ¾)."""
     w = np.array([[0.25, 0.75]])
     win, loss = credit(w, np.array([[0.5, 0.5]]), 1.0, "whole")
-    np.testing.assert_allclose(win, [[1, 1]]) and np.testing.assert_allclose(loss, [[0, 0]])
+    np.testing.assert_allclose(win, [[1, 1]])
+    np.testing.assert_allclose(loss, [[0, 0]])
     win, loss = credit(w, np.array([[0.5, 0.5]]), 0.5, "whole")
-    np.testing.assert_allclose(win, [[0.5, 0.5]]) and np.testing.assert_allclose(loss, [[0.5, 0.5]])
+    np.testing.assert_allclose(win, [[0.5, 0.5]])
+    np.testing.assert_allclose(loss, [[0.5, 0.5]])
     win, _ = credit(w, np.array([[0.0, 0.0]]), 1.0)
     np.testing.assert_allclose(win, w)
     _, loss = credit(w, np.array([[1.0, 1.0]]), 0.0)
