@@ -168,7 +168,7 @@ def test_a_cost_observed_without_tokens_counts_zero_tokens():
 
 # ----- the four strategies, worked by hand --------------------------------------------------------------------
 def _priced() -> HandbookSpec:
-    """``_hb`` with costs: m has 2 calls on a at $0.001 and 200 tokens (so $0.001 and 200 tokens everywhere,
+    """``_hb`` with costs: m has 2 calls on a at $0.001 and 200.37 tokens (so those everywhere,
     falling back through the root); n only a model-wide $0.003 (no tokens). In USD per 1k calls: m 1, n 3.
 
     Rows used below, over (m, n): demand {a}: E[p] (2/3, ½), sd (√(8/252), √(1/12)) = (0.17817, 0.28868);
@@ -176,7 +176,7 @@ def _priced() -> HandbookSpec:
     sd (√((8/252 + 3/80)/4), √(2/48)) = (0.13157, 0.20412)."""
     hb = _hb()
     m = hb.profiles["m"]
-    skills = {**m.skills, "a": m.skills["a"].model_copy(update={"cost_usd": 0.001, "tokens": 200, "calls": 2})}
+    skills = {**m.skills, "a": m.skills["a"].model_copy(update={"cost_usd": 0.001, "tokens": 200.37, "calls": 2})}
     return hb.model_copy(update={"profiles": {"m": m.model_copy(update={"skills": skills}),
                                               "n": ModelProfile(cost_usd=0.003)}})
 
@@ -197,11 +197,17 @@ def test_greedy_scores_by_hand():
     np.testing.assert_allclose(s.p_sd, [[SD_A, SD_N], [SD_B, SD_N], [SD_AB, SD_NAB]])
     np.testing.assert_allclose(s.cost, [[1, 3]] * 3)
     np.testing.assert_allclose(s.cost_usd, [[0.001, 0.003]] * 3)
-    np.testing.assert_allclose(s.tokens, [[200, 0]] * 3)
+    np.testing.assert_allclose(s.tokens, [[200.37, 0]] * 3)
     np.testing.assert_allclose(s.utility, [[2 / 3 - 0.2, -0.1], [0.05, -0.1], [11 / 24 - 0.2, -0.1]])
     assert list(s.choice) == [0, 0, 0]
     assert list(score_batch(ch, np.array([W_B]), 0.05).choice) == [1]
     assert list(score_batch(ch, np.array(W_A), 0.05).choice) == [0]  # one row given flat
+    d = SkillRouter(_priced(), lambda_=0.05).decide({"a": 1.0, "b": 1.0})  # m 11/24 − 0.05, n ½ − 0.15: m
+    assert [(c["model"], c["utility"], c["p_lo"]) for c in d.candidates] == [
+        ("m", 0.408333, round(11 / 24 - 1.645 * SD_AB, 6)), ("n", 0.35, round(0.5 - 1.645 * SD_NAB, 6))]
+    assert d.chosen == "m"
+    # {b}: m's bound ¼ − 1.645·0.19365 < 0 is logged as 0
+    assert [c["p_lo"] for c in SkillRouter(_priced()).decide({"b": 1.0}).candidates] == [0.0, round(0.5 - 1.645 * SD_N, 6)]
     only_n = score_batch(ch, np.array([W_A]), 0.0, allowed=np.array([False, True]))
     assert list(only_n.choice) == [1] and only_n.utility[0, 0] == -np.inf
     with pytest.raises(ValueError, match="unknown strategy 'best'; use one of"):
@@ -243,7 +249,12 @@ def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
     r = SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.45, z=0.0)
     d = r.decide({"a": 1.0, "b": 1.0})
     assert d.chosen == "m"
-    assert {c["model"]: c["p_lo"] for c in d.candidates} == {"m": pytest.approx(11 / 24), "n": 0.5}
+    # logged: utilities, means and bounds to 6 decimals, cost to 6 significant digits, tokens to 1 decimal
+    assert d.candidates == [
+        {"model": "m", "utility": 0.0, "p_mean": 0.458333, "p_lo": 0.458333, "cost": 0.001, "tokens": 200.4},
+        {"model": "n", "utility": -2.0, "p_mean": 0.5, "p_lo": 0.5, "cost": 0.003, "tokens": 0.0}]
+    np.testing.assert_allclose(d.w, [0, 0.5, 0.5])
+    assert d.model_index == 0
     assert SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.3).decide({"b": 1.0}).chosen == "n"
 
 
