@@ -142,8 +142,10 @@ MODULES: dict[str, list[str]] = {
     "masbench/store/merge.py": ["tests/store/test_merge.py", "tests/store/test_live.py::test_a_part_is_merged_once"],
     "masbench/harness/engine_parts.py": ["tests/harness/test_engine_parts.py"],
     # not test_llm_taxonomy_proposal_and_classifier_over_http (DESELECT): ~17 s of HTTP per mutant
-    "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
-    "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_routing.py"],
+    "masbench/routing/router.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_route_hook_by_hand.py",
+                                   "tests/routing/test_routing.py"],
+    "masbench/routing/handbook.py": ["tests/routing/test_router_by_hand.py", "tests/routing/test_handbook_by_hand.py",
+                                     "tests/routing/test_routing.py"],
     "masbench/routing/learn.py": ["tests/routing/test_learn_by_hand.py", "tests/routing/test_routing.py"],
     # filters.py is data (no function: mutmut makes no mutant of it); its predicates are checked filter by
     # filter over hand-built cells by test_grid_page.py, as grid.py's SQL is

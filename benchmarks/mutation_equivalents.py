@@ -857,6 +857,52 @@ EQUIVALENT: list[Equivalent] = [
                'for r, g in sw.groupby("router", sort=None)}',
                "pandas reads groupby's sort by truth value, so sort=None groups in order of first appearance like sort=False"),
     # --- end routing/evaluation.py ---
+    # --- routing/router.py ---
+    *[Equivalent('masbench/routing/router.py', 'credit', '', f'def credit(w: np.ndarray, p: np.ndarray, y: float | np.ndarray, mode: str = "{m}") -> tuple[np.ndarray, np.ndarray]:',
+                 'every mode but "whole" and "demand" takes the responsibility branch: a misspelt default is still '
+                 'responsibility credit') for m in ("XXresponsibilityXX", "RESPONSIBILITY")],
+    *[Equivalent('masbench/routing/router.py', 'credit', 'y = np.asarray(y, dtype=float).reshape(-1, 1)', a,
+                 'y only enters w * y and 1 - y next to the float arrays w and act: an int or bool y gives the same floats')
+      for a in ('y = np.asarray(y, dtype=None).reshape(-1, 1)', 'y = np.asarray(y, ).reshape(-1, 1)')],
+    Equivalent('masbench/routing/router.py', 'credit', 'y = np.asarray(y, dtype=float).reshape(-1, 1)',
+               'y = np.asarray(y, dtype=float).reshape(-2, 1)',
+               'numpy reads any negative dimension as the one to infer: reshape(-2, 1) is reshape(-1, 1)'),
+    Equivalent('masbench/routing/router.py', 'credit', 'act = (w > 0).astype(float)', 'act = (w > 0).astype(None)',
+               "astype(None) is numpy's default dtype, float64: the same as astype(float)"),
+    Equivalent('masbench/routing/router.py', 'observe', 'for si in np.nonzero(w > 0)[0]:', 'for si in np.nonzero(w >= 0)[0]:',
+               'a skill of weight 0 gets 0 wins and 0 losses in every credit mode (w·p, w·y, and act = w > 0) and '
+               'w·cost = 0: visiting it adds zeros'),
+    Equivalent('masbench/routing/router.py', 'observe',
+               'w = decision.w if decision.w is not None else ch.demand_vector(decision.demand)',
+               'w = decision.w if (decision.w is not None) and False else ch.demand_vector(decision.demand)',
+               'decide() stores w = ch.demand_vector(demand), and a router never changes its compiled handbook\'s skills '
+               'or active map: recomputing the vector gives the same one'),
+    Equivalent('masbench/routing/router.py', 'row', 'chosen=self.chosen, outcome=None, ts=time.time())',
+               'chosen=self.chosen, ts=time.time())', "None is RoutingDecisionRow.outcome's default"),
+    *[Equivalent('masbench/routing/router.py', 'achoose', 'd, src = self._once(context, {}, "")', a,
+                 "this branch runs only when the cell's key is already in _first, and _once then answers the stored "
+                 "(demand, source) from setdefault, never its arguments (with one exotic exception: a call without a "
+                 "task id in a run and seed where a task is literally named 'None'; the unmutated line routes that "
+                 "call on an empty demand, itself no meaningful answer)")
+      for a in ('d, src = self._once(context, None, "")', 'd, src = self._once(context, {}, None)',
+                'd, src = self._once(context, {}, "XXXX")')],
+    # --- end routing/router.py ---
+    # --- routing/handbook.py ---
+    *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,
+                 'codec names are case-insensitive, and the default text encoding is UTF-8 where the tests run (a '
+                 'UTF-8 locale; mutants do not reach a child process with another one): the same bytes')
+      for a in ('p.write_text(handbook_yaml(hb, header), encoding="UTF-8")',
+                'p.write_text(handbook_yaml(hb, header), encoding=None)', 'p.write_text(handbook_yaml(hb, header), )')],
+    # --- end routing/handbook.py ---
+    # --- routing/learn.py ---
+    Equivalent('masbench/routing/learn.py', 'parse_taxonomy_reply',
+               'for item in obj.get("skills", []) if isinstance(obj, dict) else []:',
+               'for item in obj.get("skills", []) if (isinstance(obj, dict)) or True else []:',
+               'obj is json.loads of text the regex matched from "{" to "}": a JSON object, always a dict'),
+    Equivalent('masbench/routing/learn.py', 'taxonomy_from_tags', 'for i in range(1, len(parts) + 1):',
+               'for i in range(1, len(parts) + 2):',
+               'the extra prefix parts[:len(parts) + 1] is parts itself: the tag, already added'),
+    # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',
                'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=None)), -1.0, 1.0)',

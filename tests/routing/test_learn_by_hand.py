@@ -1,13 +1,34 @@
-"""Split and merge's divergence measure (masbench.routing.learn.divergence) on a hand-made handbook: a
-child counts only when every model has at least ``min_obs`` pooled observations of it."""
+"""Learning a handbook (masbench.routing.learn) on hand-made inputs: split and merge's divergence measure (a
+child counts only when every model has at least ``min_obs`` pooled observations of it), then the taxonomy from
+tags, the tag matrix, the evidence fit, contrastive pairs, the LLM taxonomy's prompt and reply, strengths and
+weaknesses, and what a learned handbook records of its learning."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
-from masbench.routing import HandbookSpec, compile_handbook
-from masbench.routing.learn import divergence
+from masbench.routing import HandbookSpec, compile_handbook, credit
+from masbench.routing.demand import learn_indicators
+from masbench.routing.handbook import CompiledHandbook
+from masbench.routing.learn import (
+    PROPOSE_PROMPT,
+    annotate,
+    contrastive_pairs,
+    divergence,
+    fit_evidence,
+    learn_handbook,
+    parse_taxonomy_reply,
+    propose_taxonomy,
+    tag_matrix,
+    tags_from_taxonomy,
+    taxonomy_from_tags,
+)
+from masbench.routing.matrix import Arrays
+from masbench.spec import ModelSpec
 from masbench.spec.handbook import ModelProfile, SkillSpec, SkillStats
 
 
@@ -33,3 +54,207 @@ def test_the_largest_spread_of_the_childrens_means_over_models():
     assert kids == [ch.index["a.x"], ch.index["a.y"]]
     assert value == pytest.approx(0.3)
     assert np.std([0.8, 0.2]) == pytest.approx(0.3) and np.std([0.6, 1.0]) == pytest.approx(0.2)
+
+
+# ----- the rest of learning, worked by hand ------------------------------------------------------------
+def _arrays(Y, questions=None, tags=None, C=None, T=None) -> Arrays:
+    Y = np.asarray(Y, float)
+    n, m = Y.shape
+    return Arrays([f"t{i}" for i in range(n)], [f"m{j + 1}" for j in range(m)], Y,
+                  np.zeros_like(Y) if C is None else np.asarray(C, float), np.zeros_like(Y) if T is None else np.asarray(T, float),
+                  tags or [[] for _ in range(n)], questions or [f"q{i}" for i in range(n)])
+
+
+def test_a_taxonomy_from_tags_has_every_dotted_ancestor_and_a_few_short_examples():
+    """Examples are the first ``examples`` questions of each tag, whitespace collapsed, cut to
+    ``example_chars`` with "..." (13 x's at 10 characters: 7 x's and "..."); a tag's ancestors get none."""
+    tax = taxonomy_from_tags([["a.b.c"], ["d"], ["d"], ["e"], ["f"]],
+                             ["Q  one\n two", "x" * 13, "second", "", "abcdefghij"], indicators=False, examples=1,
+                             example_chars=10)
+    assert {k: (v.description, v.indicators, v.examples) for k, v in tax.items()} == {
+        "a": ("a (from task metadata)", [], []), "a.b": ("a.b (from task metadata)", [], []),
+        "a.b.c": ("a.b.c (from task metadata)", [], ["Q one two"]), "d": ("d (from task metadata)", [], ["xxxxxxx..."]),
+        "e": ("e (from task metadata)", [], []), "f": ("f (from task metadata)", [], ["abcdefghij"])}
+    tax = taxonomy_from_tags([["d"]] * 3, ["one", "y" * 121, "three"], indicators=False)  # the defaults: 2, 120
+    assert tax["d"].examples == ["one", "y" * 117 + "..."]
+    assert taxonomy_from_tags([["d"]], None)["d"].examples == []
+
+
+def test_indicators_are_learned_from_the_tagged_questions_when_asked():
+    qs = ["add these plus", "plus more here", "times that", "times again"]
+    tags = [["s.add"], ["s.add"], ["s.mul"], ["s.mul"]]
+    learned = learn_indicators(qs, tags)
+    assert [i.pattern for i in learned["s.add"]] == ["plus"]
+    tax = taxonomy_from_tags(tags, qs)
+    assert tax["s.add"].indicators == learned["s.add"] and tax["s.mul"].indicators == learned["s.mul"]
+    assert taxonomy_from_tags(tags, qs, indicators=False)["s.add"].indicators == []
+    assert taxonomy_from_tags(tags, [""] * 4)["s.add"].indicators == []
+
+
+def test_tag_matrix_keeps_evidence_at_the_finest_known_skill():
+    """x.y is merged into x (inactive) but evidence still lands on x.y; an unknown child falls back to
+    its prefix, an unknown skill and an untagged task to the root; a demand's weights are normalised."""
+    hb = HandbookSpec(name="t", taxonomy={"x": SkillSpec(), "x.y": SkillSpec(active=False), "z": SkillSpec()},
+                      profiles={"m": ModelProfile()})
+    ch = compile_handbook(hb)
+    assert ch.skills == ["*", "x", "x.y", "z"]
+    np.testing.assert_allclose(tag_matrix(ch, [["x.y"], ["x.y.q"], ["nope"], [], ["x.y", "z"]]),
+                               [[0, 0, 1, 0], [0, 0, 1, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0.5, 0.5]])
+    np.testing.assert_allclose(tag_matrix(ch, [["x"]], [{"x.y": 3.0, "z": 1.0}]), [[0, 0, 0.75, 0.25]])
+
+
+def _one_skill() -> CompiledHandbook:
+    return compile_handbook(HandbookSpec(name="o", shrinkage=0.0, taxonomy={"a": SkillSpec()},
+                                         profiles={"m1": ModelProfile(), "m2": ModelProfile()}))
+
+
+def test_fit_evidence_adds_outcomes_costs_tokens_and_latency_by_demand():
+    """One task on a: m1 right at $0.002, 100 tokens, 1 s; m2 wrong at $0.001, 50 tokens, 2 s. Added twice:
+    the evidence doubles (the first fit's is kept as the base of the second); without tokens, 0."""
+    ch = _one_skill()
+    W, Y = np.array([[0.0, 1.0]]), np.array([[1.0, 0.0]])
+    for _ in range(2):
+        fit_evidence(ch, W, Y, np.array([[0.002, 0.001]]), np.array([[100.0, 50.0]]), mode="demand",
+                     lat=np.array([[1.0, 2.0]]))
+    np.testing.assert_allclose([ch.wins[:, 1], ch.losses[:, 1]], [[2, 0], [0, 2]])
+    np.testing.assert_allclose([ch.cost_sum[:, 1], ch.tok_sum[:, 1], ch.lat_sum[:, 1], ch.cost_n[:, 1]],
+                               [[0.004, 0.002], [200, 100], [2, 4], [2, 2]])
+    np.testing.assert_allclose(ch.cost[:, 1], [0.002, 0.001])  # refreshed
+    np.testing.assert_allclose(ch.mean[:, 1], [1, 0])  # κ = 0: the raw rates
+    bare = _one_skill()
+    fit_evidence(bare, W, Y, np.array([[0.002, 0.001]]), mode="whole")
+    np.testing.assert_allclose([bare.tok_sum[:, 1], bare.lat_sum[:, 1], bare.wins[:, 1]], [[0, 0], [0, 0], [1, 0]])
+
+
+def test_responsibility_fit_ends_at_its_fixed_point():
+    """EM: the evidence added equals the responsibility credit computed from the final rates (to the 10⁻⁶
+    tolerance), not from the starting ones. Two skills, tasks on (½, ½), (1, 0) and (0, 1)."""
+    hb = HandbookSpec(name="em", shrinkage=1.0, taxonomy={"a": SkillSpec(), "b": SkillSpec()},
+                      profiles={"m1": ModelProfile()})
+    ch = compile_handbook(hb)
+    W = np.array([[0, 0.5, 0.5]] * 4 + [[0, 1, 0]] * 2 + [[0, 0, 1]] * 2)
+    Y = np.array([[1.0], [1.0], [0.0], [1.0], [1.0], [1.0], [0.0], [0.0]])
+    start = ch.mean.copy()
+    fit_evidence(ch, W, Y, np.zeros_like(Y))
+    win, loss = credit(W, np.broadcast_to(ch.mean[0], W.shape), Y[:, 0])
+    np.testing.assert_allclose([ch.wins[0], ch.losses[0]], [win.sum(0), loss.sum(0)], atol=1e-5)
+    first, _ = credit(W, np.broadcast_to(start[0], W.shape), Y[:, 0])
+    assert abs(first.sum(0)[1] - win.sum(0)[1]) > 1e-3  # one step from the start is not the fixed point
+
+
+def test_contrastive_pairs_take_a_solved_and_a_failed_task_of_the_same_model():
+    """m1 solved t0 and failed t1 (0.5 is a failure); m2 the reverse; m3 solved both: no pair. Per model
+    max(1, n_pairs // 3) pairs, cut to n_pairs."""
+    A = _arrays([[1.0, 0.0, 1.0], [0.5, 0.7, 1.0]])
+    assert contrastive_pairs(A, 6) == [("m1", "q0", "q1")] * 2 + [("m2", "q1", "q0")] * 2
+    assert contrastive_pairs(A, 3) == [("m1", "q0", "q1"), ("m2", "q1", "q0")]
+    assert contrastive_pairs(A, 1) == [("m1", "q0", "q1")]
+    assert contrastive_pairs(A) == [("m1", "q0", "q1")] * 2 + [("m2", "q1", "q0")] * 2  # default 8: 2 each
+
+
+def test_an_llm_taxonomy_reply_keeps_only_valid_entries():
+    # invalid entries (a bad id, a string, a parent that is no string, no id) are skipped, not the end
+    text = ('Here: {"skills": [{"id": " Arith.Add ", "description": "adding", "indicators": ["plus", " ", 3], '
+            '"parent": "arith"}, {"id": "bad id!"}, "str", {"id": "arith"}, {"id": "odd", "parent": 5}, '
+            '{"description": "no id"},\n {"id": "geo.area", "parent": "geo"}]}\ndone')  # an object over two lines
+    tax = parse_taxonomy_reply(text)
+    assert {k: (v.description, v.indicators, v.parent) for k, v in tax.items()} == {
+        "arith.add": ("adding", ["plus", "3"], "arith"), "arith": ("", [], None), "geo.area": ("", [], None)}
+    assert parse_taxonomy_reply("no json here") == {} and parse_taxonomy_reply("{not: json}") == {}
+    assert parse_taxonomy_reply('[{"id": "x"}]') == {}  # an object without "skills"
+
+
+class _Gateway:
+    def __init__(self, ok: bool, text: str):
+        self.ok, self.text, self.calls = ok, text, []
+
+    async def complete(self, model, messages, **kw):
+        self.calls.append((model, messages, kw))
+        return SimpleNamespace(ok=self.ok, text=self.text, cost_usd=0.25, total_tokens=40)
+
+
+async def test_the_taxonomy_prompt_shows_each_pair_cut_to_400_characters():
+    A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 10])
+    gw = _Gateway(True, '{"skills": [{"id": "s.a", "description": "d"}]}')
+    tax, cost, tokens = await propose_taxonomy(cast(Any, gw), "llm", A, n_pairs=4, max_skills=5, max_tokens=99)
+    pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 10
+    prompt = PROPOSE_PROMPT.format(pairs=f"Pair 1 (model m1):\n  {pair}\n\nPair 2 (model m1):\n  {pair}", max_skills=5)
+    assert gw.calls == [("llm", [{"role": "user", "content": prompt}],
+                         {"temperature": 0.0, "max_tokens": 99, "tags": {"purpose": "routing"}})]
+    assert "at most 5 skills" in prompt
+    assert (list(tax), tax["s.a"].description, cost, tokens) == (["s.a"], "d", 0.25, 40)
+    failed = _Gateway(False, '{"skills": [{"id": "s.a"}]}')
+    assert await propose_taxonomy(cast(Any, failed), "llm", A) == ({}, 0.25, 40)  # a failed call: no skills, still paid
+    assert failed.calls[0][2]["max_tokens"] == 800 and "at most 12 skills" in failed.calls[0][1][0]["content"]
+
+
+def test_tags_from_a_taxonomy_by_its_indicators():
+    tax = {"a": SkillSpec(indicators=["alpha"]), "b": SkillSpec(indicators=["beta"])}
+    assert tags_from_taxonomy(tax, ["alpha beta beta", "nothing", "alpha"]) == [["b", "a"], [], ["a"]]
+
+
+def test_strengths_and_weaknesses_on_active_skills_every_model_has_seen():
+    """κ = 0. On a: m 9/1 (0.9), n 8.6/1.4 (0.86), o 5/5 (0.5); strong within 0.05 of the best (≥ 0.85): m, n;
+    weak 0.2 below the median 0.86 (≤ 0.66): o. b was seen by m only, c is merged (inactive): neither counts.
+    Among m and n alone the median is 0.88: nobody is weak, and o's profile is left as it was."""
+    hb = HandbookSpec(name="s", shrinkage=0.0,
+                      taxonomy={"a": SkillSpec(), "b": SkillSpec(), "c": SkillSpec(active=False)},
+                      profiles={"m": ModelProfile(skills={"a": SkillStats(wins=9, losses=1), "b": SkillStats(wins=3),
+                                                          "c": SkillStats(losses=5)}),
+                                "n": ModelProfile(skills={"a": SkillStats(wins=8.6, losses=1.4), "c": SkillStats(wins=5)}),
+                                "o": ModelProfile(skills={"a": SkillStats(wins=5, losses=5), "c": SkillStats(wins=5)})})
+    out = annotate(hb, ["m", "n", "o"])
+    assert {k: (p.strengths, p.weaknesses) for k, p in out.profiles.items()} == {
+        "m": (["a"], []), "n": (["a"], []), "o": ([], ["a"])}
+    two = annotate(hb, ["m", "n"])
+    assert {k: (p.strengths, p.weaknesses) for k, p in two.profiles.items()} == {
+        "m": (["a"], []), "n": (["a"], []), "o": ([], [])}
+
+
+def test_a_learned_handbook_records_its_learning():
+    """Two tasks (s.a, s.b), two models: 4 observations, $0.01 + 0.02 + 0.03 + 0.04 = $0.10 and 100 tokens
+    spent, plus $0.50 of extra cost; learning again on top adds the same again and keeps the creation time."""
+    A = _arrays([[1, 0], [0, 1]], tags=[["s.a"], ["s.b"]], C=[[0.01, 0.02], [0.03, 0.04]], T=[[10, 20], [30, 40]])
+    hb = learn_handbook(A, name="L", provenance={"source": "matrix", "extra_cost_usd": 0.5, "runs": ["r1"]},
+                        models={"m1": ModelSpec(id="sim/m1")}, do_refine=False)
+    p = hb.provenance
+    assert (p.source, p.runs, p.tasks, p.observations, p.credit, p.learning_tokens, p.learning_calls, p.history,
+            p.taxonomy_source) == ("matrix", ["r1"], 2, 4, "responsibility", 100, 4, [], "metadata")
+    assert p.learning_cost_usd == pytest.approx(0.6) and p.created is not None and p.updated is not None
+    assert "extra_cost_usd" not in p.model_dump()
+    assert (hb.cost_unit, hb.shrinkage, hb.split_threshold, hb.description) == ("usd_per_1k_calls", 4.0, 0.15, None)
+    assert list(hb.taxonomy) == ["s", "s.a", "s.b"]
+    assert hb.profiles["m1"].model == ModelSpec(id="sim/m1") and hb.profiles["m2"].model is None
+    assert {k: v.target for k, v in hb.profiles.items()} == {"m1": "model", "m2": "model"}
+
+    base = hb.model_copy(update={
+        "cost_unit": "relative", "shrinkage": 2.0, "split_threshold": 0.3, "description": "old",
+        "provenance": p.model_copy(update={"created": "then", "taxonomy_source": "manual"}),
+        "profiles": {**hb.profiles, "m9": ModelProfile()}})
+    again = learn_handbook(A, name="L2", base=base, models={"m2": ModelSpec(id="sim/m2")}, credit_mode="demand",
+                           taxonomy={"s.a": SkillSpec(description="mine")}, do_refine=False)
+    q = again.provenance
+    assert (q.tasks, q.observations, q.learning_tokens, q.learning_calls, q.credit, q.created, q.taxonomy_source) == (
+        4, 8, 200, 8, "demand", "then", "manual")
+    assert q.learning_cost_usd == pytest.approx(0.7)
+    assert (again.cost_unit, again.shrinkage, again.split_threshold, again.description) == ("relative", 2.0, 0.3, "old")
+    assert again.taxonomy["s.a"].description == "mine" and "m9" in again.profiles
+    assert again.profiles["m2"].model == ModelSpec(id="sim/m2") and again.profiles["m1"].model == ModelSpec(id="sim/m1")
+    # demand credit on top of the first fit: m1 won s.a once more (1 + 1), m2 won s.b once more
+    assert again.profiles["m1"].skills["s.a"].wins == pytest.approx(hb.profiles["m1"].skills["s.a"].wins + 1)
+    d = learn_handbook(A, name="d", description="new", cost_unit="ktokens", shrinkage=1.0, split_threshold=0.2,
+                       target="design", do_refine=False)
+    assert (d.description, d.cost_unit, d.shrinkage, d.split_threshold) == ("new", "ktokens", 1.0, 0.2)
+    assert {k: v.target for k, v in d.profiles.items()} == {"m1": "design", "m2": "design"}
+
+
+def test_learned_indicators_fill_a_base_skill_without_any():
+    qs = ["add these plus", "plus more here", "times that", "times again"]
+    tags = [["s.add"], ["s.add"], ["s.mul"], ["s.mul"]]
+    A = _arrays([[1], [1], [0], [0]], questions=qs, tags=tags)
+    base = HandbookSpec(name="b", taxonomy={"s": SkillSpec(), "s.add": SkillSpec(description="kept"),
+                                            "s.mul": SkillSpec(indicators=["mine"])}, profiles={"m1": ModelProfile()})
+    hb = learn_handbook(A, name="b", base=base, do_refine=False)
+    assert hb.taxonomy["s.add"].indicators == learn_indicators(qs, tags)["s.add"]
+    assert hb.taxonomy["s.add"].description == "kept"
+    assert [i if isinstance(i, str) else i.pattern for i in hb.taxonomy["s.mul"].indicators] == ["mine"]

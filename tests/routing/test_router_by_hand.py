@@ -123,3 +123,157 @@ def test_credit_by_hand():
     np.testing.assert_allclose(win, w)
     win, loss = credit(np.array([[0.0, 1.0]]), p, 0.0, "whole")
     np.testing.assert_allclose(loss, [[0, 1]]) and np.testing.assert_allclose(win, [[0, 0]])
+
+
+def test_a_decision_without_its_vector_learns_from_its_demand():
+    """A decision rebuilt from its logged demand (no vector): {a: 1} → w on a alone; a win with demand
+    credit adds 1 to m's a and to the root: Beta(5, 2) and Beta(5, 4)."""
+    from masbench.routing.router import Decision
+
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    r.observe(Decision("d1", "m", {"a": 1.0}, "given", [], model_index=r.models.index("m")), 1.0)
+    a, b = _ab(r, "m")
+    np.testing.assert_allclose(a, [5, 5, 1])
+    np.testing.assert_allclose(b, [4, 2, 3])
+
+
+def test_credit_at_the_edges():
+    """Whole credit of a win gives no loss, of a half-right outcome half each; rates of exactly 0 or 1 are
+    clipped to (10⁻⁶, 1 − 10⁻⁶), so a win of a model rated 0 everywhere (or a loss of one rated 1) is still
+    split by weight: w = (¼, ¾)."""
+    w = np.array([[0.25, 0.75]])
+    win, loss = credit(w, np.array([[0.5, 0.5]]), 1.0, "whole")
+    np.testing.assert_allclose(win, [[1, 1]])
+    np.testing.assert_allclose(loss, [[0, 0]])
+    win, loss = credit(w, np.array([[0.5, 0.5]]), 0.5, "whole")
+    np.testing.assert_allclose(win, [[0.5, 0.5]])
+    np.testing.assert_allclose(loss, [[0.5, 0.5]])
+    win, _ = credit(w, np.array([[0.0, 0.0]]), 1.0)
+    np.testing.assert_allclose(win, w)
+    _, loss = credit(w, np.array([[1.0, 1.0]]), 0.0)
+    np.testing.assert_allclose(loss, w)
+
+
+def test_a_cost_observed_without_tokens_counts_zero_tokens():
+    """m on {a}: one call at $0.004 with no token count, one at $0.002 with 100 tokens: a's means are
+    $0.003 and (0 + 100) / 2 = 50 tokens over 2 calls."""
+    r = SkillRouter(_hb(), lambda_=0.0, credit_mode="demand")
+    d = r.decide({"a": 1.0})
+    d.model_index = r.models.index("m")
+    r.observe(d, 1.0, cost_usd=0.004)
+    r.observe(d, 1.0, cost_usd=0.002, tokens=100)
+    a = r.handbook().profiles["m"].skills["a"]
+    assert (a.cost_usd, a.tokens, a.calls) == (pytest.approx(0.003), pytest.approx(50), pytest.approx(2))
+
+
+# ----- the four strategies, worked by hand --------------------------------------------------------------------
+def _priced() -> HandbookSpec:
+    """``_hb`` with costs: m has 2 calls on a at $0.001 and 200.37 tokens (so those everywhere,
+    falling back through the root); n only a model-wide $0.003 (no tokens). In USD per 1k calls: m 1, n 3.
+
+    Rows used below, over (m, n): demand {a}: E[p] (2/3, ½), sd (√(8/252), √(1/12)) = (0.17817, 0.28868);
+    {b}: (¼, ½), sd (√(3/80), √(1/12)) = (0.19365, 0.28868); {a: 1, b: 1} = (½, ½): E[p] (11/24, ½),
+    sd (√((8/252 + 3/80)/4), √(2/48)) = (0.13157, 0.20412)."""
+    hb = _hb()
+    m = hb.profiles["m"]
+    skills = {**m.skills, "a": m.skills["a"].model_copy(update={"cost_usd": 0.001, "tokens": 200.37, "calls": 2})}
+    return hb.model_copy(update={"profiles": {"m": m.model_copy(update={"skills": skills}),
+                                              "n": ModelProfile(cost_usd=0.003)}})
+
+
+W_A, W_B, W_AB = [0, 1, 0], [0, 0, 1], [0, 0.5, 0.5]
+SD_A, SD_B, SD_AB, SD_N, SD_NAB = math.sqrt(8 / 252), math.sqrt(3 / 80), math.sqrt((8 / 252 + 3 / 80) / 4), \
+    math.sqrt(1 / 12), math.sqrt(2 / 48)
+
+
+def test_greedy_scores_by_hand():
+    """U = E[p] − λ·E[c] at λ = 0.2: {a} m 2/3 − 0.2 = 0.4667, n ½ − 0.6 = −0.1: m; {b} m 0.05, n −0.1: m;
+    at λ = 0.05, {b}: m 0.2, n 0.35: n."""
+    from masbench.routing import score_batch
+
+    ch = compile_handbook(_priced())
+    s = score_batch(ch, np.array([W_A, W_B, W_AB]), 0.2)
+    np.testing.assert_allclose(s.p_mean, [[2 / 3, 0.5], [0.25, 0.5], [11 / 24, 0.5]])
+    np.testing.assert_allclose(s.p_sd, [[SD_A, SD_N], [SD_B, SD_N], [SD_AB, SD_NAB]])
+    np.testing.assert_allclose(s.cost, [[1, 3]] * 3)
+    np.testing.assert_allclose(s.cost_usd, [[0.001, 0.003]] * 3)
+    np.testing.assert_allclose(s.tokens, [[200.37, 0]] * 3)
+    np.testing.assert_allclose(s.utility, [[2 / 3 - 0.2, -0.1], [0.05, -0.1], [11 / 24 - 0.2, -0.1]])
+    assert list(s.choice) == [0, 0, 0]
+    assert list(score_batch(ch, np.array([W_B]), 0.05).choice) == [1]
+    assert list(score_batch(ch, np.array(W_A), 0.05).choice) == [0]  # one row given flat
+    d = SkillRouter(_priced(), lambda_=0.05).decide({"a": 1.0, "b": 1.0})  # m 11/24 − 0.05, n ½ − 0.15: m
+    assert [(c["model"], c["utility"], c["p_lo"]) for c in d.candidates] == [
+        ("m", 0.408333, round(11 / 24 - 1.645 * SD_AB, 6)), ("n", 0.35, round(0.5 - 1.645 * SD_NAB, 6))]
+    assert d.chosen == "m"
+    # {b}: m's bound ¼ − 1.645·0.19365 < 0 is logged as 0
+    assert [c["p_lo"] for c in SkillRouter(_priced()).decide({"b": 1.0}).candidates] == [0.0, round(0.5 - 1.645 * SD_N, 6)]
+    only_n = score_batch(ch, np.array([W_A]), 0.0, allowed=np.array([False, True]))
+    assert list(only_n.choice) == [1] and only_n.utility[0, 0] == -np.inf
+    with pytest.raises(ValueError, match="unknown strategy 'best'; use one of"):
+        score_batch(ch, np.array([W_A]), 0.0, "best")
+    with pytest.raises(ValueError, match="unknown strategy 'best'; use one of"):
+        SkillRouter(_priced(), strategy="best")
+
+
+def test_ucb_adds_c_standard_deviations():
+    """λ = 0, {a}: c = 1: m 2/3 + 0.1782 = 0.8449, n ½ + 0.2887 = 0.7887: m; c = 3: m 1.2012, n 1.3660: n
+    (greedy: m). λ = 0.05, c = 1: m 0.8449 − 0.05, n 0.7887 − 0.15."""
+    from masbench.routing import score_batch
+
+    ch = compile_handbook(_priced())
+    s = score_batch(ch, np.array([W_A]), 0.05, "ucb")
+    np.testing.assert_allclose(s.utility, [[2 / 3 + SD_A - 0.05, 0.5 + SD_N - 0.15]])
+    assert list(s.choice) == [0]
+    assert list(score_batch(ch, np.array([W_A]), 0.0, "ucb", ucb_c=3.0).choice) == [1]
+    assert SkillRouter(_priced(), lambda_=0.0, strategy="ucb").decide({"a": 1.0}).chosen == "m"
+    assert SkillRouter(_priced(), lambda_=0.0, strategy="ucb", ucb_c=3.0).decide({"a": 1.0}).chosen == "n"
+
+
+def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
+    """Lower bounds E[p] − z·sd with z = 1.645: {a} m 0.3736, n 0.0251; {b} m −0.0686, n 0.0251. τ = 0.3: on {a}
+    only m qualifies (reported utility 1 − E[c] = 0; n: lb − 1); on {b} none does: the highest bound, n. With
+    z = 0 and τ = 0.45, on {a: 1, b: 1} both qualify (11/24 and ½) and the cheaper m is taken (greedy takes n);
+    on {b} only n does. Only n allowed: n, whatever its bound."""
+    from masbench.routing import score_batch
+
+    ch = compile_handbook(_priced())
+    s = score_batch(ch, np.array([W_A, W_B]), 0.0, "floor", tau=0.3)
+    assert list(s.choice) == [0, 1]
+    np.testing.assert_allclose(s.utility, [[0.0, 0.5 - 1.645 * SD_N - 1], [0.25 - 1.645 * SD_B - 1, 0.5 - 1.645 * SD_N - 1]])
+    z0 = score_batch(ch, np.array([W_AB, W_B]), 0.0, "floor", tau=0.45, z=0.0)
+    assert list(z0.choice) == [0, 1] and list(score_batch(ch, np.array([W_AB]), 0.0).choice) == [1]
+    np.testing.assert_allclose(z0.utility, [[0.0, -2.0], [0.25 - 1, -2.0]])
+    assert list(score_batch(ch, np.array([W_A]), 0.0, "floor", tau=0.3, allowed=np.array([False, True])).choice) == [1]
+    assert list(score_batch(ch, np.array([W_A]), 0.0, "floor").choice) == [0]  # τ = 0.7: none; m's bound is higher
+    r = SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.45, z=0.0)
+    d = r.decide({"a": 1.0, "b": 1.0})
+    assert d.chosen == "m"
+    # logged: utilities, means and bounds to 6 decimals, cost to 6 significant digits, tokens to 1 decimal
+    assert d.candidates == [
+        {"model": "m", "utility": 0.0, "p_mean": 0.458333, "p_lo": 0.458333, "cost": 0.001, "tokens": 200.4},
+        {"model": "n", "utility": -2.0, "p_mean": 0.5, "p_lo": 0.5, "cost": 0.003, "tokens": 0.0}]
+    np.testing.assert_allclose(d.w, [0, 0.5, 0.5])
+    assert d.model_index == 0
+    assert SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.3).decide({"b": 1.0}).chosen == "n"
+
+
+def test_thompson_picks_each_model_as_often_as_it_is_the_best():
+    """λ = 0, {a}: m's draw ~ Beta(4, 2), n's ~ Beta(1, 1), so P(m) = P(U < X) = E[X] = 2/3; on {b}, Beta(1, 3):
+    ¼. Over 3000 rows the share is within ±0.03 (about 3.5 standard errors). Seeded routers repeat."""
+    from masbench.routing import score_batch
+
+    ch = compile_handbook(_priced())
+    rows = np.array([W_A] * 3000 + [W_B] * 3000)
+    s = score_batch(ch, rows, 0.0, "thompson", rng=np.random.default_rng(11))
+    assert abs(np.mean(s.choice[:3000] == 0) - 2 / 3) < 0.03 and abs(np.mean(s.choice[3000:] == 0) - 0.25) < 0.03
+    np.testing.assert_allclose(s.p_mean[0], [2 / 3, 0.5])  # the reported means stay the posterior means
+    assert set(score_batch(ch, rows[:50], 0.0, "thompson").choice) == {0, 1}  # no rng given: a fresh one
+
+    def seq(**kw) -> list[str]:
+        r = SkillRouter(_priced(), lambda_=0.0, strategy="thompson", **kw)
+        return [r.decide({"a": 1.0}).chosen for _ in range(40)]
+
+    five = seq(seed=5)
+    assert five == seq(seed=5) and set(five) == {"m", "n"}
+    assert seq() == seq(seed=0) != five  # the default seed is 0
