@@ -163,9 +163,9 @@ def test_tallies_per_agent():
     for agent in ("solver", "critic", "solver"):
         asyncio.run(cell.complete({"model": "default", "messages": Q}, agent))
     s, c = cell.by_agent["solver"], cell.by_agent["critic"]
-    assert (s.calls, s.prompt_tokens, s.completion_tokens, s.tokens) == (2, 16, 8, 24)
-    assert (c.calls, c.prompt_tokens, c.completion_tokens, c.tokens) == (1, 8, 4, 12)
-    assert s.cost_usd == pytest.approx(0.000032) and c.cost_usd == pytest.approx(0.000016)
+    assert (s.calls, s.prompt, s.completion, s.tokens) == (2, 16, 8, 24)
+    assert (c.calls, c.prompt, c.completion, c.tokens) == (1, 8, 4, 12)
+    assert s.cost == pytest.approx(0.000032) and c.cost == pytest.approx(0.000016)
     assert s.latency_s == pytest.approx(rows[0].latency_s + rows[2].latency_s)
     assert s.models == ["sim/perfect"] and s.errors == 0 and s.last_error is None
     assert s.t_start is not None and s.t_end is not None and s.t_start <= c.t_start <= s.t_end  # type: ignore[operator]
