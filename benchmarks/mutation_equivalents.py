@@ -916,6 +916,17 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/llm/limits.py', 'add', 'e = [now, amount, 1.0]', 'e = [now, amount, 2.0]',
                "the flag is only read as a truth value (`if e[2]:` in shrink), and 2.0 is truthy like 1.0"),
     # --- end llm/limits.py ---
+    # --- llm/endpoint_anthropic.py ---
+    *[Equivalent('masbench/llm/endpoint_anthropic.py', 'message_body',
+                 '"stop_reason": _STOP_REASON.get(res.finish_reason or "stop", "end_turn"), "stop_sequence": None,',
+                 f'"stop_reason": _STOP_REASON.get(res.finish_reason or "{w}", "end_turn"), "stop_sequence": None,',
+                 "the stand-in for a missing finish reason only picks a _STOP_REASON entry, and any other word falls "
+                 "back to get()'s 'end_turn', which is what 'stop' maps to") for w in ("XXstopXX", "STOP")],
+    Equivalent('masbench/llm/endpoint_anthropic.py', 'error', 'headers={"x-should-retry": "false"})',
+               'headers={"X-SHOULD-RETRY": "false"})',
+               "HTTP header names are case-insensitive (RFC 9110 section 5.1): aiohttp's headers, httpx's and the "
+               "SDKs' reads of x-should-retry all match any case"),
+    # --- end llm/endpoint_anthropic.py ---
     # --- harness/sequential_look.py ---
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
