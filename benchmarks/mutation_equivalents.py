@@ -974,6 +974,36 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/llm/limits.py', 'add', 'e = [now, amount, 1.0]', 'e = [now, amount, 2.0]',
                "the flag is only read as a truth value (`if e[2]:` in shrink), and 2.0 is truthy like 1.0"),
     # --- end llm/limits.py ---
+    # --- llm/endpoint_anthropic.py ---
+    *[Equivalent('masbench/llm/endpoint_anthropic.py', 'message_body',
+                 '"stop_reason": _STOP_REASON.get(res.finish_reason or "stop", "end_turn"), "stop_sequence": None,',
+                 f'"stop_reason": _STOP_REASON.get(res.finish_reason or "{w}", "end_turn"), "stop_sequence": None,',
+                 "the stand-in for a missing finish reason only picks a _STOP_REASON entry, and any other word falls "
+                 "back to get()'s 'end_turn', which is what 'stop' maps to") for w in ("XXstopXX", "STOP")],
+    Equivalent('masbench/llm/endpoint_anthropic.py', 'error', 'headers={"x-should-retry": "false"})',
+               'headers={"X-SHOULD-RETRY": "false"})',
+               "HTTP header names are case-insensitive (RFC 9110 section 5.1): aiohttp's headers, httpx's and the "
+               "SDKs' reads of x-should-retry all match any case"),
+    # --- end llm/endpoint_anthropic.py ---
+    # --- llm/program_cell.py ---
+    *[Equivalent('masbench/llm/program_cell.py', '_derived_seed',
+                 'key = hashlib.blake2b(blob.encode(), digest_size=12).hexdigest()', after,
+                 "the key is only compared for equality in a Counter of one cell's requests: any blake2b digest size "
+                 "(96 bits and up) gives the same counts short of a hash collision")
+      for after in ('key = hashlib.blake2b(blob.encode(), ).hexdigest()',
+                    'key = hashlib.blake2b(blob.encode(), digest_size=13).hexdigest()')],
+    Equivalent('masbench/llm/program_cell.py', '_budget_message',
+               'cap = (m.refused[-1].get("cap") if m.refused else None) or "budget"',
+               'cap = (m.refused[-1].get("cap") if (m.refused) or True else None) or "budget"',
+               "the message is built only when metered_call returned None, i.e. the meter's reserve() refused: a "
+               "cell's meter (a fresh BudgetMeter per cell, design/program.py) is exhausted only by reserve()'s "
+               "refuse(), so refused is never empty here"),
+    *[Equivalent('masbench/llm/program_cell.py', '_budget_message',
+                 'cap = (m.refused[-1].get("cap") if m.refused else None) or "budget"',
+                 f'cap = (m.refused[-1].get("cap") if m.refused else None) or "{w}"',
+                 "unreachable fallback: a cell's meter records refusals only through reserve(), whose cap is always "
+                 "'calls', 'tokens' or 'usd' (see the entry above), so the 'or' never picks it") for w in ("XXbudgetXX", "BUDGET")],
+    # --- end llm/program_cell.py ---
     # --- harness/sequential_look.py ---
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),

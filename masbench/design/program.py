@@ -255,7 +255,7 @@ class ProgramDesign:
             status = "failed"
         else:
             status = "ok"
-        agents = {a: {"calls": t.calls, "tokens": t.tokens, "cost_usd": t.cost_usd, "errors": t.errors,
+        agents = {a: {"calls": t.calls, "tokens": t.tokens, "cost_usd": t.cost, "errors": t.errors,
                       "refused": t.refused} for a, t in cell.by_agent.items()}
         detail = {"program": {"entry": self.spec.entry} if self.spec.entry else {"command": self.spec.command},
                   "agents": agents, "budget": meter.summary(), "simulated": cell.simulated}
@@ -271,7 +271,7 @@ class ProgramDesign:
         for agent, t in cell.by_agent.items():
             status = "refused" if t.refused and not t.calls else ("error" if t.errors else "ok")
             rows.append(NodeRow(**base, node=agent, op="program", agent=agent, model=",".join(t.models) or None,
-                                calls=t.calls, tokens=t.tokens, cost_usd=t.cost_usd, latency_s=t.latency_s,
+                                calls=t.calls, tokens=t.tokens, cost_usd=t.cost, latency_s=t.latency_s,
                                 status=status, error=t.last_error, output=None, ts=time.time(), t_start=t.t_start,
                                 t_end=t.t_end))
         return rows

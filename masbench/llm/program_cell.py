@@ -1,6 +1,7 @@
 """One cell of a program design, as the metering endpoint sees it: an OpenAI Chat Completions
 request becomes one budgeted gateway call of that cell (:func:`~masbench.llm.metered.metered_call`:
-the worst case reserved first), attributed to an agent, tallied per agent.
+the worst case reserved first), attributed to an agent, tallied per agent (its :class:`~masbench.charge.Charge` added to the agent's
+:class:`AgentTally`).
 
 A request is refused — never sent — with a :class:`Refusal` (an HTTP status and an OpenAI-shaped
 error the SDKs surface as non-retryable) when its model is not one of the program's aliases, when
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import BudgetMeter
+from ..charge import Tally
 from .gateway import Gateway
 from .metered import metered_call
 from .result import CallResult
@@ -48,24 +50,22 @@ class Refusal(Exception):
 
 
 @dataclass(slots=True)
-class AgentTally:
-    """What one agent of a program spent in one cell (its ``nodes`` row)."""
+class AgentTally(Tally):
+    """What one agent of a program spent in one cell (its ``nodes`` row): the tally of its calls'
+    charges (each call's :class:`~masbench.charge.Charge`, added once), and what a charge does not
+    hold."""
 
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
     latency_s: float = 0.0
     errors: int = 0
+    """Calls that failed after the gateway's retries (status ``error``; a usage-missing call is
+    counted in ``failed``, not here)."""
     refused: int = 0
+    """Requests refused for the budget (never sent)."""
     models: list[str] = field(default_factory=list)
+    """Every model id called, in first-call order."""
     t_start: float | None = None
     t_end: float | None = None
     last_error: str | None = None
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class ProgramCell:
@@ -162,10 +162,7 @@ class ProgramCell:
         if res is None:
             t.refused += 1
             raise Refusal(403, "budget_exhausted", self._budget_message())
-        t.calls += 1
-        t.prompt_tokens += res.prompt_tokens
-        t.completion_tokens += res.completion_tokens
-        t.cost_usd += res.cost_usd
+        t.add(res.charge)
         t.latency_s += res.latency_s
         if res.model not in t.models:
             t.models.append(res.model)
@@ -205,9 +202,10 @@ class ProgramCell:
     @property
     def totals(self) -> tuple[int, int, float, int]:
         """(prompt tokens, completion tokens, USD, calls) over every agent."""
-        ts = self.by_agent.values()
-        return (sum(t.prompt_tokens for t in ts), sum(t.completion_tokens for t in ts),
-                sum(t.cost_usd for t in ts), sum(t.calls for t in ts))
+        t = Tally()
+        for a in self.by_agent.values():
+            t.merge(a)
+        return t.prompt, t.completion, t.cost, t.calls
 
 
 __all__ = ["AgentTally", "PASSED_PARAMS", "ProgramCell", "Refusal"]

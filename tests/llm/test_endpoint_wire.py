@@ -126,4 +126,7 @@ def test_a_message_body_counts_cached_tokens_apart():
 def test_a_refusal_in_anthropics_error_shape(status, kind):
     r = error(Refusal(status, "some_code", "why"))
     assert r.status == status and r.headers["x-should-retry"] == "false" and r.content_type == "application/json"
+    # the header as sent (aiohttp's content_type property lower-cases what it parses; some SDKs compare the raw
+    # value case-sensitively, e.g. `endswith("json")`)
+    assert r.headers["Content-Type"] == "application/json; charset=utf-8"
     assert r.text is not None and json.loads(r.text) == {"type": "error", "error": {"type": kind, "message": "some_code: why"}}

@@ -9,6 +9,7 @@ completion tokens; one call costs 8·1e-6 + 4·2e-6 = $0.000016."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 
 import pytest
@@ -64,6 +65,7 @@ def test_a_malformed_request_is_refused_and_never_sent(body, status, code, words
     cell = _cell(gw)
     r = _refused(cell, body)
     assert (r.status, r.code, r.message) == (status, code, words)
+    assert str(r) == words  # the exception's text is the message (what a log or a traceback shows)
     assert gw.requests == [] and rows == [] and cell.meter.calls == 0
 
 
@@ -84,6 +86,8 @@ def test_what_is_admitted_and_what_the_gateway_is_sent():
     assert {"stop", "top_p", "tools"} <= set(PASSED_PARAMS) and "user" not in PASSED_PARAMS
     # tags: the cell's, with the agent as its node; the simulator is told the agent
     assert (rows[0].design, rows[0].task_id, rows[0].agent, rows[0].node) == ("prog", "t1", "program", "program")
+    # the simulator's metadata: the cell's sim (_cell: gold ["4"]) with the agent and the answer mode added
+    assert gw.requests[0]["metadata"] == {"sim": {"gold": ["4"], "agent": "program", "mode": "answer"}}
     # no max tokens in the request: the design's (10)
     asyncio.run(cell.complete({"model": "default", "messages": Q}, "program"))
     assert gw.requests[1]["max_tokens"] == 10
@@ -96,10 +100,23 @@ def test_a_request_without_a_seed_counts_the_identical_ones_before_it():
     b = {"model": "default", "messages": Q, "temperature": 0.7}   # differs only in temperature
     c = {"model": "default", "messages": Q, "max_tokens": 9}      # differs only in max tokens
     d = {"model": "default", "messages": Q, "stop": ["x"]}        # differs only in a passed parameter
-    for body in (a, a, {**a, "seed": 50}, a, b, b, c, d, {"model": "other", "messages": Q}):
+    e = {"model": "default", "messages": [{"role": "user", "content": "What is 3 plus 3?"}]}  # only in its messages
+    f = {"model": "default", "messages": [{"content": Q[0]["content"], "role": "user"}]}  # a, keys in another order
+    for body in (a, a, {**a, "seed": 50}, a, b, b, c, d, {"model": "other", "messages": Q}, e, f):
         asyncio.run(cell.complete(body, "program"))
-    # a: 100, 101; the explicit seed 50 does not count; a again: 102; b, b: 100, 101; c, d, other model: 100
-    assert [r.sample_index for r in rows] == [100, 101, 50, 102, 100, 101, 100, 100, 100]
+    # a: 100, 101; the explicit seed 50 does not count; a again: 102; b, b: 100, 101; c, d, other model, e: 100;
+    # f is a a fourth time (a JSON object's key order is no difference): 103
+    assert [r.sample_index for r in rows] == [100, 101, 50, 102, 100, 101, 100, 100, 100, 100, 103]
+
+
+def test_a_value_json_cannot_encode_still_gets_a_derived_seed():
+    # the endpoint hands the cell parsed JSON, but a Python caller may pass a set: the seed key reads it as its
+    # text (as the gateway's calls row does), so the same request twice is the next position, not an error
+    gw, rows = _gw()
+    cell = _cell(gw, seed_base=100)
+    for _ in range(2):
+        asyncio.run(cell.complete({"model": "default", "messages": Q, "stop": {"x"}}, "program"))
+    assert [r.sample_index for r in rows] == [100, 101]
 
 
 def test_the_budget_reserves_the_worst_case_and_then_refuses_everything():
@@ -117,9 +134,12 @@ def test_the_budget_reserves_the_worst_case_and_then_refuses_everything():
     # exhausted: a call that would fit (8 + 1 = 9 ≤ 12 left) is refused too, and never sent
     r = _refused(cell, {"model": "default", "messages": Q, "max_tokens": 1}, "critic")
     assert r.code == "budget_exhausted"
+    assert _refused(cell, {"model": "default", "messages": Q}, "solver").code == "budget_exhausted"  # solver again
     assert len(rows) == 2 and len(gw.requests) == 2
-    assert (cell.by_agent["solver"].calls, cell.by_agent["solver"].refused) == (2, 1)
+    assert (cell.by_agent["solver"].calls, cell.by_agent["solver"].refused) == (2, 2)
     assert (cell.by_agent["critic"].calls, cell.by_agent["critic"].refused) == (0, 1)
+    # the meter records the one refusal that exhausted it, where it was made (the agent)
+    assert [(x["where"], x["cap"]) for x in cell.meter.refused] == [("solver", "tokens")]
     assert cell.totals == (16, 8, pytest.approx(0.000032), 2)
 
 
@@ -131,6 +151,17 @@ def test_the_budget_message_names_every_cap_set():
     r = _refused(cell, {"model": "default", "messages": Q}, "program")
     assert "budget (1000 tokens (tokens), $2e-05, 5 calls)" in r.message
     assert "spent 12 tokens, $0.000016, 1 calls" in r.message and "cap hit: usd" in r.message
+
+
+def test_the_budget_message_leaves_out_the_caps_not_set():
+    gw, _ = _gw()
+    cell = _cell(gw, Budget(per_task_usd=0.00002), max_tokens=4)
+    asyncio.run(cell.complete({"model": "default", "messages": Q}, "program"))  # $0.000016 spent, 12 tokens
+    # only a USD cap: the budget names it alone (no token or call cap, and no empty entries)
+    assert _refused(cell, {"model": "default", "messages": Q}, "program").message == (
+        "masbench budget exhausted: this task's budget ($2e-05) cannot fit this request's worst case "
+        "(prompt + max_tokens); spent 12 tokens, $0.000016, 1 calls (cap hit: usd). "
+        "No further request of this task will be made.")
 
 
 @pytest.mark.parametrize("agents, named, user, expected", [
@@ -163,9 +194,9 @@ def test_tallies_per_agent():
     for agent in ("solver", "critic", "solver"):
         asyncio.run(cell.complete({"model": "default", "messages": Q}, agent))
     s, c = cell.by_agent["solver"], cell.by_agent["critic"]
-    assert (s.calls, s.prompt_tokens, s.completion_tokens, s.tokens) == (2, 16, 8, 24)
-    assert (c.calls, c.prompt_tokens, c.completion_tokens, c.tokens) == (1, 8, 4, 12)
-    assert s.cost_usd == pytest.approx(0.000032) and c.cost_usd == pytest.approx(0.000016)
+    assert (s.calls, s.prompt, s.completion, s.tokens) == (2, 16, 8, 24)
+    assert (c.calls, c.prompt, c.completion, c.tokens) == (1, 8, 4, 12)
+    assert s.cost == pytest.approx(0.000032) and c.cost == pytest.approx(0.000016)
     assert s.latency_s == pytest.approx(rows[0].latency_s + rows[2].latency_s)
     assert s.models == ["sim/perfect"] and s.errors == 0 and s.last_error is None
     assert s.t_start is not None and s.t_end is not None and s.t_start <= c.t_start <= s.t_end  # type: ignore[operator]
@@ -186,6 +217,8 @@ def test_a_failed_model_call_is_counted_and_refused_as_a_model_error():
     t = cell.by_agent["program"]
     assert (t.calls, t.errors) == (1, 1) and "the model fell over" in (t.last_error or "")
     assert len(rows) == 1 and rows[0].status == "error"
+    assert _refused(cell, {"model": "default", "messages": Q}).code == "model_error"  # a second failure: counted too
+    assert (t.calls, t.errors, t.failed) == (2, 2, 2) and len(rows) == 2
 
 
 def test_drain_waits_for_the_calls_in_flight():
@@ -210,3 +243,68 @@ def test_drain_waits_for_the_calls_in_flight():
         return (await task).text
 
     assert asyncio.run(main()) == REPLY
+
+
+def test_simulated_is_set_by_any_simulated_reply_and_stays():
+    gw, _ = _gw()
+    cell = _cell(gw)
+    assert cell.simulated is False  # no call yet
+    inner = gw.script_backend
+    flags = iter([False, True, False])  # the replies' simulated flags, in call order
+
+    async def flagged(a):
+        r = await inner(a)
+        r.simulated = next(flags)
+        return r
+
+    gw.backend = flagged
+    seen = []
+    for _ in range(3):
+        asyncio.run(cell.complete({"model": "default", "messages": Q, "seed": len(seen)}, "program"))
+        seen.append(cell.simulated)
+    assert seen == [False, True, True]  # one simulated reply marks the cell; a later real one does not clear it
+
+
+def test_calls_run_in_a_copy_of_the_cells_context():
+    span = contextvars.ContextVar("span", default="the handler's")
+    seen: list[str] = []
+
+    def script(info):
+        seen.append(span.get())
+        span.set("set inside the call")  # must not leak into the cell's context
+        return REPLY
+
+    gw, _ = _gw(script)
+    cell = _cell(gw)
+    asyncio.run(cell.complete({"model": "default", "messages": Q, "seed": 0}, "program"))  # no context: the caller's
+    ctx = contextvars.copy_context()
+    ctx.run(span.set, "the workflow's")
+    cell.context = ctx
+    asyncio.run(cell.complete({"model": "default", "messages": Q, "seed": 1}, "program"))
+    assert seen == ["the handler's", "the workflow's"]
+    assert ctx[span] == "the workflow's"
+
+
+def test_drain_counts_every_call_in_flight():
+    async def main():
+        gw, _ = _gw()
+        cell = _cell(gw)
+        inner = gw.script_backend
+        gates = {0: asyncio.Event(), 1: asyncio.Event()}  # each call (by its seed) waits for its own gate
+
+        async def held(a):
+            await gates[a.sample_index].wait()
+            return await inner(a)
+
+        gw.backend = held
+        first, second = (asyncio.create_task(cell.complete({"model": "default", "messages": Q, "seed": i}, "program"))
+                         for i in (0, 1))
+        await asyncio.sleep(0.05)
+        gates[0].set()
+        await first
+        assert await cell.drain(0.05) is False  # two were in flight, one finished: one is left
+        gates[1].set()
+        await second
+        return await cell.drain(5)
+
+    assert asyncio.run(main()) is True
