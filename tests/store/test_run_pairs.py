@@ -113,8 +113,8 @@ def test_runs_designs_bases_header_and_config_in_either_file(tmp_path):
             # a run flagged simulated by the run row, none of its results flagged
             st.sql("INSERT INTO runs(run_id, suite, status, simulated) VALUES ('sim', 'swap', 'running', true)")
             w = StoreWriter(st)
-            for t, design, basis, sim in (("t1", "y", "usd", False), ("t2", "y", None, False), ("t3", "y", "tokens", True),
-                                          ("t1", "b", "tokens", False)):
+            for t, design, basis, sim in (("t1", "y", "usd", False), ("t2", "y", None, False),
+                                          ("t3", "y", "tokens", True), ("t1", "b", "tokens", False)):
                 w.add("results", {"run_id": run, "design": design, "task_id": t, "seed": 0, "status": "ok",
                                   "budget_basis": basis, "simulated": sim})
             w.flush()
