@@ -54,6 +54,9 @@ def test_cells_pair_across_two_files_and_mismatches_are_counted(two_files):
         assert (s["n_tasks"], s["n_cells"]) == (2, 3)
         assert s["acc_a"] == pytest.approx(1 / 3) and s["acc_b"] == pytest.approx(1.0)
         assert s["cost_ratio"] == pytest.approx(3.0) and s["same_cost"] is False
+        # the unit defaults to tokens: 300 against 100 (in calls, 1 against 1, the ratio would be 1)
+        assert pair_summary(st, a, b)["cost_ratio"] == pytest.approx(3.0)
+        assert pair_summary(st, a, b, "calls")["cost_ratio"] == pytest.approx(1.0)
     # detached again: the second file is not held
     duckdb.connect(str(b_path)).close()
 
