@@ -1031,6 +1031,38 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/store/merge.py', 'merge_into', 'began = False', 'began = None',
                "began is only read as a truth value (`if began:`), and None is falsy like False"),
     # --- end store/merge.py ---
+    # --- harness/run_compare.py ---
+    Equivalent('masbench/harness/run_compare.py', 'resolve', 'da = _designs(store, ra.run, "", "A")',
+               'da = _designs(store, ra.run, None, "A")',
+               "run_exists and run_designs read the catalog only by truth (`f\"{catalog}.runs\" if catalog else "
+               "\"runs\"`): None, like '', reads the store's own file"),
+    Equivalent('masbench/harness/run_compare.py', 'resolve', 'labels = [(ra.design or rb.design or "", rb.design or ra.design or "")]',
+               'labels = [(ra.design or rb.design or "XXXX", rb.design or ra.design or "")]',
+               "this branch runs only when a design is named, and Ref.parse (the one maker of Refs, "
+               "report/run_compare.py) never names an empty one ('' becomes None): the trailing `or \"\"` is never read"),
+    Equivalent('masbench/harness/run_compare.py', 'resolve', 'labels = [(ra.design or rb.design or "", rb.design or ra.design or "")]',
+               'labels = [(ra.design or rb.design or "", rb.design or ra.design or "XXXX")]',
+               "as above, for B's label: one of the two designs is named and non-empty, the trailing `or \"\"` is never read"),
+    Equivalent('masbench/harness/run_compare.py', '_cost_position',
+               'if same is None or bool(same) or a is None or b is None:',
+               'if same is None or bool(same) or a is None and b is None:',
+               "differs only for same_cost False with one cost NULL; run_pairs.SUMMARY's same_cost is NULL whenever "
+               "cost_a or cost_b is (its CASE's first arm), so `same is None` has already answered"),
+    Equivalent('masbench/harness/run_compare.py', '_cost_position',
+               'return CHEAPER if b < a else COSTLIER', 'return CHEAPER if b <= a else COSTLIER',
+               "differs only for b == a with same_cost False; SUMMARY sets same_cost true when cost_a = cost_b "
+               "(its second arm), so equal costs never reach this line"),
+    Equivalent('masbench/harness/run_compare.py', 'compare_runs', 'tasks = pair_tasks(store, a, b, unit)',
+               'tasks = pair_tasks(store, a, b, )',
+               "pair_tasks returns (task, seeds, Δ), never a cost: the unit only picks the cost column it does not "
+               "read (an unknown unit is still refused, by pair_summary on the next line)"),
+    Equivalent('masbench/harness/run_compare.py', 'compare_runs', 'd = np.array([t[2] for t in tasks], dtype=float)',
+               'd = np.array([t[2] for t in tasks], dtype=None)',
+               "pair_tasks gives Python floats (float(d)): numpy makes float64 from them without the dtype"),
+    Equivalent('masbench/harness/run_compare.py', 'compare_runs', 'd = np.array([t[2] for t in tasks], dtype=float)',
+               'd = np.array([t[2] for t in tasks], )',
+               "as above: float64 from a list of Python floats"),
+    # --- end harness/run_compare.py ---
     # --- tools/calculator.py ---
     Equivalent('masbench/tools/calculator.py', '_walk', 'todo: list[tuple[ast.AST, bool]] = [(root, False)]',
                'todo: list[tuple[ast.AST, bool]] = [(root, True)]',

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from masbench.harness import compute_paired
-from masbench.harness.run_compare import (CHEAPER, COSTLIER, SAME, PairResult, Ref, compare_runs, cost_unit, decide_pair,
-                                          resolve)
+from masbench.harness.run_compare import (CHEAPER, COSTLIER, SAME, PairResult, Ref, compare_runs, cost_unit,
+                                          decide_pair, resolve)
 from masbench.harness.stats.decide import INCONCLUSIVE, NOT_SHOWN, NOT_WORTH, WORTH
 from masbench.spec import StatsSpec
 from masbench.store import Store, StoreWriter
@@ -253,17 +253,18 @@ def test_two_designs_of_one_run_give_the_within_run_test(tmp_path: Path) -> None
 # decide_pair over hand-set results: n = 30 tasks, SD 0.3, "needs n" from the interval given as the test's
 # 50% interval. n(δ) = ⌈((z(1 − level/2) + z(0.8))·0.3/|δ|)²⌉, z from the normal quantiles:
 # level 0.05: (1.959964 + 0.841621)·0.3 = 0.840476 → δ = 0.2: 17.66 → 18; δ = 0.05: 282.56 → 283;
-# level 0.025: (2.241403 + 0.841621)·0.3 = 0.924907 → 21.39 → 22 and 342.18 → 343; δ = 10⁻⁶: > 10⁹, unbounded.
+# level 0.025: (2.241403 + 0.841621)·0.3 = 0.924907 → 21.39 → 22 and 342.18 → 343;
+# δ = 10⁻⁶: > 10⁹ tasks, unbounded.
 NEED_18_283 = "needs n \u2248 18\u2013283 tasks (has 30)"
 NONE_SHOWN = "no difference shown at n = 30"
 ABOVE, BELOW, AROUND = (0.05, 0.2), (-0.2, -0.05), (-0.1, 0.1)
 
 
 def _decide(cost: str, p: float, ci: tuple[float, float], need: tuple[float, float] | None = None,
-            ratio: float | None = 1.0, **kw) -> tuple[str, str]:
+            ratio: float | None = 1.0, power: float = 0.8, **kw) -> tuple[str, str]:
     r = PairResult(Side("r1", "x"), Side("r2", "x"), "tokens", n_tasks=kw.pop("n_tasks", 30), sd=0.3, p_holm=p,
                    ci_holm=ci, cost=cost, cost_ratio=ratio, **kw)
-    return decide_pair(r, 0.05, 0.8, need or ci)
+    return decide_pair(r, 0.05, power, need or ci)
 
 
 @pytest.mark.parametrize("cost,ratio,p,ci,expected", [
@@ -298,6 +299,8 @@ def test_each_verdict_and_its_whole_reason(cost, ratio, p, ci, expected) -> None
 def test_the_needed_n_reads_the_holm_level_and_the_task_count() -> None:
     # at the Holm level 0.025, not α: 22–343
     assert _decide(SAME, 0.5, ABOVE, level_holm=0.025)[1] == "needs n \u2248 22\u2013343 tasks (has 30)"
+    # at power 0.9: z(0.9) = 1.281552, (1.959964 + 1.281552)·0.3 = 0.972455 → 23.64 → 24 and 378.27 → 379
+    assert _decide(SAME, 0.5, ABOVE, power=0.9)[1] == "needs n \u2248 24\u2013379 tasks (has 30)"
     # the nearer end too close to 0 for any suite: unbounded above
     assert _decide(SAME, 0.5, (1e-6, 0.2))[1] == "needs n \u2265 18 tasks (has 30)"
     # one task claims no n (its SD says nothing); two tasks do

@@ -54,6 +54,9 @@ def test_cells_pair_across_two_files_and_mismatches_are_counted(two_files):
         assert (s["n_tasks"], s["n_cells"]) == (2, 3)
         assert s["acc_a"] == pytest.approx(1 / 3) and s["acc_b"] == pytest.approx(1.0)
         assert s["cost_ratio"] == pytest.approx(3.0) and s["same_cost"] is False
+        # the unit defaults to tokens: 300 against 100 (in calls, 1 against 1, the ratio would be 1)
+        assert pair_summary(st, a, b)["cost_ratio"] == pytest.approx(3.0)
+        assert pair_summary(st, a, b, "calls")["cost_ratio"] == pytest.approx(1.0)
     # detached again: the second file is not held
     duckdb.connect(str(b_path)).close()
 
@@ -113,8 +116,8 @@ def test_runs_designs_bases_header_and_config_in_either_file(tmp_path):
             # a run flagged simulated by the run row, none of its results flagged
             st.sql("INSERT INTO runs(run_id, suite, status, simulated) VALUES ('sim', 'swap', 'running', true)")
             w = StoreWriter(st)
-            for t, design, basis, sim in (("t1", "y", "usd", False), ("t2", "y", None, False), ("t3", "y", "tokens", True),
-                                          ("t1", "b", "tokens", False)):
+            for t, design, basis, sim in (("t1", "y", "usd", False), ("t2", "y", None, False),
+                                          ("t3", "y", "tokens", True), ("t1", "b", "tokens", False)):
                 w.add("results", {"run_id": run, "design": design, "task_id": t, "seed": 0, "status": "ok",
                                   "budget_basis": basis, "simulated": sim})
             w.flush()
