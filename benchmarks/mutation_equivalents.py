@@ -30,9 +30,6 @@ def _groupby_defaults(module: str, function: str, line: str) -> list[Equivalent]
 _TASK_DIFFS = 'return cost_adjusted(d["diff"].to_numpy(float), d["cost"].to_numpy(float), d["sample_cost"].to_numpy(float),'
 """paired_tests.task_diffs' line (its three to_numpy(float) mutants are argued below)."""
 
-_GRID_SQL = ("only the case of SQL text changed: DuckDB keywords, unquoted identifiers, function names and $parameter "
-             "names are case-insensitive (no quoted identifier or string literal in the line)")
-"""view/grid.py: a mutant that only changes the case of a query."""
 _GRID_PARAM = "DuckDB matches named parameters case-insensitively (a $x placeholder binds an 'X' key)"
 """view/grid.py: a mutant that only changes the case of a named parameter's key."""
 
@@ -1094,30 +1091,6 @@ EQUIVALENT: list[Equivalent] = [
                "json reads ensure_ascii as a truth value only: None is falsy, as False is"),
     # --- end tools/base.py ---
     # --- view/grid.py ---
-    Equivalent('masbench/view/grid.py', 'designs', 'got = [r[0] for r in store.sql("SELECT design FROM results WHERE run_id = ? GROUP BY design "',
-               'got = [r[0] for r in store.sql("select design from results where run_id = ? group by design "',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'designs', 'got = [r[0] for r in store.sql("SELECT design FROM results WHERE run_id = ? GROUP BY design "',
-               'got = [r[0] for r in store.sql("SELECT DESIGN FROM RESULTS WHERE RUN_ID = ? GROUP BY DESIGN "',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'designs', '"ORDER BY min(ts) NULLS LAST, design", [run])]',
-               '"order by min(ts) nulls last, design", [run])]',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'designs', '"ORDER BY min(ts) NULLS LAST, design", [run])]',
-               '"ORDER BY MIN(TS) NULLS LAST, DESIGN", [run])]',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               'got = store.sql(sql, {"RUN": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               _GRID_PARAM),
-    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               'got = store.sql(sql, {"run": run, "DESIGN": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               _GRID_PARAM),
-    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               'got = store.sql(sql, {"run": run, "design": design, "LIMIT": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               _GRID_PARAM),
-    Equivalent('masbench/view/grid.py', 'grid_page', 'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})',
-               'got = store.sql(sql, {"run": run, "design": design, "limit": PAGE_SIZE, "OFFSET": (max(page, 1) - 1) * PAGE_SIZE})',
-               _GRID_PARAM),
     Equivalent('masbench/view/grid.py', 'grid_page', 'if not got and page > 1:  # past the end: report the real total',
                'if not got or page > 1:  # past the end: report the real total',
                "the count also runs when rows came back, or with none on page 1. With rows, it counts the distinct "
@@ -1128,27 +1101,14 @@ EQUIVALENT: list[Equivalent] = [
                'if not got and page >= 1:  # past the end: report the real total',
                "with no rows on page 1 (offset 0), hit is empty, since every hit row joins at least its own cell: "
                "the count it adds is 0, the total's start value"),
-    Equivalent('masbench/view/grid.py', 'grid_page', '"($design IS NULL OR design = $design)) SELECT count(*) FROM hit",',
-               '"($design is null or design = $design)) select count(*) from hit",',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'grid_page', '"($design IS NULL OR design = $design)) SELECT count(*) FROM hit",',
-               '"($DESIGN IS NULL OR DESIGN = $DESIGN)) SELECT COUNT(*) FROM HIT",',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'grid_page', '{"run": run, "design": design})[0][0]',
-               '{"RUN": run, "design": design})[0][0]',
-               _GRID_PARAM),
-    Equivalent('masbench/view/grid.py', 'grid_page', '{"run": run, "design": design})[0][0]',
-               '{"run": run, "DESIGN": design})[0][0]',
-               _GRID_PARAM),
-    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
-               'CELLS + " select design, k_match, k from matched order by design", {"run": run})]',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
-               'CELLS + " SELECT DESIGN, K_MATCH, K FROM MATCHED ORDER BY DESIGN", {"run": run})]',
-               _GRID_SQL),
-    Equivalent('masbench/view/grid.py', 'matched_k', 'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"run": run})]',
-               'CELLS + " SELECT design, k_match, k FROM matched ORDER BY design", {"RUN": run})]',
-               _GRID_PARAM),
+    # a named parameter's key, upper-cased (the page's keys, then matched_k's)
+    *(Equivalent('masbench/view/grid.py', 'grid_page', line, line.replace(key, key.upper(), 1), _GRID_PARAM)
+      for line, key in (('keys = {"run": run, "design": design}', '"run"'),
+                        ('keys = {"run": run, "design": design}', '"design"'),
+                        ('keys | {"limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})', '"limit"'),
+                        ('keys | {"limit": PAGE_SIZE, "offset": (max(page, 1) - 1) * PAGE_SIZE})', '"offset"'))),
+    Equivalent('masbench/view/grid.py', 'matched_k', 'return [(r[0], r[1], r[2]) for r in store.sql(_MATCHED, {"run": run})]',
+               'return [(r[0], r[1], r[2]) for r in store.sql(_MATCHED, {"RUN": run})]', _GRID_PARAM),
     # --- end view/grid.py ---
     # --- bench/scoring/judge.py ---
     Equivalent('masbench/bench/scoring/judge.py', '_draw',
