@@ -26,6 +26,7 @@ import gc
 import os
 import statistics
 import time
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -79,8 +80,9 @@ async def bare(gw: Gateway, shape: str, size: int, tasks: list[TaskInstance]) ->
     return clock() - t0
 
 
-def bare_langgraph(shape: str, size: int):
-    """The same graph shape in plain langgraph with trivial nodes: langgraph's own share."""
+def bare_langgraph(shape: str, size: int) -> Any:
+    """The same graph shape in plain langgraph with trivial nodes: langgraph's own share (its
+    state type is built at run time, so its ``ainvoke`` is not checked)."""
     import operator
     from typing import Annotated, Any, TypedDict
 
