@@ -47,7 +47,7 @@ def _cache():
     # needs check_design — must not pay for. Loaded on first use, then kept (every run asks).
     global _CACHE_MODULE
     if _CACHE_MODULE is None:
-        from . import cache
+        from . import cache  # loads the gateway: on first use, see above
 
         _CACHE_MODULE = cache
     return _CACHE_MODULE
