@@ -39,22 +39,33 @@ _NONE_WORDS = {"none", "nobody", "no one", "noone", "no investor", "neither"}
 # --------------------------------------------------------------------------- numbers
 
 
+# compiled once: these run for every extracted answer (the runtime's per-node cost)
+_FRAC = re.compile(r"\\(?:d|t)?frac\{([^{}]*)\}\{([^{}]*)\}")
+_TEXT_CMD = re.compile(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}")
+_WRAPPERS = re.compile(r"^[\s\"'(\[{]+|[\s\"')\]}]+$")
+_TRAILING_PUNCT = re.compile(r"[.!;:,]+$")
+_SPACES = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
+_DIGIT_RUNS = re.compile(r"\d+")
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
 def _clean(s: str) -> str:
     """Strip markdown, LaTeX wrappers and surrounding punctuation from an answer span."""
     s = s.strip()
-    s = re.sub(r"\\(?:d|t)?frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", s)
-    s = re.sub(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}", r"\1", s)
+    s = _FRAC.sub(r"\1/\2", s)
+    s = _TEXT_CMD.sub(r"\1", s)
     s = s.replace("\\$", "$").replace("\\%", "%").replace("{,}", ",").replace("\\!", "")
     s = s.replace("\\,", "").replace("\\left", "").replace("\\right", "").replace("−", "-")
     s = s.replace("**", "").replace("__", "").replace("`", "")
     s = s.strip().strip("$").strip()
-    s = re.sub(r"^[\s\"'(\[{]+|[\s\"')\]}]+$", "", s)
-    s = re.sub(r"[.!;:,]+$", "", s).strip()
+    s = _WRAPPERS.sub("", s)
+    s = _TRAILING_PUNCT.sub("", s).strip()
     return s
 
 
 def _fraction(core: str) -> Fraction:
-    core = re.sub(r"\s+", " ", core.replace(",", "")).strip()
+    core = _SPACES.sub(" ", core.replace(",", "")).strip()
     if "/" in core:
         whole = 0
         if " " in core.split("/")[0].strip():
@@ -127,11 +138,11 @@ def split_list(s: str) -> list[str]:
 
 
 def _plain_text(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
+    return _SPACES.sub(" ", s).strip().lower()
 
 
 def _name_like(part: str) -> bool:
-    return not re.search(r"\d", part) and 0 < len(part.split()) <= 4
+    return not _DIGIT.search(part) and 0 < len(part.split()) <= 4
 
 
 @functools.lru_cache(maxsize=1 << 16, typed=True)  # pure: scoring asks for the same strings again and again
@@ -156,7 +167,7 @@ def normalize_answer(s: str) -> str:
         if all(_name_like(p) for p in parts):
             return ", ".join(sorted({_plain_text(_clean(p)) for p in parts}))
     tokens = number_tokens(s)
-    if len(tokens) == 1 and len(re.findall(r"\d+", s)) == len(re.findall(r"\d+", tokens[0])):
+    if len(tokens) == 1 and len(_DIGIT_RUNS.findall(s)) == len(_DIGIT_RUNS.findall(tokens[0])):
         value = parse_number(tokens[0])
         if value is not None:
             return canonical_number(value)
@@ -206,7 +217,7 @@ def _answer_lines(text: str) -> list[tuple[int | None, str]]:
 
 def _boxed_spans(text: str) -> list[str]:
     spans = []
-    for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
+    for m in _BOXED.finditer(text):
         depth, i = 1, m.end()
         while i < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[i], 0)

@@ -39,12 +39,18 @@ from .types import DesignResult, RunContext
 
 
 
-def _cache():
-    # Start-up time: compiling imports langgraph and the gateway (litellm), which `masbench
-    # validate` — it only needs check_design — must not pay for. Loaded on first use.
-    from . import cache
+_CACHE_MODULE: Any = None
 
-    return cache
+
+def _cache():
+    # Start-up time: compiling imports the gateway (litellm), which `masbench validate` — it only
+    # needs check_design — must not pay for. Loaded on first use, then kept (every run asks).
+    global _CACHE_MODULE
+    if _CACHE_MODULE is None:
+        from . import cache  # loads the gateway: on first use, see above
+
+        _CACHE_MODULE = cache
+    return _CACHE_MODULE
 
 
 def compile_design(design: DesignSpec | str, library: Library, params: dict[str, Any] | None = None):

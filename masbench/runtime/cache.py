@@ -15,7 +15,9 @@ _CACHE_MAX = 512
 
 
 def _params_key(params: dict[str, Any] | None) -> str:
-    return json.dumps(params or {}, sort_keys=True, default=str)
+    if not params:  # most runs: what json.dumps({}) gives, without encoding it per run
+        return "{}"
+    return json.dumps(params, sort_keys=True, default=str)
 
 
 def compiled(design: DesignSpec, library: Library, params: dict[str, Any] | None,
