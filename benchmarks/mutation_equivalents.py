@@ -962,6 +962,12 @@ EQUIVALENT: list[Equivalent] = [
                'return (np.concatenate([0.5 / head, mu[..., :-1]], axis=-1),', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
     Equivalent('masbench/harness/stats/sequential.py', '_moments', 'np.concatenate([0.25 * head, s2[..., :-1]], axis=-1))',
                'np.concatenate([0.25 / head, s2[..., :-1]], axis=-1))', 'head is an array of ones: ½ / 1 = ½ × 1 and ¼ / 1 = ¼ × 1, the same priors'),
+    # _bets' prpl step count: the same argument as _moments' (s2_prev * t is a float array either way)
+    *(Equivalent('masbench/harness/stats/sequential.py', '_bets',
+                 't = np.arange(t0 + 1, t0 + len(mu_prev) + 1, dtype=float)', after,
+                 't = t0+1 … as integers: s2_prev (floats) × t and log1p(t) are float arrays with the same values')
+      for after in ('t = np.arange(t0 + 1, t0 + len(mu_prev) + 1, dtype=None)',
+                    't = np.arange(t0 + 1, t0 + len(mu_prev) + 1, )')),
     # --- end harness/stats/sequential.py ---
 
     # --- llm/limits.py ---

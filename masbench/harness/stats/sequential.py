@@ -152,11 +152,10 @@ def _bets(m: np.ndarray, bet: Bet, alpha: float, mu_prev: np.ndarray, s2_prev: n
         t = np.arange(t0 + 1, t0 + len(mu_prev) + 1, dtype=float)
         lam = np.sqrt(2 * math.log(2 / alpha) / (s2_prev * t * np.log1p(t)))[:, None]
         return np.minimum(lam, cap_up[None, :]), np.minimum(lam, cap_dn[None, :])
-    if bet == "agrapa":
-        gap = mu_prev[:, None] - m[None, :]
-        raw = gap / (s2_prev[:, None] + gap ** 2)
-        return np.clip(raw, 0.0, cap_up[None, :]), np.clip(-raw, 0.0, cap_dn[None, :])
-    raise ValueError(f"unknown bet {bet!r} (prpl | agrapa)")
+    # agrapa (betting_sequence refuses any other bet before the first chunk)
+    gap = mu_prev[:, None] - m[None, :]
+    raw = gap / (s2_prev[:, None] + gap ** 2)
+    return np.clip(raw, 0.0, cap_up[None, :]), np.clip(-raw, 0.0, cap_dn[None, :])
 
 
 def betting_sequence(diffs: np.ndarray, *, alpha: float = 0.05, bet: Bet = DEFAULT_BET, grid: int = GRID,
