@@ -1066,6 +1066,34 @@ EQUIVALENT: list[Equivalent] = [
                'd = np.array([t[2] for t in tasks], )',
                "as above: float64 from a list of Python floats"),
     # --- end harness/run_compare.py ---
+    # --- store/run_pairs.py ---
+    Equivalent('masbench/store/run_pairs.py', 'cells_sql', '',
+               "WITH a AS ({side(a, 'RUN_A', 'design_a')}), b AS ({side(b, 'run_b', 'design_b')})",
+               "only the case of a named parameter ($run_a → $RUN_A): DuckDB binds named parameters case-insensitively "
+               "(the run and design still bind: every pairing test reads them)"),
+    Equivalent('masbench/store/run_pairs.py', 'cells_sql', '',
+               "WITH a AS ({side(a, 'run_a', 'DESIGN_A')}), b AS ({side(b, 'run_b', 'design_b')})",
+               "only the case of a named parameter ($run_a → $RUN_A): DuckDB binds named parameters case-insensitively "
+               "(the run and design still bind: every pairing test reads them)"),
+    Equivalent('masbench/store/run_pairs.py', 'cells_sql', '',
+               "WITH a AS ({side(a, 'run_a', 'design_a')}), b AS ({side(b, 'RUN_B', 'design_b')})",
+               "only the case of a named parameter ($run_a → $RUN_A): DuckDB binds named parameters case-insensitively "
+               "(the run and design still bind: every pairing test reads them)"),
+    Equivalent('masbench/store/run_pairs.py', 'cells_sql', '',
+               "WITH a AS ({side(a, 'run_a', 'design_a')}), b AS ({side(b, 'run_b', 'DESIGN_B')})",
+               "only the case of a named parameter ($run_a → $RUN_A): DuckDB binds named parameters case-insensitively "
+               "(the run and design still bind: every pairing test reads them)"),
+    Equivalent('masbench/store/run_pairs.py', 'cells_sql', '',
+               'f"CAST({col} AS DOUBLE) AS cost, budget_basis, answer, tokens FROM {s.table(\'RESULTS\')} "',
+               "only the case of an unquoted table name (results → RESULTS, qualified by the catalog or not): DuckDB "
+               "identifiers are case-insensitive"),
+    Equivalent('masbench/store/run_pairs.py', 'bases', '',
+               'return [str(r[0]) for r in store.sql(f"SELECT DISTINCT budget_basis FROM {side.table(\'RESULTS\')} "',
+               "only the case of an unquoted table name: DuckDB identifiers are case-insensitive"),
+    Equivalent('masbench/store/run_pairs.py', 'pair_summary', '', 'return dict(zip(cols, row or [None] / len(cols)))',
+               "SUMMARY ends in an aggregate over s with no GROUP BY: it always returns exactly one row, so the "
+               "`or` fallback is never read"),
+    # --- end store/run_pairs.py ---
     # --- tools/calculator.py ---
     Equivalent('masbench/tools/calculator.py', '_walk', 'todo: list[tuple[ast.AST, bool]] = [(root, False)]',
                'todo: list[tuple[ast.AST, bool]] = [(root, True)]',

@@ -11,8 +11,9 @@ import duckdb
 import pytest
 
 from masbench.store import Store, StoreWriter
-from masbench.store.run_pairs import (GOLD_DIFFERS, ONLY_A, ONLY_B, Side, attached, bases, pair_summary, pair_tasks,
-                                      run_config_json, run_designs, run_exists, run_header, unmatched)
+from masbench.store.run_pairs import (GOLD_DIFFERS, MATCHED, ONLY_A, ONLY_B, Side, attached, bases, cells_sql,
+                                      pair_summary, pair_tasks, run_config_json, run_designs, run_exists, run_header,
+                                      unmatched)
 
 
 def _store(path: Path, run: str, design: str, cells: dict[tuple[str, int], tuple[bool, int, str]]) -> None:
@@ -127,7 +128,9 @@ def test_runs_designs_bases_header_and_config_in_either_file(tmp_path):
             # y's bases: usd, NULL (left out), tokens → sorted, distinct; b's: tokens
             assert bases(st, Side(run, "y", catalog)) == ["tokens", "usd"]
             assert bases(st, Side(run, "b", catalog)) == ["tokens"]
-            suite, status, created, finished, models, simulated = run_header(st, run, catalog)
+            header = run_header(st, run, catalog)
+            assert header is not None
+            suite, status, created, finished, models, simulated = header
             assert (suite, status, str(created), str(finished)) == ("swap", "finished", "2020-01-02 03:04:05",
                                                                      "2020-01-02 04:00:00")
             assert json.loads(models) == {"default": "sim/p30"} and simulated is True  # t3's result is simulated
@@ -142,6 +145,25 @@ def test_runs_designs_bases_header_and_config_in_either_file(tmp_path):
         # a run whose row and results both say not simulated
         st.sql("UPDATE results SET simulated = false WHERE run_id = 'r1'")
         st.sql("UPDATE runs SET simulated = false WHERE run_id = 'r1'")
-        assert run_header(st, "r1")[5] is False
+        assert (run_header(st, "r1") or ())[5:] == (False,)
         st.sql("UPDATE runs SET simulated = NULL WHERE run_id = 'r1'")
-        assert run_header(st, "r1")[5] is False  # NULL on the run, none of its results: not simulated
+        assert (run_header(st, "r1") or ())[5:] == (False,)  # NULL on the run, none of its results: not simulated
+
+
+def test_the_cells_relation_row_by_row(two_files):
+    """cells_sql as the viewer's A-vs-B grid reads it (the unit left to its default, tokens): one row
+    per (task, seed) of either side, with its kind of match, both 0/1 outcomes, Δ = y_b − y_a and both
+    costs, read off A_CELLS and B_CELLS above."""
+    a_path, b_path = two_files
+    with Store(a_path) as st, attached(st, b_path) as cat:
+        a, b = Side("r1", "x"), Side("r2", "y", cat)
+        rows = st.sql(f"SELECT task_id, seed, match, y_a, y_b, diff, cost_a, cost_b, gold FROM ({cells_sql(a, b)}) "
+                      "ORDER BY task_id, seed", {"run_a": "r1", "design_a": "x", "run_b": "r2", "design_b": "y"})
+    assert [tuple(r) for r in rows] == [
+        ("t1", 0, MATCHED, 1.0, 1.0, 0.0, 100.0, 300.0, "1"),
+        ("t1", 1, MATCHED, 0.0, 1.0, 1.0, 100.0, 300.0, "1"),
+        ("t2", 0, MATCHED, 0.0, 1.0, 1.0, 100.0, 300.0, "2"),
+        ("t3", 0, GOLD_DIFFERS, 1.0, 1.0, 0.0, 100.0, 300.0, "3"),  # A's gold first
+        ("t4", 0, ONLY_A, 1.0, None, None, 100.0, None, "4"),
+        ("t5", 0, ONLY_B, None, 1.0, None, None, 300.0, "5"),
+    ]
