@@ -69,7 +69,7 @@ def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
 
 def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio():
     """The whole command, as the console runs it: a suite of generated tasks is checked without the
-    generators, the event loop or a graph library."""
+    generators, the event loop, a graph library, the store's rows or rich."""
     code = textwrap.dedent("""
         import json, sys
         sys.argv = ["masbench", "validate", "tasks/quickstart.yaml"]
@@ -81,7 +81,8 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
         watched = ("masbench.bench", "networkx", "asyncio", "duckdb", "numpy", "pandas", "litellm", "openai", "httpx",
                    "aiohttp", "langgraph",
                    # checking a design loads the ops and the scope's types, not what only a run uses:
-                   "masbench.store", "masbench.store.rows", "masbench.budget")
+                   "masbench.store", "masbench.store.rows", "masbench.budget",
+                   "rich")  # validate prints plain lines
         print(json.dumps([code, sorted(m for m in watched if m in sys.modules)]))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
