@@ -10,7 +10,8 @@ import subprocess
 import sys
 import textwrap
 
-HEAVY = ("litellm", "openai", "langgraph", "pandas", "pyarrow", "matplotlib", "duckdb", "numpy")
+HEAVY = ("litellm", "openai", "langgraph", "pandas", "pyarrow", "matplotlib", "duckdb", "numpy",
+         "tenacity")  # tenacity: only once a call is retried
 
 
 def _modules_after(code: str) -> list[str]:
