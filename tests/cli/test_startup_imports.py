@@ -38,6 +38,19 @@ def test_the_run_command_on_the_simulator_imports_no_client_no_langgraph_and_no_
     assert set(loaded) == {"duckdb", "numpy"}  # the store and the simulator's draws; pyarrow at the first flush
 
 
+def test_the_run_command_loads_the_routing_package_only_for_a_suite_that_routes():
+    """The in-process engine makes its route hook at the first routed call, so running a suite with
+    no routed agent or route node never imports :mod:`masbench.routing` (nor the handbook models)."""
+    code = textwrap.dedent("""
+        import sys
+        import masbench.cli.run, masbench.harness.suite_run, masbench.harness.engine_inprocess
+        import masbench.harness.engine_processes, masbench.llm.gateway, masbench.llm.sim_backend
+        print(sorted(m for m in sys.modules if m.startswith("masbench.routing")))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
     code = textwrap.dedent("""
         import importlib, types
