@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
+if TYPE_CHECKING:  # networkx (~0.15 s to import): only the measures of a graph read back (from_json) use it
     import networkx as nx
+
+    from .taskgraph import TaskGraph
 
 OPS: dict[str, Callable[[list[int], int | None], int]] = {
     "add": lambda a, c: a[0] + (c or 0),
@@ -99,10 +101,14 @@ def stats(G: nx.DiGraph) -> dict[str, int]:
     return out
 
 
-def to_json(G: nx.DiGraph) -> dict[str, Any]:
-    """Node-link JSON (``edges`` key) of a DAG, JSON-serializable."""
-    import networkx as nx
-    return nx.node_link_data(G, edges="edges")
+def to_json(G: TaskGraph | nx.DiGraph) -> dict[str, Any]:
+    """Node-link JSON (``edges`` key) of a DAG, JSON-serializable: what networkx's
+    ``node_link_data(G, edges="edges")`` returns (the graph's attribute dict itself, a copy of each
+    node's attributes with its ``id``, of each edge's with ``source`` and ``target``), written here
+    so a generator's :class:`~masbench.bench.taskgraph.TaskGraph` needs no networkx."""
+    return {"directed": True, "multigraph": False, "graph": G.graph,
+            "nodes": [{**G.nodes[n], "id": n} for n in G],
+            "edges": [{**d, "source": u, "target": v} for u, v, d in G.edges(data=True)]}
 
 
 def from_json(data: dict[str, Any]) -> nx.DiGraph:

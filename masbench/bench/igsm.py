@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first gener
 
 from . import dag as dagmod
 from .registry import generator
+from .taskgraph import TaskGraph
 from .types import TaskInstance
 
 MOD = 23
@@ -102,9 +103,7 @@ def evaluate(G: nx.DiGraph) -> dict[str, int]:
 
 class _Build:
     def __init__(self, rng: random.Random, split: str):
-        import networkx as nx
-
-        self.rng, self.split, self.G, self.order = rng, split, nx.DiGraph(), []
+        self.rng, self.split, self.G, self.order = rng, split, TaskGraph(), []
         a, b, c = _LAYERS[split]
         self.pairs = [f"each {x}'s {y}" for x, y in [(p, q) for p in a for q in b] + [(p, q) for p in b for q in c]]
         rng.shuffle(self.pairs)

@@ -4,12 +4,10 @@ counts of things, each quantity a small DAG node rendered as one sentence. Ours,
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
-    import networkx as nx
+from typing import Any
 
 from . import dag as dagmod
+from .taskgraph import TaskGraph
 from .templates import CITIES, GROWS, HOBBIES, PLACES, TIMES, NamePool, Phrasebook, name_list, noun
 
 MAX_GROW = 60
@@ -20,10 +18,8 @@ class _Problem:
     """One instance under construction: the DAG plus its seeded RNG, names and phrasebook."""
 
     def __init__(self, rng: random.Random, split: str):
-        import networkx as nx
-
         self.rng, self.split = rng, split
-        self.G = nx.DiGraph()
+        self.G = TaskGraph()
         self.names = NamePool(split, rng)
         self.book = Phrasebook(split, rng)
 

@@ -22,14 +22,12 @@ from __future__ import annotations
 import datetime as dt
 import random
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first generator that builds a graph
-    import networkx as nx
+from typing import Any
 
 from ..text import normalize_answer
 from . import dag as dagmod
 from .registry import generator
+from .taskgraph import TaskGraph
 from .templates import SPLITS, name_list
 from .types import TaskInstance
 
@@ -206,9 +204,7 @@ def _render(world: dict[str, Any], dates: list[str], text: dict[str, str], side:
               text["ask"].format(target=target, when=text[rank]), text["format"]]
     names = [x["name"] for x in world["investors"]]
     hits = [dates[x["hit"]] if x["hit"] is not None else "none" for x in world["investors"]]
-    import networkx as nx  # deferred: see the module's imports
-
-    G = nx.DiGraph(answers=["winners"], axis=None, axis_value=None)
+    G = TaskGraph(answers=["winners"], axis=None, axis_value=None)
     G.add_node("prices", kind="given", value=None, op=None)
     G.add_node("winners", kind="derived", value=", ".join(winners) or "none", op=f"{rank}_hit")
     for name, hit in zip(names, hits):

@@ -8,16 +8,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Iterator, NoReturn, Optional, TypedDict
 
 import typer
-from rich.console import Console
 
 from ..library import Library
 
 if TYPE_CHECKING:  # types only: a command that writes no store starts without DuckDB, pyarrow or the gateway
+    from rich.console import Console
+
     from ..llm import ModelOverride
     from ..store import RunSession, StoreBusy
 
-console = Console()
-err = Console(stderr=True)
+    console: Console
+    """The rich console on stdout, made on first use (see :func:`__getattr__`)."""
+    err: Console
+    """The rich console on stderr, made on first use."""
+
+
+def __getattr__(name: str) -> Console:
+    """``console`` and ``err``, made (and rich imported, ~45 modules) the first time a command asks
+    for one: ``masbench validate`` prints plain lines and starts without rich."""
+    if name not in ("console", "err"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    made = globals().get(name)
+    if made is None:
+        from rich.console import Console
+
+        made = globals()[name] = Console(stderr=name == "err")
+    return made
 
 LibOpt = Annotated[Optional[list[Path]], typer.Option("--lib", help="Extra library root(s), searched first.")]
 StoreOpt = Annotated[Path, typer.Option("--store", help="DuckDB store file.")]
@@ -28,7 +44,7 @@ DEFAULT_STORE = Path("runs/masbench.duckdb")
 def refuse_busy(exc: StoreBusy, console: Console | None = None) -> NoReturn:
     """A second writer: the one line naming the store and its holder (nothing touched), exit 2 —
     the same for every command that writes a store."""
-    (console or err).print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    (console or __getattr__("err")).print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

@@ -1,4 +1,6 @@
-"""``masbench validate`` and ``masbench schema``: the YAML kinds, checked and documented."""
+"""``masbench validate`` and ``masbench schema``: the YAML kinds, checked and documented.
+
+Both print plain lines (``typer.echo``), not through rich: checking files starts without it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import typer
 
 from ..spec import KINDS, json_schema
 from ..spec.problems import SpecError
-from .common import LibOpt, console, err, library, yaml_files
+from .common import LibOpt, library, yaml_files
 
 
 def validate(paths: Annotated[list[Path], typer.Argument(help="YAML files or folders.")],
@@ -29,17 +31,17 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="YAML files or fol
         except SpecError as exc:
             bad += 1
             for p in exc.problems:
-                err.print(str(p), markup=False, highlight=False, soft_wrap=True)
+                typer.echo(str(p), err=True)
         except Exception as exc:  # an internal error must still name the file
             bad += 1
-            err.print(f"{f}:1:1: <internal>: {type(exc).__name__}: {exc}", markup=False, soft_wrap=True)
+            typer.echo(f"{f}:1:1: <internal>: {type(exc).__name__}: {exc}", err=True)
             if debug:
                 raise
         else:
             name = getattr(loaded.spec, "name", None) or f.stem  # a model YAML is named by its file
-            console.print(f"ok  {f} ({loaded.kind} {name})", markup=False, soft_wrap=True)
+            typer.echo(f"ok  {f} ({loaded.kind} {name})")
     if not files:
-        err.print("no YAML files given")
+        typer.echo("no YAML files given", err=True)
         raise typer.Exit(2)
     if bad:
         raise typer.Exit(2)
@@ -51,13 +53,13 @@ def schema(kind: Annotated[Optional[str], typer.Argument(help="agent, design, su
     kinds = [kind] if kind else list(KINDS)
     for k in kinds:
         if k not in KINDS:
-            err.print(f"unknown kind {k!r}; kinds: {', '.join(KINDS)}")
+            typer.echo(f"unknown kind {k!r}; kinds: {', '.join(KINDS)}", err=True)
             raise typer.Exit(2)
     if out:
         out.mkdir(parents=True, exist_ok=True)
         for k in kinds:
             (out / f"{k}.schema.json").write_text(json.dumps(json_schema(k), indent=2))
-        console.print(f"wrote {len(kinds)} schema file(s) to {out}")
+        typer.echo(f"wrote {len(kinds)} schema file(s) to {out}")
         return
     doc = json_schema(kinds[0]) if len(kinds) == 1 else {k: json_schema(k) for k in kinds}
     sys.stdout.write(json.dumps(doc, indent=2) + "\n")

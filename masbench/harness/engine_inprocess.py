@@ -6,6 +6,7 @@ CoT samples of one task."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 import time
@@ -17,7 +18,6 @@ from ..bench.types import TaskInstance
 from ..budget import spend_on
 from ..design.runnable import Runnable, resolve_runnable
 from ..llm import Gateway, ResponseCache, TranscriptRecorder
-from ..routing import RouteHook
 from ..runtime import DesignResult, RunContext, run_design
 from ..store import PoolRow, ResultRow, Store, StoreWriter
 from .cells import Cell, DesignEntry
@@ -28,6 +28,7 @@ from .scoring import CellScoring
 
 if TYPE_CHECKING:
     from ..llm.limits import CallLimiter
+    from ..routing import RouteHook
     from .engine import EngineContext
 
 
@@ -54,17 +55,32 @@ class CellRunner:
         self.runnables: dict[str, Runnable] = dict(prep.runnables)
 
         # Agents with `model: {route: HANDBOOK}` get a model per call; decisions go to the store.
-        self.route_hook = RouteHook(prep.library, self.gateway, writer.put)
+        # The hook is made at the first routed call (:meth:`route_hook`): a suite that routes
+        # nothing never loads the routing package.
+        self._route_hook: RouteHook | None = None
         # Replies are scored here, after the design's tally is closed: a judge's calls (purpose
         # scoring) never reach a design's results row, budget or the pool's costs.
         self.scoring = CellScoring(self.gateway, run_id, prep.suite.judge, prep.judge_agent)
+
+    def route_hook(self) -> RouteHook:
+        """The run's route hook, shared by its cells, made on first use."""
+        if self._route_hook is None:
+            # deferred: the routing package (~8 modules) loads only for a suite that routes
+            from ..routing import RouteHook
+
+            self._route_hook = RouteHook(self.prep.library, self.gateway, self.writer.put)
+        return self._route_hook
+
+    def _route(self, tags: dict[str, Any], agent: Any, messages: Any = None, task: Any = None, **ctx: Any) -> Any:
+        """``RunContext.route`` of one cell: the run's hook bound to the cell's tags."""
+        return self.route_hook().bind(**tags)(agent, messages, task, **ctx)
 
     def _ctx(self, design_label: str, task: TaskInstance, seed: int, purpose: str, budget):
         tags = {"run_id": self.run_id, "design": design_label, "task_id": task.id, "seed": seed, "purpose": purpose}
         return RunContext(gateway=self.gateway, library=self.prep.library, budget=budget, tags=tags,
                           node_sink=self.writer.put, seed=seed, tie=self.prep.suite.cot_sc.tie,
-                          route=self.route_hook.bind(run_id=self.run_id, design=design_label, task_id=task.id,
-                                                     seed=seed))
+                          route=functools.partial(self._route, {"run_id": self.run_id, "design": design_label,
+                                                                "task_id": task.id, "seed": seed}))
 
     async def run_cell(self, cell: Cell) -> bool:
         """Run one cell; True if it completed without a failed status."""
@@ -109,8 +125,8 @@ class CellRunner:
                                   cost_usd=0.0, calls=0, wall_s=time.perf_counter() - t0,
                                   error=f"{type(exc).__name__}: {exc}", detail={})
             row = self._result_row(entry, task, cell.seed, failed, answer="", correct=False, partial=0.0, detail=None)
-        if row.status != "failed":
-            self.route_hook.observe_task(task.id, float(bool(row.correct)))
+        if row.status != "failed" and self._route_hook is not None:  # no hook yet: no decision to learn from
+            self._route_hook.observe_task(task.id, float(bool(row.correct)))
         self.writer.put(row)
         return row.status != "failed"
 

@@ -10,8 +10,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
-
 from ..spec.model import ModelSpec
 from .backends import Reply
 from .errors import describe, is_retryable, retry_after_s, systemic_reason
@@ -137,6 +135,10 @@ class AttemptLoop:
         # tenacity's first try is immediate; the failed first attempt earns a jittered wait
         # (a Retry-After hold is waited for inside attempt_once, by the model's health).
         await asyncio.sleep(random.uniform(0, self.retry_base_s))
+        # imported here: a run whose calls all succeed first time never loads tenacity (~60 modules
+        # with the tornado it looks for), so the simulator's first call does not wait for it
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
         try:
             async for attempt in AsyncRetrying(
                 stop=stop_after_attempt(spec.max_attempts - 1),

@@ -27,15 +27,23 @@ design on :mod:`.chain`, any shape on langgraph (:mod:`.graph`) — through the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..lazy import lazy_exports
 from ..library import Library
 from ..spec.design import DesignSpec
 from .design_analysis import check_design
 from .ops import OPS, Op, op_of
-from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
 from .reads import RESERVED, node_reads, sinks, template_refs
 from .types import DesignResult, RunContext
+
+if TYPE_CHECKING:
+    from .pyfuncs import PYTHON_FUNCS, CalculatorError, calculate, majority_vote, python_func
+
+# The python functions (and the calculator they use) load on first use: checking a design with no
+# ``python`` node does not need them.
+__getattr__ = lazy_exports(__name__, {name: "pyfuncs" for name in (
+    "PYTHON_FUNCS", "CalculatorError", "calculate", "majority_vote", "python_func")}, globals())
 
 
 

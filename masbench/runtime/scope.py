@@ -18,16 +18,17 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..budget import BudgetMeter
 from ..charge import Tally
-from ..store import NodeRow
-from .pyfuncs import majority_vote
 from .types import SCHEDULERS, RunContext
 from .values import OK, Val, fmt_data
 
 if TYPE_CHECKING:  # pragma: no cover - checking a design must not load the benchmarks
     from ..bench.types import TaskInstance
     from ..spec.agent import AgentSpec
+
+# Every op module imports this one for its run body's types, so checking a design (``masbench
+# validate``) loads it: what only a run uses — the budget meter, the store's row types, the vote
+# (and with it the calculator) — is imported where the run first needs it, not here.
 
 SEED_STRIDE = 1_000_003
 ROUND_STRIDE = 10_007
@@ -49,6 +50,8 @@ class Shared:
                  "texts", "scheduler", "usage")
 
     def __init__(self, ctx: RunContext):
+        from ..budget import BudgetMeter  # run time only (see the note on the imports)
+
         self.meter = BudgetMeter(ctx.budget)
         self.simulated = False
         self.sink = ctx.node_sink
@@ -87,6 +90,8 @@ class Shared:
 
     def vote(self, answers: list, node: str) -> tuple:
         """``majority_vote`` under the run's tie rule, keyed by the cell (seed, task) and node."""
+        from .pyfuncs import majority_vote  # run time only (see the note on the imports)
+
         return majority_vote(answers, self.tie, seed=self.seed, task_id=str(self.tags.get("task_id", "")), node=node)
 
 
@@ -130,6 +135,8 @@ class Scope:
         sink = self.sh.sink
         if sink is None:
             return
+        from ..store import NodeRow  # run time only (see the note on the imports)
+
         if val.answers:
             out = ", ".join(val.answers)
         else:

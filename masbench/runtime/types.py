@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..charge import Tally
 from ..library import Library
 from ..spec.budget import Budget
-from ..store import Row
 
-if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no litellm)
+if TYPE_CHECKING:  # pragma: no cover - keep `import masbench.runtime` light (no litellm, no store rows)
     from ..llm.gateway import Gateway
+    from ..store import Row
 
 STATUSES = ("ok", "degraded", "budget_exhausted", "failed")
 SCHEDULERS = ("direct", "chain", "graph")

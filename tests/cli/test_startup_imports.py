@@ -10,7 +10,8 @@ import subprocess
 import sys
 import textwrap
 
-HEAVY = ("litellm", "openai", "langgraph", "pandas", "pyarrow", "matplotlib", "duckdb", "numpy")
+HEAVY = ("litellm", "openai", "langgraph", "pandas", "pyarrow", "matplotlib", "duckdb", "numpy",
+         "tenacity")  # tenacity: only once a call is retried
 
 
 def _modules_after(code: str) -> list[str]:
@@ -35,6 +36,19 @@ def test_the_run_command_on_the_simulator_imports_no_client_no_langgraph_and_no_
         import masbench.harness.engine_processes, masbench.llm.gateway, masbench.llm.sim_backend
     """)
     assert set(loaded) == {"duckdb", "numpy"}  # the store and the simulator's draws; pyarrow at the first flush
+
+
+def test_the_run_command_loads_the_routing_package_only_for_a_suite_that_routes():
+    """The in-process engine makes its route hook at the first routed call, so running a suite with
+    no routed agent or route node never imports :mod:`masbench.routing` (nor the handbook models)."""
+    code = textwrap.dedent("""
+        import sys
+        import masbench.cli.run, masbench.harness.suite_run, masbench.harness.engine_inprocess
+        import masbench.harness.engine_processes, masbench.llm.gateway, masbench.llm.sim_backend
+        print(sorted(m for m in sys.modules if m.startswith("masbench.routing")))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
@@ -69,7 +83,7 @@ def test_every_facade_name_is_its_modules_object_whatever_was_imported_before():
 
 def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio():
     """The whole command, as the console runs it: a suite of generated tasks is checked without the
-    generators, the event loop or a graph library."""
+    generators, the event loop, a graph library, the store's rows or rich."""
     code = textwrap.dedent("""
         import json, sys
         sys.argv = ["masbench", "validate", "tasks/quickstart.yaml"]
@@ -79,7 +93,10 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
         except SystemExit as exc:
             code = exc.code
         watched = ("masbench.bench", "networkx", "asyncio", "duckdb", "numpy", "pandas", "litellm", "openai", "httpx",
-                   "aiohttp", "langgraph")
+                   "aiohttp", "langgraph",
+                   # checking a design loads the ops and the scope's types, not what only a run uses:
+                   "masbench.store", "masbench.store.rows", "masbench.budget",
+                   "rich")  # validate prints plain lines
         print(json.dumps([code, sorted(m for m in watched if m in sys.modules)]))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
