@@ -122,8 +122,10 @@ def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: St
     unit_v = unit_v or verdict_unit(tasks, spec)
     out: list[PairedTestRow] = []
     for axis, fam in _families(tasks, ["unit"]):
-        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
-        m = sum(names.get(str(k[1]), str(k[1])) not in BASELINES for k, _ in cells)
+        # the cells one at a time (a list of them held a copy of the whole family)
+        cells = fam.groupby(["axis_value", "design"], dropna=False, sort=True)
+        m = sum(names.get(str(d), str(d)) not in BASELINES
+                for d in fam[["axis_value", "design"]].drop_duplicates()["design"])
         b_f = resamples_for(m, spec)
         family: list[PairedTestRow] = []
         rest: list[PairedTestRow] = []
@@ -162,8 +164,8 @@ def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[PairedT
     out: list[PairedTestRow] = []
     one_unit = tasks[tasks["unit"] == tasks["unit"].iloc[0]] if len(tasks) else tasks
     for axis, fam in _families(one_unit[one_unit["design"] != "cot"], []):
-        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
-        b_f = resamples_for(len(cells), spec)
+        cells = fam.groupby(["axis_value", "design"], dropna=False, sort=True)
+        b_f = resamples_for(cells.ngroups, spec)
         rows: list[PairedTestRow] = []
         results: list[TestResult] = []
         for (value, design), d in cells:
@@ -187,8 +189,8 @@ def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[Paired
     out: list[PairedTestRow] = []
     pairs = pairs[pairs["design_a"] < pairs["design_b"]]
     for axis, fam in _families(pairs, []):
-        cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))
-        b_f = resamples_for(len(cells), spec)
+        cells = fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True)
+        b_f = resamples_for(cells.ngroups, spec)
         rows: list[PairedTestRow] = []
         results: list[TestResult] = []
         for (value, a, b_), d in cells:
