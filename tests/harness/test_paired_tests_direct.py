@@ -427,7 +427,8 @@ class FakeStore:
             return [(a,) for a in sorted(axes - {"all"})]
         if q.startswith("select task_id from (select task_id, row_number() over (order by task_id)"):
             ids = sorted(set(self.tasks["task_id"]) | set(self.pairs["task_id"]))  # every ``size``-th id
-            return [(t,) for i, t in enumerate(ids) if i % params[1] == 0]
+            size = (params or [None, 1])[1]
+            return [(t,) for i, t in enumerate(ids) if i % size == 0]
         return []
 
     def df(self, q, params: dict):
