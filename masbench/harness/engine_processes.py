@@ -72,11 +72,14 @@ class ProcessEngine:
         totals = ShardTotals(ctx)
         procs: list[tuple[int, asyncio.subprocess.Process]] = []
         fatal: list[str] = []
-        for i, keys in enumerate(shard(todo, ctx.opts.workers)):
+        shards = shard(todo, ctx.opts.workers)
+        for i in range(len(shards)):
+            keys, shards[i] = shards[i], []  # a shard's keys are let go once in its file (≈ 90 bytes a cell)
             if not keys:
                 continue
             cells_file = d / f"{ctx.run_id}-w{i}.cells.json"
             cells_file.write_text(json.dumps(keys))
+            del keys
             o = worker_options(ctx, i, cells_file, d / f"{ctx.run_id}-w{i}.duckdb")
             o["limiter"] = limiter
             proc = await asyncio.create_subprocess_exec(

@@ -24,7 +24,7 @@ Holm level of a family is resolved: B ≥ 20·m/α (capped at :data:`MAX_RESAMPL
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..spec import StatsSpec
 from ..store import Store, StoreWriter
-from ..store.paired import UNITS
+from ..store.paired import UNITS, design_pair_diffs, paired_task_diffs
 from ..store.rows import PairedTestRow
 from .stats.clustered import clustered_mcnemar, comparison_seed
 from .stats.decide import decide
@@ -122,8 +122,10 @@ def curve_rows(run_id: str, tasks: pd.DataFrame, names: dict[str, str], spec: St
     unit_v = unit_v or verdict_unit(tasks, spec)
     out: list[PairedTestRow] = []
     for axis, fam in _families(tasks, ["unit"]):
-        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
-        m = sum(names.get(str(k[1]), str(k[1])) not in BASELINES for k, _ in cells)
+        # the cells one at a time (a list of them held a copy of the whole family)
+        cells = fam.groupby(["axis_value", "design"], dropna=False, sort=True)
+        m = sum(names.get(str(d), str(d)) not in BASELINES
+                for d in fam[["axis_value", "design"]].drop_duplicates()["design"])
         b_f = resamples_for(m, spec)
         family: list[PairedTestRow] = []
         rest: list[PairedTestRow] = []
@@ -162,8 +164,8 @@ def _cot_rows(run_id: str, tasks: pd.DataFrame, spec: StatsSpec) -> list[PairedT
     out: list[PairedTestRow] = []
     one_unit = tasks[tasks["unit"] == tasks["unit"].iloc[0]] if len(tasks) else tasks
     for axis, fam in _families(one_unit[one_unit["design"] != "cot"], []):
-        cells = list(fam.groupby(["axis_value", "design"], dropna=False, sort=True))
-        b_f = resamples_for(len(cells), spec)
+        cells = fam.groupby(["axis_value", "design"], dropna=False, sort=True)
+        b_f = resamples_for(cells.ngroups, spec)
         rows: list[PairedTestRow] = []
         results: list[TestResult] = []
         for (value, design), d in cells:
@@ -187,8 +189,8 @@ def _pair_rows(run_id: str, pairs: pd.DataFrame, spec: StatsSpec) -> list[Paired
     out: list[PairedTestRow] = []
     pairs = pairs[pairs["design_a"] < pairs["design_b"]]
     for axis, fam in _families(pairs, []):
-        cells = list(fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True))
-        b_f = resamples_for(len(cells), spec)
+        cells = fam.groupby(["axis_value", "design_a", "design_b"], dropna=False, sort=True)
+        b_f = resamples_for(cells.ngroups, spec)
         rows: list[PairedTestRow] = []
         results: list[TestResult] = []
         for (value, a, b_), d in cells:
@@ -211,23 +213,56 @@ PAIR_COLUMNS = ("axis", "axis_value", "design_a", "design_b", "task_id", "diff")
 """The ``design_pair_diffs`` columns the design-vs-design tests read."""
 
 
-def _family_frame(store: Store, view: str, cols: tuple[str, ...], where: str, params: list, order: str) -> pd.DataFrame:
+PAIRED_CHUNK_TASKS = 5_000
+"""Tasks per query when a family is read: DuckDB joins one slice of the run's tasks at a time, so
+its working memory is one slice's (measured ≈ 5.6 KB per task when a family was one query),
+whatever the run's size; the driver keeps of the family only the columns the tests read."""
+
+
+def task_slices(store: Store, run_id: str, size: int | None = None) -> list[tuple[str, str | None]]:
+    """The run's task ids cut into slices of ``size`` (default :data:`PAIRED_CHUNK_TASKS`), in
+    DuckDB's string order: each slice's first id and the next slice's (None for the last)."""
+    firsts = [t for (t,) in store.sql(
+        "SELECT task_id FROM (SELECT task_id, row_number() OVER (ORDER BY task_id) - 1 AS i "
+        "FROM (SELECT DISTINCT task_id FROM results WHERE run_id = ?)) WHERE i % ? = 0 ORDER BY task_id",
+        [run_id, size or PAIRED_CHUNK_TASKS])]
+    return list(zip(firsts, [*firsts[1:], None]))
+
+
+def slice_condition(last: bool) -> str:
+    """The cells of one slice of a run's tasks (named parameters ``run_id``, ``lo``, ``hi``)."""
+    return "run_id = $run_id AND task_id >= $lo" + ("" if last else " AND task_id < $hi")
+
+
+def _family_frame(store: Store, view: Callable[[str], str], cols: tuple[str, ...], where: str,
+                  params: dict[str, Any], order: str, slices: list[tuple[str, str | None]]) -> pd.DataFrame:
     """One Holm family's rows of a paired view, in the order the tests draw from (a cell's rows by
-    task): the filter is pushed into the view, so DuckDB joins one family's cells at a time."""
-    return store.df(f"SELECT {', '.join(cols)} FROM {view} WHERE run_id = ? AND {where} ORDER BY {order}", params)
+    task), read a slice of tasks at a time (``view(cells)``: the view's SELECT for those cells):
+    each slice's rows are ordered by ``order`` (ending in the task), the slices follow in task
+    order, so within a cell the rows are in task order, as one ``ORDER BY`` gives them."""
+    import pandas as pd  # deferred, as in _base
+
+    frames = []
+    for lo, hi in slices:
+        sql = f"SELECT {', '.join(cols)} FROM ({view(slice_condition(hi is None))}) WHERE {where} ORDER BY {order}"
+        args = {**params, "lo": lo} | ({} if hi is None else {"hi": hi})
+        frames.append(store.df(sql, args))
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(cols))
 
 
 def _first_key(frame: pd.DataFrame, first: tuple | None) -> tuple | None:
-    """The smaller of ``first`` and this frame's first row's (axis, axis_value, design, unit), in
-    ``ORDER BY ALL`` order (a NULL axis value last)."""
+    """The smaller of ``first`` and the smallest (axis, axis_value, design, unit) of this frame's
+    rows, in ``ORDER BY ALL`` order (a NULL axis value last): the frame's slices each start at
+    their own smallest, so every distinct cell is looked at."""
     import pandas as pd  # deferred, as in _base
 
-    if not len(frame):
-        return first
-    row = frame.iloc[0]
-    value = row["axis_value"]
-    key = (str(row["axis"]), (1, 0) if pd.isna(value) else (0, int(value)), str(row["design"]), str(row["unit"]))
-    return key if first is None or key < first else first
+    for axis, value, design, unit in frame[["axis", "axis_value", "design", "unit"]].drop_duplicates().itertuples(
+            index=False):
+        key = (str(axis), (1, 0) if pd.isna(value) else (0, int(value)), str(design), str(unit))
+        first = key if first is None or key < first else first
+    return first
 
 
 @contextmanager
@@ -273,13 +308,14 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestR
                                              "ORDER BY 1", [run_id]) if a != "all")]
     # ordered: the tests draw signs by position, so the same data must give the same order
     order = "axis_value, design, task_id"
+    slices = task_slices(store, run_id)
     rows: list[PairedTestRow] = []
     units: set[str] = set()
     first = None
     for axis in sorted(axes):  # one family's frame at a time, released once tested
         for unit in sorted(UNITS):
-            frame = _family_frame(store, "paired_task_diffs", CURVE_COLUMNS, "axis = ? AND unit = ?",
-                                  [run_id, axis, unit], order)
+            frame = _family_frame(store, paired_task_diffs, CURVE_COLUMNS, "axis = $axis AND unit = $unit",
+                                  {"run_id": run_id, "axis": axis, "unit": unit}, order, slices)
             if len(frame):
                 units.add(unit)
                 first = _first_key(frame, first)
@@ -293,12 +329,13 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestR
         assert first is not None  # a non-empty family has a first row
         first_unit = first[3]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
         for axis in sorted(axes):
-            cot = _family_frame(store, "paired_task_diffs", COT_COLUMNS, "axis = ? AND unit = ? AND design <> 'cot'",
-                                [run_id, axis, first_unit], order)
+            cot = _family_frame(store, paired_task_diffs, COT_COLUMNS,
+                                "axis = $axis AND unit = $unit AND design <> 'cot'",
+                                {"run_id": run_id, "axis": axis, "unit": first_unit}, order, slices)
             rows += _cot_rows(run_id, cot, spec) if len(cot) else []
     for axis in sorted(axes):
-        pairs = _family_frame(store, "design_pair_diffs", PAIR_COLUMNS, "axis = ? AND design_a < design_b",
-                              [run_id, axis], "ALL")
+        pairs = _family_frame(store, design_pair_diffs, PAIR_COLUMNS, "axis = $axis AND design_a < design_b",
+                              {"run_id": run_id, "axis": axis}, "ALL", slices)
         rows += _pair_rows(run_id, pairs, spec) if len(pairs) else []
     return rows
 

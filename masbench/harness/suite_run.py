@@ -23,6 +23,7 @@ from .. import telemetry
 from ..bench import read_lines
 from ..llm import overrides_json
 from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
+from ..store.db import DRIVER_MEMORY_LIMIT
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
@@ -77,7 +78,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     t0 = time.monotonic()
     # the session takes the writer lock first: a second writer fails there, having touched nothing;
     # it marks the run finished, interrupted or failed (with the reason) however this block ends
-    with RunSession(store_path, flush_rows=50_000, flush_interval_s=2.0) as session:
+    # the driver's DuckDB cache and working memory are bounded whatever the run's size (db.DRIVER_MEMORY_LIMIT)
+    with RunSession(store_path, flush_rows=50_000, flush_interval_s=2.0, memory_limit=DRIVER_MEMORY_LIMIT) as session:
         store = session.store
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
         run_id = run_id or new_run_id(prep.suite.name)

@@ -26,10 +26,18 @@ memory (the views' joins, the merge) before it spills to its temp directory (``<
 beside the file). DuckDB's default, 80% of RAM, let a driver's memory grow with the store."""
 
 
-def memory_limit() -> str:
-    """The memory limit a new connection gets (a malformed ``$MASBENCH_DUCKDB_MEMORY`` is an error
-    naming the variable)."""
-    value = (os.environ.get(MEMORY_LIMIT_ENV) or MEMORY_LIMIT).strip()
+DRIVER_MEMORY_LIMIT = "128MB"
+"""DuckDB's memory limit on a suite run's own store (the driver's connection), unless
+``$MASBENCH_DUCKDB_MEMORY`` says otherwise: what it caches of the store it writes, merges into and
+computes the statistics from is bounded whatever the run's size (the default 512 MB held the
+whole store of a 100,000-task run: 212 MB). Its reads are sliced to fit (the curve a page of cells
+at a time, the paired tests a slice of tasks); beyond it DuckDB spills to ``<store>.tmp``."""
+
+
+def memory_limit(default: str = MEMORY_LIMIT) -> str:
+    """The memory limit a new connection gets: ``$MASBENCH_DUCKDB_MEMORY`` if set, else
+    ``default`` (a malformed value is an error naming the variable)."""
+    value = (os.environ.get(MEMORY_LIMIT_ENV) or default).strip()
     if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", value, re.IGNORECASE):
         raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r}: give a size such as 512MB or 2GB")
     return value
@@ -48,8 +56,12 @@ class Store:
     read-only, read, and close; either side waits up to ``lock_timeout_s`` for the other.
     """
 
-    def __init__(self, path: str | Path = ":memory:", read_only: bool = False, lock_timeout_s: float = 30.0):
+    def __init__(self, path: str | Path = ":memory:", read_only: bool = False, lock_timeout_s: float = 30.0,
+                 memory_limit_default: str = MEMORY_LIMIT):
+        """``memory_limit_default``: DuckDB's memory limit on every connection opened, unless
+        ``$MASBENCH_DUCKDB_MEMORY`` is set (:data:`DRIVER_MEMORY_LIMIT` for a run's driver)."""
         self.path = str(path)
+        self.memory_limit_default = memory_limit_default
         self.read_only = read_only
         self.lock_timeout_s = lock_timeout_s
         self.brief = False
@@ -79,7 +91,7 @@ class Store:
                 continue
             # SET, not connect(config=): a database already open in this process with another
             # configuration would refuse the connection
-            con.execute(f"SET memory_limit = '{memory_limit()}'")
+            con.execute(f"SET memory_limit = '{memory_limit(self.memory_limit_default)}'")
             return con
 
     @property

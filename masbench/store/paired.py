@@ -26,13 +26,19 @@ from __future__ import annotations
 
 _G = "AND {a}.axis_value IS NOT DISTINCT FROM {b}.axis_value"
 
-def grouped_results(cols: str) -> str:
+
+def _where(cells: str) -> str:
+    return f" WHERE {cells}" if cells else ""
+
+
+def grouped_results(cols: str, cells: str = "") -> str:
     """``results``' cells once for the whole run (axis 'all') and once in their task group, with
-    the keys and ``cols``: a view takes only the columns it reads."""
+    the keys and ``cols``: a view takes only the columns it reads. ``cells``: a condition on
+    ``run_id`` and ``task_id`` (a slice of the run's tasks; empty: every row)."""
     return f"""
-    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, {cols} FROM results
+    SELECT run_id, design, task_id, seed, 'all' AS axis, CAST(NULL AS INTEGER) AS axis_value, {cols} FROM results{_where(cells)}
     UNION ALL
-    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, {cols} FROM results"""
+    SELECT run_id, design, task_id, seed, coalesce(axis, source), axis_value, {cols} FROM results{_where(cells)}"""
 
 
 GROUPED_RESULTS = grouped_results("correct, tokens, calls, cost_usd, budget_spent")
@@ -45,12 +51,21 @@ def _by_unit(unit: str, tokens: str, calls: str, usd: str, budget: str) -> str:
     return f"CASE {unit} WHEN 'tokens' THEN {tokens} WHEN 'calls' THEN {calls} WHEN 'usd' THEN {usd} ELSE {budget} END"
 
 
-PAIRED_DIFFS = f"""
+def paired_diffs(cells: str = "") -> str:
+    """``paired_diffs``' SELECT; ``cells`` (a condition on ``run_id`` and ``task_id``) keeps only
+    those cells, the filter applied to every per-cell table it joins (results, the per-task curve,
+    the pool): a slice of the run's tasks is read without a join table of the whole run's. What is
+    per group (a design's mean cost, the group curve) is always the whole run's."""
+    return f"""
 WITH units(unit) AS (VALUES {', '.join(f"('{u}')" for u in UNITS)}),
-cost AS (
+dm AS (  -- a design's mean cost per group (as design_metrics, without its per-task tables)
+    SELECT run_id, design, axis, axis_value, avg(tokens) AS tokens, avg(calls) AS calls, avg(cost_usd) AS cost_usd,
+           avg(budget_spent) AS budget_spent
+    FROM ({grouped_results("tokens, calls, cost_usd, budget_spent")}) GROUP BY ALL
+), cost AS (
     SELECT d.run_id, d.axis, d.axis_value, d.design, u.unit,
            {_by_unit('u.unit', 'd.tokens', 'd.calls', 'd.cost_usd', 'd.budget_spent')} AS c
-    FROM design_metrics d CROSS JOIN units u
+    FROM dm d CROSS JOIN units u
 ), seg AS (
     SELECT c.run_id, c.axis, c.axis_value, c.k, u.unit, c.accuracy AS y,
            {_by_unit('u.unit', 'c.tokens', 'c.calls', 'c.cost_usd', 'c.budget_spent')} AS x
@@ -78,8 +93,12 @@ cost AS (
     FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis {_G.format(a='s', b='m')}
                       AND s.unit = m.unit AND s.k = m.k_lo
 ), pb AS (  -- a cell's mean CoT sample spend on the budget basis
-    SELECT run_id, task_id, seed, avg(budget_spent) AS b FROM pool GROUP BY ALL
-), r AS ({GROUPED_RESULTS})
+    SELECT run_id, task_id, seed, avg(budget_spent) AS b FROM pool{_where(cells)} GROUP BY ALL
+), r AS ({grouped_results('correct, tokens, calls, cost_usd, budget_spent', cells)}), tc AS (
+    SELECT * FROM cot_sc_task_curve{_where(cells)}
+), cr AS (
+    SELECT * FROM results{_where(cells)}
+)
 SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.position, mw.k_lo + mw.w AS k_match,
        mw.k_max, CAST(coalesce(r.correct, false) AS DOUBLE) AS y,
        (1 - mw.w) * t1.accuracy + mw.w * coalesce(t2.accuracy, t1.accuracy) AS curve_y,
@@ -96,23 +115,32 @@ SELECT r.run_id, r.axis, r.axis_value, r.design, mw.unit, r.task_id, r.seed, mw.
        mw.c AS cost_mean, mw.x1 AS sample_cost_mean, mw.slope
 FROM r
 JOIN mw ON mw.run_id = r.run_id AND mw.axis = r.axis {_G.format(a='mw', b='r')} AND mw.design = r.design
-JOIN cot_sc_task_curve t1 ON t1.run_id = r.run_id AND t1.task_id = r.task_id AND t1.seed = r.seed AND t1.k = mw.k_lo
-LEFT JOIN cot_sc_task_curve t2 ON t2.run_id = r.run_id AND t2.task_id = r.task_id AND t2.seed = r.seed
+JOIN tc t1 ON t1.run_id = r.run_id AND t1.task_id = r.task_id AND t1.seed = r.seed AND t1.k = mw.k_lo
+LEFT JOIN tc t2 ON t2.run_id = r.run_id AND t2.task_id = r.task_id AND t2.seed = r.seed
      AND t2.k = mw.k_lo + 1
-LEFT JOIN cot_sc_task_curve k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1
+LEFT JOIN tc k1 ON k1.run_id = r.run_id AND k1.task_id = r.task_id AND k1.seed = r.seed AND k1.k = 1
 LEFT JOIN pb ON pb.run_id = r.run_id AND pb.task_id = r.task_id AND pb.seed = r.seed
-LEFT JOIN results cr ON cr.run_id = r.run_id AND cr.task_id = r.task_id AND cr.seed = r.seed AND cr.design = 'cot'
+LEFT JOIN cr ON cr.run_id = r.run_id AND cr.task_id = r.task_id AND cr.seed = r.seed AND cr.design = 'cot'
 """
 
-PAIRED_TASK_DIFFS = """
+
+PAIRED_DIFFS = paired_diffs()
+
+
+def paired_task_diffs(cells: str = "") -> str:
+    """``paired_task_diffs``' SELECT; ``cells`` as in :func:`paired_diffs`."""
+    return f"""
 SELECT run_id, axis, axis_value, design, unit, task_id, any_value(position) AS position,
        any_value(k_match) AS k_match, any_value(k_max) AS k_max, count(*) AS seeds,
        avg(y) AS y, avg(curve_y) AS curve_y, avg(diff) AS diff, avg(cot_y) AS cot_y, avg(diff_cot) AS diff_cot,
        bool_and(cot_is_design) AS cot_is_design, avg(cost) AS cost, avg(sample_cost) AS sample_cost,
        any_value(cost_mean) AS cost_mean, any_value(sample_cost_mean) AS sample_cost_mean,
        any_value(slope) AS slope
-FROM paired_diffs GROUP BY run_id, axis, axis_value, design, unit, task_id
+FROM {f"({paired_diffs(cells)})" if cells else "paired_diffs"} GROUP BY run_id, axis, axis_value, design, unit, task_id
 """
+
+
+PAIRED_TASK_DIFFS = paired_task_diffs()
 
 PAIRED_SUMMARY = """
 SELECT run_id, axis, axis_value, design, unit, any_value(position) AS position, any_value(k_match) AS k_match,
@@ -123,8 +151,11 @@ SELECT run_id, axis, axis_value, design, unit, any_value(position) AS position, 
 FROM paired_task_diffs GROUP BY run_id, axis, axis_value, design, unit
 """
 
-DESIGN_PAIR_DIFFS = f"""
-WITH r AS ({grouped_results("correct")})
+
+def design_pair_diffs(cells: str = "") -> str:
+    """``design_pair_diffs``' SELECT; ``cells`` as in :func:`paired_diffs`."""
+    return f"""
+WITH r AS ({grouped_results("correct", cells)})
 SELECT a.run_id, a.axis, a.axis_value, a.design AS design_a, b.design AS design_b, a.task_id, a.seed,
        CAST(coalesce(a.correct, false) AS DOUBLE) AS y_a, CAST(coalesce(b.correct, false) AS DOUBLE) AS y_b,
        CAST(coalesce(a.correct, false) AS DOUBLE) - CAST(coalesce(b.correct, false) AS DOUBLE) AS diff
@@ -133,3 +164,4 @@ FROM r a JOIN r b ON b.run_id = a.run_id AND b.axis = a.axis {_G.format(a='b', b
 """
 
 
+DESIGN_PAIR_DIFFS = design_pair_diffs()

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .db import Store
+from .db import MEMORY_LIMIT, Store
 from .lock import WriterLock
 from .runs import finish_run, has_run, start_run
 from .writer import StoreWriter
@@ -54,10 +54,12 @@ class RunSession:
     """The writer lock, the open store, its writer and (optionally) the run being written."""
 
     def __init__(self, store: str | Path | Store, *, what: str | None = None, flush_rows: int = 2000,
-                 flush_interval_s: float = 2.0):
+                 flush_interval_s: float = 2.0, memory_limit: str = MEMORY_LIMIT):
         """``store``: a store file (opened after the lock is taken, closed at the end) or an open
         :class:`Store`; ``what``: the holder's description in the lock file (default: the command
-        line); ``flush_rows`` / ``flush_interval_s``: the writer's batching."""
+        line); ``flush_rows`` / ``flush_interval_s``: the writer's batching; ``memory_limit``: the
+        opened store's DuckDB memory limit unless ``$MASBENCH_DUCKDB_MEMORY`` is set."""
+        self._memory_limit = memory_limit
         self._given = store if isinstance(store, Store) else None
         self.path = Path(store.path) if isinstance(store, Store) else Path(store)
         self.lock = WriterLock(self.path, what)
@@ -77,7 +79,7 @@ class RunSession:
         self.lock.acquire()
         if self._store is None:
             try:
-                self._store = Store(self.path)
+                self._store = Store(self.path, memory_limit_default=self._memory_limit)
             except BaseException:
                 self.lock.release()
                 raise

@@ -339,3 +339,18 @@ def test_the_pool_read_a_few_cells_at_a_time_gives_the_same_curves(store, monkey
     assert len(released) >= 12 // page  # one query per page (12 cells in the groups), plus the empty last
     assert rows() == whole
     assert len(whole[1]) == 12 * 3
+
+
+def test_the_band_bootstrap_is_the_same_whatever_its_chunk(monkeypatch):
+    """The band's resamples are drawn in chunks of at most ``_BAND_CELLS`` task indices (bounded
+    memory): the B resampled means are identical with one chunk per resample, a few, or all in one."""
+    import masbench.harness.curve as curve
+
+    rng = np.random.default_rng(3)
+    per_cell, tasks = rng.random((300, 4)), np.array([f"t{i % 120}" for i in range(300)])  # 120 tasks, seeds
+    monkeypatch.setattr(curve, "_BAND_CELLS", 10**9)  # every resample in one chunk
+    whole = curve.task_bootstrap(per_cell, tasks, 50, 9)
+    for cells in (1, 120 * 7, 120 * 13 + 5):  # 1 → one resample a chunk
+        monkeypatch.setattr(curve, "_BAND_CELLS", cells)
+        assert np.array_equal(curve.task_bootstrap(per_cell, tasks, 50, 9), whole)
+    assert whole.shape == (50, 4)

@@ -559,3 +559,39 @@ def test_reading_one_family_at_a_time_gives_the_rows_of_the_whole_run(tmp_path):
         sorted(map(repr, (tuple(norm(r[c]) for c in cols) for r in want)))
     assert {"group", "axis"} <= {r["family"] for r in want}  # both kinds of family are compared
     st.close()
+
+
+def test_a_run_read_in_task_slices_gives_the_rows_of_one_read(tmp_path, monkeypatch):
+    """The families are read a slice of tasks at a time (DuckDB's working memory is one slice's,
+    whatever the run's size): the rows written are the same whatever the slice, and each slice's
+    SQL gives exactly the view's rows of its tasks (the view, unsliced, is the reference)."""
+    import masbench.harness.paired_tests as pt
+    from masbench.store.paired import design_pair_diffs, paired_task_diffs
+
+    rng = np.random.default_rng(4)
+    n = 40
+    ds = {lab: {"y": rng.random((n, 2)) < p, "tokens": rng.integers(150, 450, n), "budget": rng.uniform(10, 90, n)}
+          for lab, p in (("cot", 0.5), ("x", 0.6), ("y", 0.7))}
+    st = _store(tmp_path / "s.duckdb", ds, n, seeds=2, axis_values=(1, 2))
+    spec = StatsSpec(match="tokens", bootstrap=200)
+
+    def written():
+        compute_paired(st, "r", spec)
+        return st.df("SELECT * EXCLUDE (created_at) FROM paired_tests ORDER BY ALL") \
+            if "created_at" in st.columns("paired_tests") else st.df("SELECT * FROM paired_tests ORDER BY ALL")
+
+    one = written()
+    assert len(pt.task_slices(st, "r")) == 1 and len(one) > 20
+    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 7)
+    slices = pt.task_slices(st, "r")
+    # string order: t0 t1 t10 … t19 t2 t20 …; every 7th starts a slice
+    assert [lo for lo, _ in slices] == ["t0", "t15", "t21", "t28", "t34", "t5"]
+    pd.testing.assert_frame_equal(written(), one)
+    for view, name in ((paired_task_diffs, "paired_task_diffs"), (design_pair_diffs, "design_pair_diffs")):
+        parts = [st.df(f"SELECT * FROM ({view(pt.slice_condition(hi is None))}) ORDER BY ALL",
+                       {"run_id": "r", "lo": lo} | ({} if hi is None else {"hi": hi})) for lo, hi in slices]
+        assert all(len(p) for p in parts)
+        whole = st.df(f"SELECT * FROM {name} ORDER BY ALL")
+        pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True).sort_values(list(whole.columns),
+                                      ignore_index=True), whole.sort_values(list(whole.columns), ignore_index=True))
+    st.close()

@@ -425,16 +425,25 @@ class FakeStore:
         if self.log[-1][0].startswith("select distinct coalesce(axis, source) from results"):
             axes = set(self.tasks["axis"]) | set(self.pairs["axis"]) if len(self.tasks) or len(self.pairs) else set()
             return [(a,) for a in sorted(axes - {"all"})]
+        if q.startswith("select task_id from (select task_id, row_number() over (order by task_id)"):
+            ids = sorted(set(self.tasks["task_id"]) | set(self.pairs["task_id"]))  # every ``size``-th id
+            size = (params or [None, 1])[1]
+            return [(t,) for i, t in enumerate(ids) if i % size == 0]
         return []
 
-    def df(self, q, params: list):
-        self.log.append((" ".join(q.casefold().split()), params))
-        view = self.log[-1][0].split(" from ")[1].split()[0]
-        if view == "paired_task_diffs":
-            f = self.tasks[(self.tasks["axis"] == params[1]) & (self.tasks["unit"] == params[2])]
-            return f[f["design"] != "cot"] if "design <> 'cot'" in self.log[-1][0] else f
-        f = self.pairs[self.pairs["axis"] == params[1]]
-        return f[f["design_a"] < f["design_b"]]
+    def df(self, q, params: dict):
+        """One slice of one family: the view told by the columns read, filtered by the named
+        parameters (axis, unit, the slice's first task and the next slice's)."""
+        q = " ".join(q.casefold().split())
+        pairs = "design_a" in q.split(" from ")[0]
+        self.log.append(("design_pair_diffs" if pairs else "paired_task_diffs", params))
+        f = self.pairs if pairs else self.tasks
+        f = f[(f["axis"] == params["axis"]) & (f["task_id"] >= params["lo"])]
+        f = f[f["task_id"] < params["hi"]] if "hi" in params else f
+        if pairs:
+            return f[f["design_a"] < f["design_b"]]
+        f = f[f["unit"] == params["unit"]]
+        return f[f["design"] != "cot"] if "design <> 'cot'" in q else f
 
 
 class Writer:
@@ -473,14 +482,26 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     pairs = _pairs([("all", None, "x", "y", [("t0", 1.0), ("t1", 0.0)])])
     st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
-    reads = [(q.split(" from ")[1].split()[0], p) for q, p in st.log[2:-1]]
+    reads = st.log[3:-1]
     assert st.log[0] == ("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"])
+    assert st.log[2][1] == ["run9", pt.PAIRED_CHUNK_TASKS]  # the run's tasks cut in slices: here one
     # one family at a time: (axis, unit) against the curve, then an axis against CoT (the first
     # unit's rows), then an axis's design pairs; each cell's rows by task
-    assert reads == [*(("paired_task_diffs", ["run9", "all", u]) for u in ("budget", "calls", "tokens", "usd")),
-                     ("paired_task_diffs", ["run9", "all", "tokens"]), ("design_pair_diffs", ["run9", "all"])]
-    assert all("order by axis_value, design, task_id" in q for q, _ in st.log[2:7])
+    one = {"run_id": "run9", "axis": "all", "lo": "t0"}
+    assert reads == [*(("paired_task_diffs", {**one, "unit": u}) for u in ("budget", "calls", "tokens", "usd")),
+                     ("paired_task_diffs", {**one, "unit": "tokens"}), ("design_pair_diffs", one)]
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
+    # a slice of one task: each family read task by task (t0, then t1), the same rows written
+    whole = [{c: r[c] for c in r.columns()} for _, r in Writer.added]
+    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 1)
+    spies["decide"].clear()  # the fake verdicts count decide's calls
+    st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])
+    assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
+    assert [(v, p["unit"] if "unit" in p else None, p["lo"], p.get("hi")) for v, p in st.log[3:7]] == \
+        [("paired_task_diffs", "budget", "t0", "t1"), ("paired_task_diffs", "budget", "t1", None),
+         ("paired_task_diffs", "calls", "t0", "t1"), ("paired_task_diffs", "calls", "t1", None)]
+    assert [{c: r[c] for c in r.columns()} for _, r in Writer.added] == whole
+    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 5_000)
     # the families were read on one thread without insertion order, and the settings put back
     assert st.settings[1:] == ["set threads = 1", "set preserve_insertion_order = false", "set threads = 2",
                                "set preserve_insertion_order = true"]
@@ -496,7 +517,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     # nothing to test: the run's old rows are deleted and nothing is written
     Writer.added, Writer.flushed = [], 0
     st = FakeStore(tasks.iloc[:0], pairs.iloc[:0], [])
-    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 8
+    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
     # only pairs: only the pair row, under the default spec (B = max(2000, 400))
     st = FakeStore(tasks.iloc[:0], pairs, [])
