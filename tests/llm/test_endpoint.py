@@ -257,7 +257,11 @@ async def test_closing_cuts_a_request_still_running_after_the_drain_time():
     client = openai.AsyncOpenAI(base_url=ep.base_url, api_key=ep.grant(_cell(gw)), max_retries=0)
     pending = asyncio.create_task(client.chat.completions.create(model="default", messages=_msgs()))
     await asyncio.wait_for(started.wait(), 30)
+    t0 = time.monotonic()
     assert await asyncio.wait_for(ep.aclose(drain_s=0.2), 30) is False  # one request was still running
+    # the drain (0.2 s) then aiohttp's shutdown timeout (0.5 s) before the cut: ~0.7 s; a 1.5 s shutdown timeout
+    # alone would pass 1.5 s (0.8 s of slack for a loaded machine)
+    assert time.monotonic() - t0 < 1.5
     with pytest.raises(openai.APIConnectionError):
         await asyncio.wait_for(pending, 30)
     await gw.aclose()
