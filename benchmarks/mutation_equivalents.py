@@ -982,10 +982,10 @@ EQUIVALENT: list[Equivalent] = [
                  "retransmitted, never refused, so every request is still served and counted the same (only a "
                  "burst's connect latency can differ)")
       for after in ('site = web.TCPSite(runner, "127.0.0.1", 0, )', 'site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1025)')],
-    *[Equivalent('masbench/llm/endpoint.py', 'shared_endpoint', 'ep = _SHARED.get(loop)', after,
-                 "only the lock-free fast path is skipped: the re-read under the lock returns the same started "
-                 "endpoint (the same object; tests/llm/test_endpoint.py::test_one_shared_endpoint_per_loop)")
-      for after in ('ep = None', 'ep = _SHARED.get(None)')],
+    Equivalent('masbench/llm/endpoint.py', 'shared_endpoint', 'ep = _SHARED.get(loop)', 'ep = None',
+               "only the lock-free fast path is skipped: the re-read under the lock returns the same started endpoint "
+               "(the same object; tests/llm/test_endpoint.py::test_one_shared_endpoint_per_loop). The same line "
+               "under the lock made None is killed there (two concurrent callers get two endpoints)"),
     # --- end llm/endpoint.py ---
     # --- harness/sequential_look.py ---
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
