@@ -1007,6 +1007,47 @@ EQUIVALENT: list[Equivalent] = [
                  "unreachable fallback: a cell's meter records refusals only through reserve(), whose cap is always "
                  "'calls', 'tokens' or 'usd' (see the entry above), so the 'or' never picks it") for w in ("XXbudgetXX", "BUDGET")],
     # --- end llm/program_cell.py ---
+    # --- llm/endpoint.py ---
+    *[Equivalent('masbench/llm/endpoint.py', '_holder', 'auth = request.headers.get("Authorization", "")',
+                 f'auth = request.headers.get("{h}", "")',
+                 "aiohttp's request headers are a case-insensitive multidict (header names are case-insensitive, "
+                 "RFC 9110 section 5.1)") for h in ("authorization", "AUTHORIZATION")],
+    Equivalent('masbench/llm/endpoint.py', '_holder',
+               'token = auth[7:].strip() if auth[:7].lower() == "bearer " else (request.headers.get("x-api-key") or "")',
+               'token = auth[7:].strip() if auth[:7].lower() == "bearer " else (request.headers.get("X-API-KEY") or "")',
+               "aiohttp's request headers are a case-insensitive multidict"),
+    Equivalent('masbench/llm/endpoint.py', '_holder', 'auth = request.headers.get("Authorization", "")',
+               'auth = request.headers.get("Authorization", "XXXX")',
+               "a missing Authorization header only has to fail the 'bearer ' test to fall through to x-api-key; "
+               "'XXXX' fails it as '' does"),
+    Equivalent('masbench/llm/endpoint.py', '_holder',
+               'token = auth[7:].strip() if auth[:7].lower() == "bearer " else (request.headers.get("x-api-key") or "")',
+               'token = auth[7:].strip() if auth[:7].lower() == "bearer " else (request.headers.get("x-api-key") or "XXXX")',
+               "no grant is 'XXXX' (every token is 'mb-' + 32 random characters), so it is refused as '' is"),
+    Equivalent('masbench/llm/endpoint.py', '_holder', 'held = self._grants.get(token) if token else None',
+               'held = self._grants.get(token) if (token) or True else None',
+               "no grant is the empty string (every token is 'mb-' + 32 characters): get('') is None"),
+    *[Equivalent('masbench/llm/endpoint.py', '_chat',
+                 'resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})',
+                 'resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})'
+                 .replace(h, h2), "header names are case-insensitive (aiohttp's CIMultiDict; RFC 9110 section 5.1)")
+      for h, h2 in (("Content-Type", "content-type"), ("Content-Type", "CONTENT-TYPE"),
+                    ("Cache-Control", "cache-control"), ("Cache-Control", "CACHE-CONTROL"))],
+    *[Equivalent('masbench/llm/endpoint.py', 'start',
+                 'runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)', after,
+                 "aiohttp's AppRunner defaults handle_signals to False, and only reads it as a truth value (None: "
+                 "falsy)") for after in ('runner = web.AppRunner(app, access_log=None, handle_signals=None, shutdown_timeout=0.5)',
+                                         'runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)')],
+    *[Equivalent('masbench/llm/endpoint.py', 'start', 'site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)', after,
+                 "the listen backlog only queues connections not yet accepted: beyond it a client's SYN is "
+                 "retransmitted, never refused, so every request is still served and counted the same (only a "
+                 "burst's connect latency can differ)")
+      for after in ('site = web.TCPSite(runner, "127.0.0.1", 0, )', 'site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1025)')],
+    Equivalent('masbench/llm/endpoint.py', 'shared_endpoint', 'ep = _SHARED.get(loop)', 'ep = None',
+               "only the lock-free fast path is skipped: the re-read under the lock returns the same started endpoint "
+               "(the same object; tests/llm/test_endpoint.py::test_one_shared_endpoint_per_loop). The same line "
+               "under the lock made None is killed there (two concurrent callers get two endpoints)"),
+    # --- end llm/endpoint.py ---
     # --- harness/sequential_look.py ---
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], None, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),
     Equivalent('masbench/harness/sequential_look.py', 'take_look', 'inputs.append(LookInput(d, np.empty(0), state.positions[d], k_max, state.frozen[d]))', 'inputs.append(LookInput(d, np.empty(1), state.positions[d], k_max, state.frozen[d]))', "a decided design's LookInput is read for its frozen result and position only: look() copies the frozen result, take_look writes the position; its differences and k_max are never read"),

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
+import signal
+import time
 
 import httpx
 import openai
@@ -12,7 +16,7 @@ import pytest
 
 from masbench.budget import BudgetMeter
 from masbench.llm import Gateway
-from masbench.llm.endpoint import AGENT_HEADER, MeteringEndpoint
+from masbench.llm.endpoint import AGENT_HEADER, MeteringEndpoint, close_shared_endpoint, shared_endpoint
 from masbench.llm.program_cell import ProgramCell
 from masbench.llm.scripted import ScriptBackend
 from masbench.spec import Budget, ModelSpec
@@ -253,7 +257,123 @@ async def test_closing_cuts_a_request_still_running_after_the_drain_time():
     client = openai.AsyncOpenAI(base_url=ep.base_url, api_key=ep.grant(_cell(gw)), max_retries=0)
     pending = asyncio.create_task(client.chat.completions.create(model="default", messages=_msgs()))
     await asyncio.wait_for(started.wait(), 30)
+    t0 = time.monotonic()
     assert await asyncio.wait_for(ep.aclose(drain_s=0.2), 30) is False  # one request was still running
+    # the drain (0.2 s) then aiohttp's shutdown timeout (0.5 s) before the cut: ~0.7 s; a 1.5 s shutdown timeout
+    # alone would pass 1.5 s (0.8 s of slack for a loaded machine)
+    assert time.monotonic() - t0 < 1.5
     with pytest.raises(openai.APIConnectionError):
         await asyncio.wait_for(pending, 30)
     await gw.aclose()
+
+
+# ----- the wire as sent: raw HTTP (httpx), every expected body written out from the OpenAI shapes -----------------
+
+_NOT_JSON = {"error": {"message": "the request body is not JSON", "type": "invalid_request_error", "param": None,
+                       "code": "invalid_request_error"}}
+
+
+def _openai_error(code: str, message: str) -> dict:
+    return {"error": {"message": message, "type": code, "param": None, "code": code}}
+
+
+_NO_TOKEN = ("no valid masbench endpoint token (each task of a program run has its own; a token of an ended task "
+             "is no longer valid)")
+
+
+async def test_refusals_and_models_on_the_wire(endpoint):
+    gw = Gateway({"default": ModelSpec(id="sim/p60")})
+    token = endpoint.grant(_cell(gw))
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=endpoint.base_url) as h:
+        for path in ("/models", "/chat/completions"):  # no token: the same 401 on every route
+            r = await h.request("GET" if path == "/models" else "POST", path, json={})
+            assert r.status_code == 401 and r.json() == _openai_error("invalid_api_key", _NO_TOKEN)
+            assert r.headers["Content-Type"] == "application/json; charset=utf-8"
+            assert r.headers["x-should-retry"] == "false"
+        r = await h.get("/models", headers=auth)
+        assert r.json() == {"object": "list", "data": [{"id": "default", "object": "model", "created": 0,
+                                                        "owned_by": "masbench"}]}
+        r = await h.post("/chat/completions", content=b"{not json", headers=auth)
+        assert r.status_code == 400 and r.json() == _NOT_JSON and r.headers["x-should-retry"] == "false"
+        r = await h.post("/chat/completions", json=[1, 2], headers=auth)
+        assert r.status_code == 400 and r.json() == _openai_error("invalid_request_error",
+                                                                  "the request body must be a JSON object")
+    assert gw.stats["calls"] == 0
+    await gw.aclose()
+
+
+async def test_a_reply_names_the_alias_and_a_stream_is_server_sent_events(endpoint):
+    rows: list = []
+    gw = Gateway({"default": ModelSpec(id="sim/p60")}, sink=rows.append)
+    auth = {"Authorization": f"Bearer {endpoint.grant(_cell(gw))}"}
+    async with httpx.AsyncClient(base_url=endpoint.base_url) as h:
+        before = int(time.time())
+        r = await h.post("/chat/completions", json={"model": "default", "messages": _msgs()}, headers=auth)
+        body = r.json()
+        assert body["model"] == "default" and before <= body["created"] <= int(time.time())
+        r = await h.post("/chat/completions", json={"model": "default", "messages": _msgs(), "stream": True},
+                         headers=auth)
+        assert r.headers["Content-Type"] == "text/event-stream" and r.headers["Cache-Control"] == "no-cache"
+        events = r.content.split(b"\n\n")
+        # three chunks (role + text, finish reason, usage), then the [DONE] sentinel, then nothing
+        assert events[-2:] == [b"data: [DONE]", b""] and len(events) == 5
+        chunks = [json.loads(e.removeprefix(b"data: ")) for e in events[:3]]
+        assert all(c["model"] == "default" and c["object"] == "chat.completion.chunk" for c in chunks)
+        r = await h.post("/messages", json={"model": "default", "max_tokens": 20, "messages": _msgs()},
+                         headers={"x-api-key": auth["Authorization"][7:], AGENT_HEADER: "scribe"})
+        assert r.json()["model"] == "default"
+    # the agent header names the agent on the Anthropic route too (no agents declared: any name)
+    assert [r.agent for r in rows] == ["program", "program", "scribe"]
+    await gw.aclose()
+
+
+async def test_a_request_of_up_to_64_mib_is_read_and_a_larger_one_refused(endpoint):
+    gw = Gateway({"default": ModelSpec(id="sim/p60")})
+    auth = {"Authorization": f"Bearer {endpoint.grant(_cell(gw))}"}
+    cap = 64 * 1024 * 1024
+    head, tail = b'{"model": "default", "messages": "', b'"}'  # messages not a list: read, then refused as malformed
+    async with httpx.AsyncClient(base_url=endpoint.base_url, timeout=120) as h:
+        for size, status in ((cap, 400), (cap + 1, 413)):
+            body = head + b"x" * (size - len(head) - len(tail)) + tail
+            r = await h.post("/chat/completions", content=body, headers=auth)
+            assert r.status_code == status, (size, r.status_code)
+    await gw.aclose()
+
+
+async def test_serving_logs_nothing_and_leaves_the_signal_handlers(caplog):
+    caplog.set_level(logging.DEBUG, logger="aiohttp.access")
+    handlers = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    a, b = MeteringEndpoint(), MeteringEndpoint()
+    with pytest.raises(RuntimeError):
+        _ = a.base_url  # not started
+    await a.start()
+    await b.start()  # each binds its own free port
+    assert a.base_url != b.base_url and ":8080/" not in a.base_url + b.base_url
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+    async with httpx.AsyncClient() as h:
+        assert (await h.get(a.base_url + "/models")).status_code == 401
+    assert not [r for r in caplog.records if r.name == "aiohttp.access"]  # no access log line per request
+    token = a.grant(_cell(Gateway({"default": ModelSpec(id="sim/p60")})))
+    assert re.fullmatch(r"mb-[A-Za-z0-9_-]{32}", token)  # 24 random bytes, URL-safe base64
+    assert await a.aclose() is True and await a.aclose() is True  # closing twice is harmless
+    with pytest.raises(RuntimeError):
+        _ = a.base_url  # closed
+    url = await a.start()  # and it can serve again
+    async with httpx.AsyncClient() as h:
+        assert (await h.get(url + "/models")).status_code == 401
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_one_shared_endpoint_per_loop():
+    await close_shared_endpoint()  # none started: nothing to close
+    first, second = await asyncio.gather(shared_endpoint(), shared_endpoint())  # started once, under the lock
+    assert first is second and first.base_url.startswith("http://127.0.0.1:")
+    assert await shared_endpoint() is first
+    await close_shared_endpoint()
+    with pytest.raises(RuntimeError):
+        _ = first.base_url  # closed
+    again = await shared_endpoint()
+    assert again is not first
+    await close_shared_endpoint()

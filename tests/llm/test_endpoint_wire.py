@@ -6,6 +6,7 @@ formats."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -24,7 +25,10 @@ def _res(text: str = "4", *, fresh: int = 10, cached: int = 0, visible: int = 3,
 
 
 def test_a_completion_body_and_its_usage():
+    before = int(time.time())
     body = completion_body(_res(), "default")
+    assert before <= body["created"] <= int(time.time())  # Unix seconds of the reply
+    assert before <= stream_chunks(_res(), "default")[0]["created"] <= int(time.time())
     assert body["id"] == "chatcmpl-abc" and body["object"] == "chat.completion" and body["model"] == "default"
     assert body["choices"] == [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop",
                                 "logprobs": None}]
@@ -39,6 +43,8 @@ def test_a_completion_body_and_its_usage():
 def test_tool_calls_in_a_body_and_the_finish_reason():
     calls = [{"id": "call_x", "function": {"name": "search", "arguments": '{"q": "a"}'}},
              {"function": {"name": "read"}}]  # no id, no arguments
+    nameless = completion_body(_res("", tool_calls=[{"function": {}}]), "m")["choices"][0]["message"]["tool_calls"]
+    assert nameless == [{"id": "call_0", "type": "function", "function": {"name": "", "arguments": "{}"}}]
     msg = completion_body(_res("", finish=None, tool_calls=calls), "m")
     assert msg["choices"][0]["message"] == {
         "role": "assistant", "content": None,
