@@ -249,6 +249,7 @@ async def test_closing_waits_for_the_request_in_flight_and_refuses_new_ones():
     await gw.aclose()
 
 
+@pytest.mark.waits  # its bound is on the wall clock: run beside the xdist workers, not among them
 async def test_closing_cuts_a_request_still_running_after_the_drain_time():
     rows: list = []
     gw, started, _release = _held_gateway(rows)  # never released
