@@ -874,6 +874,12 @@ EQUIVALENT: list[Equivalent] = [
                  "call on an empty demand, itself no meaningful answer)")
       for a in ('d, src = self._once(context, None, "")', 'd, src = self._once(context, {}, None)',
                 'd, src = self._once(context, {}, "XXXX")')],
+    Equivalent('masbench/routing/router.py', 'score_batch', 'Pq = np.einsum("ns,nms->nm", W, draws)',
+               'Pq = np.einsum("NS,NMS->NM", W, draws)', 'einsum subscripts are any letters: the same contraction'),
+    Equivalent('masbench/routing/router.py', 'score_batch', 'order = np.argsort(C, axis=1, kind="stable")',
+               'order = np.argsort(C, axis=1, kind="STABLE")', "numpy reads the sort kind case-insensitively: the same stable sort"),
+    Equivalent('masbench/routing/router.py', 'score_batch', 'order = np.argsort(C, axis=1, kind="stable")',
+               'order = np.argsort(C, kind="stable")', "C is 2-D (W is made 2-D above): argsort's default axis -1 is axis 1"),
     # --- end routing/router.py ---
     # --- routing/handbook.py ---
     *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,

@@ -277,3 +277,32 @@ def test_thompson_picks_each_model_as_often_as_it_is_the_best():
     five = seq(seed=5)
     assert five == seq(seed=5) and set(five) == {"m", "n"}
     assert seq() == seq(seed=0) != five  # the default seed is 0
+
+
+def test_floor_defaults_tau_0_7_and_z_1_645():
+    """κ = 2. cheap ($0.001): a 17/3, root Beta(18, 4) (9/11), a Beta(2·9/11 + 17, 2·2/11 + 3) = Beta(18.636, 3.364),
+    mean 0.8471, sd 0.0750; dear ($0.003): a 19/0, root Beta(20, 1), a Beta(20.905, 0.0952), mean 0.9955, sd 0.0143.
+    Bounds at z = 1.645: 0.7236 and 0.9720, both ≥ 0.7: the cheaper is taken. At z = 2.645 cheap's bound is 0.6486
+    (only dear qualifies); at τ = 1.7 neither does (the higher bound, dear)."""
+    from masbench.routing import score_batch
+
+    hb = HandbookSpec(name="floor", shrinkage=2.0, taxonomy={"a": SkillSpec(description="a")},
+                      profiles={"cheap": ModelProfile(cost_usd=0.001, skills={"a": SkillStats(wins=17, losses=3)}),
+                                "dear": ModelProfile(cost_usd=0.003, skills={"a": SkillStats(wins=19)})})
+    ch = compile_handbook(hb)
+    s = score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor")
+    np.testing.assert_allclose(s.p_mean[0], [(18 / 11 + 17) / 22, (40 / 21 + 19) / 21])
+    assert list(s.choice) == [0]
+    assert list(score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor", z=2.645).choice) == [1]
+    assert list(score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor", tau=1.7).choice) == [1]
+
+
+def test_equal_models_at_equal_cost_go_to_the_first_in_the_handbook():
+    """17 models without evidence (all Beta(1, 1)), priced $0.001 or free: at λ = 0 every utility is ½, so the
+    tie goes to the cheaper models and among those to the first, m02 (the sort by cost must be stable)."""
+    from masbench.routing import score_batch
+
+    pattern = [1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1]
+    hb = HandbookSpec(name="ties", taxonomy={"a": SkillSpec(description="a")},
+                      profiles={f"m{i:02d}": ModelProfile(cost_usd=0.001 * c) for i, c in enumerate(pattern)})
+    assert list(score_batch(compile_handbook(hb), np.array([[0.0, 1.0]]), 0.0).choice) == [2]
