@@ -23,6 +23,7 @@ from masbench.routing.learn import (
     learn_handbook,
     parse_taxonomy_reply,
     propose_taxonomy,
+    refine,
     tag_matrix,
     tags_from_taxonomy,
     taxonomy_from_tags,
@@ -196,19 +197,50 @@ def test_tags_from_a_taxonomy_by_its_indicators():
 def test_strengths_and_weaknesses_on_active_skills_every_model_has_seen():
     """κ = 0. On a: m 9/1 (0.9), n 8.6/1.4 (0.86), o 5/5 (0.5); strong within 0.05 of the best (≥ 0.85): m, n;
     weak 0.2 below the median 0.86 (≤ 0.66): o. b was seen by m only, c is merged (inactive): neither counts.
-    Among m and n alone the median is 0.88: nobody is weak, and o's profile is left as it was."""
+    On the edges, one observation each is enough: d: m 1/0, n 19/1 (exactly 1 − 0.05), o 1/0: all strong;
+    e: m 1/0, n 1/0, o 4/1 (exactly the median 1 − 0.2): o weak. Among m and n alone, a's median is 0.88:
+    nobody is weak, and o's profile is left as it was."""
     hb = HandbookSpec(name="s", shrinkage=0.0,
-                      taxonomy={"a": SkillSpec(), "b": SkillSpec(), "c": SkillSpec(active=False)},
+                      taxonomy={k: SkillSpec(active=k != "c") for k in "abcde"},
                       profiles={"m": ModelProfile(skills={"a": SkillStats(wins=9, losses=1), "b": SkillStats(wins=3),
-                                                          "c": SkillStats(losses=5)}),
-                                "n": ModelProfile(skills={"a": SkillStats(wins=8.6, losses=1.4), "c": SkillStats(wins=5)}),
-                                "o": ModelProfile(skills={"a": SkillStats(wins=5, losses=5), "c": SkillStats(wins=5)})})
+                                                          "c": SkillStats(losses=5), "d": SkillStats(wins=1),
+                                                          "e": SkillStats(wins=1)}),
+                                "n": ModelProfile(skills={"a": SkillStats(wins=8.6, losses=1.4), "c": SkillStats(wins=5),
+                                                          "d": SkillStats(wins=19, losses=1), "e": SkillStats(wins=1)}),
+                                "o": ModelProfile(skills={"a": SkillStats(wins=5, losses=5), "c": SkillStats(wins=5),
+                                                          "d": SkillStats(wins=1), "e": SkillStats(wins=4, losses=1)})})
     out = annotate(hb, ["m", "n", "o"])
     assert {k: (p.strengths, p.weaknesses) for k, p in out.profiles.items()} == {
-        "m": (["a"], []), "n": (["a"], []), "o": ([], ["a"])}
+        "m": (["a", "d", "e"], []), "n": (["a", "d", "e"], []), "o": (["d"], ["a", "e"])}
     two = annotate(hb, ["m", "n"])
     assert {k: (p.strengths, p.weaknesses) for k, p in two.profiles.items()} == {
-        "m": (["a"], []), "n": (["a"], []), "o": ([], [])}
+        "m": (["a", "d", "e"], []), "n": (["a", "d", "e"], []), "o": ([], [])}
+
+
+def _families(active: dict[str, bool]) -> HandbookSpec:
+    """κ = 0, two families, every child seen 3 times by each model. m: a.x 2/1 (2/3), a.y 0/3 (0): spread
+    std(2/3, 0) = 1/3; everything else 3/0: spread 0. So a diverges by 1/3 (0.3333 to 4 places), b by 0."""
+    three = SkillStats(wins=3)
+    return HandbookSpec(
+        name="fam", shrinkage=0.0,
+        taxonomy={k: SkillSpec(active=active.get(k, True)) for k in ("a", "a.x", "a.y", "b", "b.x", "b.y")},
+        profiles={"m": ModelProfile(skills={"a.x": SkillStats(wins=2, losses=1), "a.y": SkillStats(losses=3),
+                                            "b.x": three, "b.y": three}),
+                  "n": ModelProfile(skills={k: three for k in ("a.x", "a.y", "b.x", "b.y")})})
+
+
+def test_refine_splits_the_diverging_family_and_merges_the_other():
+    hb = _families({"a.x": False, "a.y": False, "b.y": False})
+    new, events = refine(hb, compile_handbook(hb))  # the handbook's threshold, 0.15; min_obs 3
+    assert [(e.action, e.skill, e.children, e.divergence, isinstance(e.at, str)) for e in events] == [
+        ("split", "a", ["a.x", "a.y"], 0.3333, True), ("merge", "b", ["b.x", "b.y"], 0.0, True)]
+    assert {k: v.active for k, v in new.taxonomy.items()} == {
+        "a": True, "a.x": True, "a.y": True, "b": True, "b.x": False, "b.y": False}
+    assert refine(new, compile_handbook(new), threshold=0.2) == (new, [])  # nothing left to change
+    ch = compile_handbook(hb)
+    at_the_threshold = divergence(ch, ch.index["a"])[0]
+    assert [e.action for e in refine(hb, ch, threshold=at_the_threshold)[1]] == ["split", "merge"]
+    assert refine(hb, ch, min_obs=4.0) == (hb, [])  # 3 observations are too few at 4
 
 
 def test_a_learned_handbook_records_its_learning():
