@@ -122,7 +122,8 @@ def test_credit_by_hand():
     win, loss = credit(w, p, 1.0, "demand")
     np.testing.assert_allclose(win, w)
     win, loss = credit(np.array([[0.0, 1.0]]), p, 0.0, "whole")
-    np.testing.assert_allclose(loss, [[0, 1]]) and np.testing.assert_allclose(win, [[0, 0]])
+    np.testing.assert_allclose(loss, [[0, 1]])
+    np.testing.assert_allclose(win, [[0, 0]])  # (two statements: `a and b` of two None-returning checks skips b)
 
 
 def test_a_decision_without_its_vector_learns_from_its_demand():
