@@ -263,7 +263,8 @@ def test_a_learned_handbook_records_its_learning():
         "cost_unit": "relative", "shrinkage": 2.0, "split_threshold": 0.3, "description": "old",
         "provenance": p.model_copy(update={"created": "then", "taxonomy_source": "manual"}),
         "profiles": {**hb.profiles, "m9": ModelProfile()}})
-    again = learn_handbook(A, name="L2", base=base, models={"m2": ModelSpec(id="sim/m2")}, credit_mode="demand",
+    again = learn_handbook(A, name="L2", base=base, models={"m1": ModelSpec(id="sim/other"), "m2": ModelSpec(id="sim/m2")},
+                           credit_mode="demand",
                            taxonomy={"s.a": SkillSpec(description="mine")}, do_refine=False)
     q = again.provenance
     assert (q.tasks, q.observations, q.learning_tokens, q.learning_calls, q.credit, q.created, q.taxonomy_source) == (
@@ -271,6 +272,7 @@ def test_a_learned_handbook_records_its_learning():
     assert q.learning_cost_usd == pytest.approx(0.7)
     assert (again.cost_unit, again.shrinkage, again.split_threshold, again.description) == ("relative", 2.0, 0.3, "old")
     assert again.taxonomy["s.a"].description == "mine" and "m9" in again.profiles
+    # a model block fills a profile without one, never replaces one
     assert again.profiles["m2"].model == ModelSpec(id="sim/m2") and again.profiles["m1"].model == ModelSpec(id="sim/m1")
     # demand credit on top of the first fit: m1 won s.a once more (1 + 1), m2 won s.b once more
     assert again.profiles["m1"].skills["s.a"].wins == pytest.approx(hb.profiles["m1"].skills["s.a"].wins + 1)
@@ -290,3 +292,15 @@ def test_learned_indicators_fill_a_base_skill_without_any():
     assert hb.taxonomy["s.add"].indicators == learn_indicators(qs, tags)["s.add"]
     assert hb.taxonomy["s.add"].description == "kept"
     assert [i if isinstance(i, str) else i.pattern for i in hb.taxonomy["s.mul"].indicators] == ["mine"]
+    assert learn_handbook(A, name="b", indicators=False, do_refine=False).taxonomy["s.add"].indicators == []
+
+
+def test_learning_merges_a_family_whose_children_agree_once_each_is_seen_min_obs_times():
+    """a.x and a.y, three tasks each, every model right on all: the children's rates agree (spread 0 < 0.15),
+    so the family is merged, with min_obs 3 (each child seen 3 times by each model); at min_obs 4 it is not
+    looked at."""
+    A = _arrays([[1, 1]] * 6, tags=[["a.x"]] * 3 + [["a.y"]] * 3)
+    hb = learn_handbook(A, name="r")
+    assert [(e.action, e.skill, e.children) for e in hb.provenance.history] == [("merge", "a", ["a.x", "a.y"])]
+    assert (hb.taxonomy["a.x"].active, hb.taxonomy["a.y"].active) == (False, False)
+    assert learn_handbook(A, name="r", min_obs=4.0).provenance.history == []
