@@ -880,6 +880,11 @@ EQUIVALENT: list[Equivalent] = [
                'order = np.argsort(C, axis=1, kind="STABLE")', "numpy reads the sort kind case-insensitively: the same stable sort"),
     Equivalent('masbench/routing/router.py', 'score_batch', 'order = np.argsort(C, axis=1, kind="stable")',
                'order = np.argsort(C, kind="stable")', "C is 2-D (W is made 2-D above): argsort's default axis -1 is axis 1"),
+    *[Equivalent('masbench/routing/router.py', 'score_batch', f'{v} = np.{f}(np.take_along_axis({a}, order, 1), axis=1)',
+                 f'{v} = np.{f}(np.take_along_axis({a}, order, ), axis=1)',
+                 "take_along_axis's axis defaults to -1 (numpy 2.3 on, as installed), the last axis: axis 1 of these "
+                 "2-D arrays (an older numpy has no default and raises)")
+      for v, f, a in (("cheapest", "argmin", "Cf"), ("best_lb", "argmax", "lb"), ("pick", "argmax", "U"))],
     # --- end routing/router.py ---
     # --- routing/handbook.py ---
     *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,

@@ -247,6 +247,8 @@ def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
     np.testing.assert_allclose(z0.utility, [[0.0, -2.0], [0.25 - 1, -2.0]])
     assert list(score_batch(ch, np.array([W_A]), 0.0, "floor", tau=0.3, allowed=np.array([False, True])).choice) == [1]
     assert list(score_batch(ch, np.array([W_A]), 0.0, "floor").choice) == [0]  # τ = 0.7: none; m's bound is higher
+    # a bound exactly at τ qualifies: z = 0, {b}: m's ¼ (Beta(1, 3)) at τ = ¼, and m is the cheaper
+    assert list(score_batch(ch, np.array([W_B]), 0.0, "floor", tau=0.25, z=0.0).choice) == [0]
     r = SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.45, z=0.0)
     d = r.decide({"a": 1.0, "b": 1.0})
     assert d.chosen == "m"
