@@ -901,6 +901,9 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/routing/learn.py', 'taxonomy_from_tags', 'for i in range(1, len(parts) + 1):',
                'for i in range(1, len(parts) + 2):',
                'the extra prefix parts[:len(parts) + 1] is parts itself: the tag, already added'),
+    Equivalent('masbench/routing/learn.py', 'learn_handbook', 'taxonomy=tax, profiles=profiles, provenance=prov_old)',
+               'taxonomy=tax, profiles=profiles, )',
+               "this spec's provenance is never read: the returned handbook's is rebuilt from prov_old at the end"),
     # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',

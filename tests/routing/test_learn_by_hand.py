@@ -262,7 +262,7 @@ def test_a_learned_handbook_records_its_learning():
     base = hb.model_copy(update={
         "cost_unit": "relative", "shrinkage": 2.0, "split_threshold": 0.3, "description": "old",
         "provenance": p.model_copy(update={"created": "then", "taxonomy_source": "manual"}),
-        "profiles": {**hb.profiles, "m9": ModelProfile()}})
+        "profiles": {"m0": ModelProfile(), **hb.profiles, "m9": ModelProfile()}})  # m0, m9: not in the matrix
     again = learn_handbook(A, name="L2", base=base, models={"m1": ModelSpec(id="sim/other"), "m2": ModelSpec(id="sim/m2")},
                            credit_mode="demand",
                            taxonomy={"s.a": SkillSpec(description="mine")}, do_refine=False)
@@ -272,6 +272,9 @@ def test_a_learned_handbook_records_its_learning():
     assert q.learning_cost_usd == pytest.approx(0.7)
     assert (again.cost_unit, again.shrinkage, again.split_threshold, again.description) == ("relative", 2.0, 0.3, "old")
     assert again.taxonomy["s.a"].description == "mine" and "m9" in again.profiles
+    assert again.profiles["m0"].skills == {} and again.profiles["m9"].skills == {}  # nobody else's outcomes
+    a1 = hb.profiles["m1"].skills["s.a"]
+    assert (a1.cost_usd, a1.tokens, a1.calls) == (pytest.approx(0.01), pytest.approx(10), 1)  # t0: $0.01, 10 tokens
     # a model block fills a profile without one, never replaces one
     assert again.profiles["m2"].model == ModelSpec(id="sim/m2") and again.profiles["m1"].model == ModelSpec(id="sim/m1")
     # demand credit on top of the first fit: m1 won s.a once more (1 + 1), m2 won s.b once more
@@ -280,6 +283,19 @@ def test_a_learned_handbook_records_its_learning():
                        target="design", do_refine=False)
     assert (d.description, d.cost_unit, d.shrinkage, d.split_threshold) == ("new", "ktokens", 1.0, 0.2)
     assert {k: v.target for k, v in d.profiles.items()} == {"m1": "design", "m2": "design"}
+    llm = learn_handbook(A, name="l", provenance={"taxonomy_source": "llm"}, do_refine=False).provenance
+    assert llm.taxonomy_source == "llm"  # only the default "manual" becomes "metadata"
+
+
+def test_the_credit_mode_reaches_the_fit():
+    """m1 right on t0 (s.a), wrong on t1 (s.a and s.b). Demand credit: t1's loss is halved, 0.5 to each skill.
+    Responsibility: s.a's rate is higher after t0, so it takes less of the blame than s.b."""
+    A = _arrays([[1.0], [0.0]], tags=[["s.a"], ["s.a", "s.b"]])
+    by_demand = learn_handbook(A, name="c", credit_mode="demand", do_refine=False).profiles["m1"].skills
+    assert (by_demand["s.a"].losses, by_demand["s.b"].losses) == (0.5, 0.5)
+    by_resp = learn_handbook(A, name="c", do_refine=False).profiles["m1"].skills
+    assert by_resp["s.a"].losses < 0.5 < by_resp["s.b"].losses
+    assert by_resp["s.a"].losses + by_resp["s.b"].losses == pytest.approx(1)
 
 
 def test_learned_indicators_fill_a_base_skill_without_any():
@@ -304,3 +320,7 @@ def test_learning_merges_a_family_whose_children_agree_once_each_is_seen_min_obs
     assert [(e.action, e.skill, e.children) for e in hb.provenance.history] == [("merge", "a", ["a.x", "a.y"])]
     assert (hb.taxonomy["a.x"].active, hb.taxonomy["a.y"].active) == (False, False)
     assert learn_handbook(A, name="r", min_obs=4.0).provenance.history == []
+    # a model of the base that is not in the matrix is neither refined nor annotated over (it has no evidence)
+    other = learn_handbook(A, name="r", base=HandbookSpec(name="r", profiles={"m9": ModelProfile()}))
+    assert [e.action for e in other.provenance.history] == ["merge"]
+    assert (other.profiles["m1"].strengths, other.profiles["m9"].strengths) == (["a"], [])
