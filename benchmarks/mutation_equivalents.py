@@ -885,6 +885,9 @@ EQUIVALENT: list[Equivalent] = [
                  "take_along_axis's axis defaults to -1 (numpy 2.3 on, as installed), the last axis: axis 1 of these "
                  "2-D arrays (an older numpy has no default and raises)")
       for v, f, a in (("cheapest", "argmin", "Cf"), ("best_lb", "argmax", "lb"), ("pick", "argmax", "U"))],
+    Equivalent('masbench/routing/router.py', 'score_batch', 'choice = np.take_along_axis(order, pick[:, None], 1)[:, 0]',
+               'choice = np.take_along_axis(order, pick[:, None], )[:, 0]',
+               "take_along_axis's axis defaults to -1 (numpy 2.3 on, as installed): axis 1 of the 2-D order"),
     # --- end routing/router.py ---
     # --- routing/handbook.py ---
     *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,
