@@ -256,6 +256,7 @@ def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
     assert d.candidates == [
         {"model": "m", "utility": 0.0, "p_mean": 0.458333, "p_lo": 0.458333, "cost": 0.001, "tokens": 200.4},
         {"model": "n", "utility": -2.0, "p_mean": 0.5, "p_lo": 0.5, "cost": 0.003, "tokens": 0.0}]
+    assert d.w is not None
     np.testing.assert_allclose(d.w, [0, 0.5, 0.5])
     assert d.model_index == 0
     assert SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.3).decide({"b": 1.0}).chosen == "n"
