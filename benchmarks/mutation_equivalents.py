@@ -907,6 +907,13 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/routing/learn.py', 'learn_handbook', 'taxonomy=tax, profiles=profiles, provenance=prov_old)',
                'taxonomy=tax, profiles=profiles, )',
                "this spec's provenance is never read: the returned handbook's is rebuilt from prov_old at the end"),
+    Equivalent('masbench/routing/learn.py', 'tag_matrix', 'for k in range(len(parts) - 1, 0, -1):',
+               'for k in range(len(parts) + 1, 0, -1):',
+               'the two extra prefixes parts[:len(parts) + 1] and parts[:len(parts)] are the tag itself, just looked up '
+               'and absent: the loop goes on to the same shorter prefixes'),
+    Equivalent('masbench/routing/learn.py', 'fit_evidence', 'pm = np.broadcast_to(p[m], W.shape) if p is not None else W',
+               'pm = np.broadcast_to(p[m], W.shape) if (p is not None) or True else W',
+               'add() is only ever called with rates (ch.mean.copy() and prev), never None: the else branch is dead'),
     # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',

@@ -102,6 +102,9 @@ def test_tag_matrix_keeps_evidence_at_the_finest_known_skill():
     np.testing.assert_allclose(tag_matrix(ch, [["x.y"], ["x.y.q"], ["nope"], [], ["x.y", "z"]]),
                                [[0, 0, 1, 0], [0, 0, 1, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0.5, 0.5]])
     np.testing.assert_allclose(tag_matrix(ch, [["x"]], [{"x.y": 3.0, "z": 1.0}]), [[0, 0, 0.75, 0.25]])
+    # x.q falls back to x (a one-part prefix); x.y.q.r to x.y (the longest known prefix); two unknown tags add up
+    np.testing.assert_allclose(tag_matrix(ch, [["x.q"], ["x.y.q.r"], ["nope", "other", "z"]]),
+                               [[0, 1, 0, 0], [0, 0, 1, 0], [2 / 3, 0, 0, 1 / 3]])
 
 
 def _one_skill() -> CompiledHandbook:
@@ -125,6 +128,16 @@ def test_fit_evidence_adds_outcomes_costs_tokens_and_latency_by_demand():
     bare = _one_skill()
     fit_evidence(bare, W, Y, np.array([[0.002, 0.001]]), mode="whole")
     np.testing.assert_allclose([bare.tok_sum[:, 1], bare.lat_sum[:, 1], bare.wins[:, 1]], [[0, 0], [0, 0], [1, 0]])
+
+
+def test_demand_fit_splits_by_weight_even_when_the_rates_differ():
+    """κ = 0, m1 a: 3/1 (0.75), b: 1/3 (0.25); one task on (½, ½), wrong: demand credit gives each skill half
+    a loss (responsibility would blame b more)."""
+    hb = HandbookSpec(name="d", shrinkage=0.0, taxonomy={"a": SkillSpec(), "b": SkillSpec()},
+                      profiles={"m1": ModelProfile(skills={"a": SkillStats(wins=3, losses=1), "b": SkillStats(wins=1, losses=3)})})
+    ch = compile_handbook(hb)
+    fit_evidence(ch, np.array([[0, 0.5, 0.5]]), np.array([[0.0]]), np.zeros((1, 1)), mode="demand")
+    np.testing.assert_allclose(ch.losses[0], [0, 1.5, 3.5])
 
 
 def test_responsibility_fit_ends_at_its_fixed_point():
@@ -175,10 +188,10 @@ class _Gateway:
 
 
 async def test_the_taxonomy_prompt_shows_each_pair_cut_to_400_characters():
-    A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 10])
+    A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 450])
     gw = _Gateway(True, '{"skills": [{"id": "s.a", "description": "d"}]}')
     tax, cost, tokens = await propose_taxonomy(cast(Any, gw), "llm", A, n_pairs=4, max_skills=5, max_tokens=99)
-    pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 10
+    pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 400
     prompt = PROPOSE_PROMPT.format(pairs=f"Pair 1 (model m1):\n  {pair}\n\nPair 2 (model m1):\n  {pair}", max_skills=5)
     assert gw.calls == [("llm", [{"role": "user", "content": prompt}],
                          {"temperature": 0.0, "max_tokens": 99, "tags": {"purpose": "routing"}})]
@@ -237,6 +250,8 @@ def test_refine_splits_the_diverging_family_and_merges_the_other():
     assert {k: v.active for k, v in new.taxonomy.items()} == {
         "a": True, "a.x": True, "a.y": True, "b": True, "b.x": False, "b.y": False}
     assert refine(new, compile_handbook(new), threshold=0.2) == (new, [])  # nothing left to change
+    merged = refine(new, compile_handbook(new), threshold=0.5)[1]  # above a's 1/3: merged back
+    assert [(e.action, e.skill, e.divergence) for e in merged] == [("merge", "a", 0.3333)]
     ch = compile_handbook(hb)
     at_the_threshold = divergence(ch, ch.index["a"])[0]
     assert [e.action for e in refine(hb, ch, threshold=at_the_threshold)[1]] == ["split", "merge"]
@@ -324,3 +339,16 @@ def test_learning_merges_a_family_whose_children_agree_once_each_is_seen_min_obs
     other = learn_handbook(A, name="r", base=HandbookSpec(name="r", profiles={"m9": ModelProfile()}))
     assert [e.action for e in other.provenance.history] == ["merge"]
     assert (other.profiles["m1"].strengths, other.profiles["m9"].strengths) == (["a"], [])
+
+
+async def test_pairs_are_drawn_with_seed_0_and_the_prompt_asks_for_8_of_them():
+    """One model, three solved and three failed tasks: 8 pairs (8 // 1), drawn with the default seed 0 — the
+    same pairs every time, not those of seed 1; propose_taxonomy shows exactly those."""
+    A = _arrays([[1.0], [1.0], [1.0], [0.0], [0.0], [0.0]])
+    pairs = contrastive_pairs(A)
+    assert len(pairs) == 8 and pairs == contrastive_pairs(A, 8, 0) == contrastive_pairs(A)
+    assert pairs != contrastive_pairs(A, 8, 1)
+    gw = _Gateway(True, "{}")
+    await propose_taxonomy(cast(Any, gw), "llm", A)
+    text = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}" for i, (m, ok, bad) in enumerate(pairs))
+    assert gw.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text, max_skills=12)
