@@ -352,3 +352,8 @@ async def test_pairs_are_drawn_with_seed_0_and_the_prompt_asks_for_8_of_them():
     await propose_taxonomy(cast(Any, gw), "llm", A)
     text = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}" for i, (m, ok, bad) in enumerate(pairs))
     assert gw.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text, max_skills=12)
+    seeded = _Gateway(True, "{}")
+    await propose_taxonomy(cast(Any, seeded), "llm", A, seed=1)
+    text1 = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}"
+                        for i, (m, ok, bad) in enumerate(contrastive_pairs(A, 8, 1)))
+    assert seeded.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text1, max_skills=12)  # the seed given
