@@ -883,6 +883,20 @@ EQUIVALENT: list[Equivalent] = [
                  "call on an empty demand, itself no meaningful answer)")
       for a in ('d, src = self._once(context, None, "")', 'd, src = self._once(context, {}, None)',
                 'd, src = self._once(context, {}, "XXXX")')],
+    Equivalent('masbench/routing/router.py', 'score_batch', 'Pq = np.einsum("ns,nms->nm", W, draws)',
+               'Pq = np.einsum("NS,NMS->NM", W, draws)', 'einsum subscripts are any letters: the same contraction'),
+    Equivalent('masbench/routing/router.py', 'score_batch', 'order = np.argsort(C, axis=1, kind="stable")',
+               'order = np.argsort(C, axis=1, kind="STABLE")', "numpy reads the sort kind case-insensitively: the same stable sort"),
+    Equivalent('masbench/routing/router.py', 'score_batch', 'order = np.argsort(C, axis=1, kind="stable")',
+               'order = np.argsort(C, kind="stable")', "C is 2-D (W is made 2-D above): argsort's default axis -1 is axis 1"),
+    *[Equivalent('masbench/routing/router.py', 'score_batch', f'{v} = np.{f}(np.take_along_axis({a}, order, 1), axis=1)',
+                 f'{v} = np.{f}(np.take_along_axis({a}, order, ), axis=1)',
+                 "take_along_axis's axis defaults to -1 (numpy 2.3 on, as installed), the last axis: axis 1 of these "
+                 "2-D arrays (an older numpy has no default and raises)")
+      for v, f, a in (("cheapest", "argmin", "Cf"), ("best_lb", "argmax", "lb"), ("pick", "argmax", "U"))],
+    Equivalent('masbench/routing/router.py', 'score_batch', 'choice = np.take_along_axis(order, pick[:, None], 1)[:, 0]',
+               'choice = np.take_along_axis(order, pick[:, None], )[:, 0]',
+               "take_along_axis's axis defaults to -1 (numpy 2.3 on, as installed): axis 1 of the 2-D order"),
     # --- end routing/router.py ---
     # --- routing/handbook.py ---
     *[Equivalent('masbench/routing/handbook.py', 'save_handbook', 'p.write_text(handbook_yaml(hb, header), encoding="utf-8")', a,
@@ -899,6 +913,16 @@ EQUIVALENT: list[Equivalent] = [
     Equivalent('masbench/routing/learn.py', 'taxonomy_from_tags', 'for i in range(1, len(parts) + 1):',
                'for i in range(1, len(parts) + 2):',
                'the extra prefix parts[:len(parts) + 1] is parts itself: the tag, already added'),
+    Equivalent('masbench/routing/learn.py', 'learn_handbook', 'taxonomy=tax, profiles=profiles, provenance=prov_old)',
+               'taxonomy=tax, profiles=profiles, )',
+               "this spec's provenance is never read: the returned handbook's is rebuilt from prov_old at the end"),
+    Equivalent('masbench/routing/learn.py', 'tag_matrix', 'for k in range(len(parts) - 1, 0, -1):',
+               'for k in range(len(parts) + 1, 0, -1):',
+               'the two extra prefixes parts[:len(parts) + 1] and parts[:len(parts)] are the tag itself, just looked up '
+               'and absent: the loop goes on to the same shorter prefixes'),
+    Equivalent('masbench/routing/learn.py', 'fit_evidence', 'pm = np.broadcast_to(p[m], W.shape) if p is not None else W',
+               'pm = np.broadcast_to(p[m], W.shape) if (p is not None) or True else W',
+               'add() is only ever called with rates (ch.mean.copy() and prev), never None: the else branch is dead'),
     # --- end routing/learn.py ---
     # --- harness/stats/sequential.py ---
     Equivalent('masbench/harness/stats/sequential.py', 'p_paths', 'd = np.clip(np.atleast_2d(np.asarray(diffs, dtype=float)), -1.0, 1.0)',

@@ -23,6 +23,7 @@ from masbench.routing.learn import (
     learn_handbook,
     parse_taxonomy_reply,
     propose_taxonomy,
+    refine,
     tag_matrix,
     tags_from_taxonomy,
     taxonomy_from_tags,
@@ -101,6 +102,9 @@ def test_tag_matrix_keeps_evidence_at_the_finest_known_skill():
     np.testing.assert_allclose(tag_matrix(ch, [["x.y"], ["x.y.q"], ["nope"], [], ["x.y", "z"]]),
                                [[0, 0, 1, 0], [0, 0, 1, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0.5, 0.5]])
     np.testing.assert_allclose(tag_matrix(ch, [["x"]], [{"x.y": 3.0, "z": 1.0}]), [[0, 0, 0.75, 0.25]])
+    # x.q falls back to x (a one-part prefix); x.y.q.r to x.y (the longest known prefix); two unknown tags add up
+    np.testing.assert_allclose(tag_matrix(ch, [["x.q"], ["x.y.q.r"], ["nope", "other", "z"]]),
+                               [[0, 1, 0, 0], [0, 0, 1, 0], [2 / 3, 0, 0, 1 / 3]])
 
 
 def _one_skill() -> CompiledHandbook:
@@ -124,6 +128,16 @@ def test_fit_evidence_adds_outcomes_costs_tokens_and_latency_by_demand():
     bare = _one_skill()
     fit_evidence(bare, W, Y, np.array([[0.002, 0.001]]), mode="whole")
     np.testing.assert_allclose([bare.tok_sum[:, 1], bare.lat_sum[:, 1], bare.wins[:, 1]], [[0, 0], [0, 0], [1, 0]])
+
+
+def test_demand_fit_splits_by_weight_even_when_the_rates_differ():
+    """κ = 0, m1 a: 3/1 (0.75), b: 1/3 (0.25); one task on (½, ½), wrong: demand credit gives each skill half
+    a loss (responsibility would blame b more)."""
+    hb = HandbookSpec(name="d", shrinkage=0.0, taxonomy={"a": SkillSpec(), "b": SkillSpec()},
+                      profiles={"m1": ModelProfile(skills={"a": SkillStats(wins=3, losses=1), "b": SkillStats(wins=1, losses=3)})})
+    ch = compile_handbook(hb)
+    fit_evidence(ch, np.array([[0, 0.5, 0.5]]), np.array([[0.0]]), np.zeros((1, 1)), mode="demand")
+    np.testing.assert_allclose(ch.losses[0], [0, 1.5, 3.5])
 
 
 def test_responsibility_fit_ends_at_its_fixed_point():
@@ -174,10 +188,10 @@ class _Gateway:
 
 
 async def test_the_taxonomy_prompt_shows_each_pair_cut_to_400_characters():
-    A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 10])
+    A = _arrays([[1.0, 1.0], [0.0, 1.0]], questions=["S" * 450, "F" * 450])
     gw = _Gateway(True, '{"skills": [{"id": "s.a", "description": "d"}]}')
     tax, cost, tokens = await propose_taxonomy(cast(Any, gw), "llm", A, n_pairs=4, max_skills=5, max_tokens=99)
-    pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 10
+    pair = "SOLVED: " + "S" * 400 + "\n  FAILED: " + "F" * 400
     prompt = PROPOSE_PROMPT.format(pairs=f"Pair 1 (model m1):\n  {pair}\n\nPair 2 (model m1):\n  {pair}", max_skills=5)
     assert gw.calls == [("llm", [{"role": "user", "content": prompt}],
                          {"temperature": 0.0, "max_tokens": 99, "tags": {"purpose": "routing"}})]
@@ -196,19 +210,52 @@ def test_tags_from_a_taxonomy_by_its_indicators():
 def test_strengths_and_weaknesses_on_active_skills_every_model_has_seen():
     """κ = 0. On a: m 9/1 (0.9), n 8.6/1.4 (0.86), o 5/5 (0.5); strong within 0.05 of the best (≥ 0.85): m, n;
     weak 0.2 below the median 0.86 (≤ 0.66): o. b was seen by m only, c is merged (inactive): neither counts.
-    Among m and n alone the median is 0.88: nobody is weak, and o's profile is left as it was."""
+    On the edges, one observation each is enough: d: m 1/0, n 19/1 (exactly 1 − 0.05), o 1/0: all strong;
+    e: m 1/0, n 1/0, o 4/1 (exactly the median 1 − 0.2): o weak. Among m and n alone, a's median is 0.88:
+    nobody is weak, and o's profile is left as it was."""
     hb = HandbookSpec(name="s", shrinkage=0.0,
-                      taxonomy={"a": SkillSpec(), "b": SkillSpec(), "c": SkillSpec(active=False)},
+                      taxonomy={k: SkillSpec(active=k != "c") for k in "abcde"},
                       profiles={"m": ModelProfile(skills={"a": SkillStats(wins=9, losses=1), "b": SkillStats(wins=3),
-                                                          "c": SkillStats(losses=5)}),
-                                "n": ModelProfile(skills={"a": SkillStats(wins=8.6, losses=1.4), "c": SkillStats(wins=5)}),
-                                "o": ModelProfile(skills={"a": SkillStats(wins=5, losses=5), "c": SkillStats(wins=5)})})
+                                                          "c": SkillStats(losses=5), "d": SkillStats(wins=1),
+                                                          "e": SkillStats(wins=1)}),
+                                "n": ModelProfile(skills={"a": SkillStats(wins=8.6, losses=1.4), "c": SkillStats(wins=5),
+                                                          "d": SkillStats(wins=19, losses=1), "e": SkillStats(wins=1)}),
+                                "o": ModelProfile(skills={"a": SkillStats(wins=5, losses=5), "c": SkillStats(wins=5),
+                                                          "d": SkillStats(wins=1), "e": SkillStats(wins=4, losses=1)})})
     out = annotate(hb, ["m", "n", "o"])
     assert {k: (p.strengths, p.weaknesses) for k, p in out.profiles.items()} == {
-        "m": (["a"], []), "n": (["a"], []), "o": ([], ["a"])}
+        "m": (["a", "d", "e"], []), "n": (["a", "d", "e"], []), "o": (["d"], ["a", "e"])}
     two = annotate(hb, ["m", "n"])
     assert {k: (p.strengths, p.weaknesses) for k, p in two.profiles.items()} == {
-        "m": (["a"], []), "n": (["a"], []), "o": ([], [])}
+        "m": (["a", "d", "e"], []), "n": (["a", "d", "e"], []), "o": ([], [])}
+
+
+def _families(active: dict[str, bool]) -> HandbookSpec:
+    """κ = 0, two families, every child seen 3 times by each model. m: a.x 2/1 (2/3), a.y 0/3 (0): spread
+    std(2/3, 0) = 1/3; everything else 3/0: spread 0. So a diverges by 1/3 (0.3333 to 4 places), b by 0."""
+    three = SkillStats(wins=3)
+    return HandbookSpec(
+        name="fam", shrinkage=0.0,
+        taxonomy={k: SkillSpec(active=active.get(k, True)) for k in ("a", "a.x", "a.y", "b", "b.x", "b.y")},
+        profiles={"m": ModelProfile(skills={"a.x": SkillStats(wins=2, losses=1), "a.y": SkillStats(losses=3),
+                                            "b.x": three, "b.y": three}),
+                  "n": ModelProfile(skills={k: three for k in ("a.x", "a.y", "b.x", "b.y")})})
+
+
+def test_refine_splits_the_diverging_family_and_merges_the_other():
+    hb = _families({"a.x": False, "a.y": False, "b.y": False})
+    new, events = refine(hb, compile_handbook(hb))  # the handbook's threshold, 0.15; min_obs 3
+    assert [(e.action, e.skill, e.children, e.divergence, isinstance(e.at, str)) for e in events] == [
+        ("split", "a", ["a.x", "a.y"], 0.3333, True), ("merge", "b", ["b.x", "b.y"], 0.0, True)]
+    assert {k: v.active for k, v in new.taxonomy.items()} == {
+        "a": True, "a.x": True, "a.y": True, "b": True, "b.x": False, "b.y": False}
+    assert refine(new, compile_handbook(new), threshold=0.2) == (new, [])  # nothing left to change
+    merged = refine(new, compile_handbook(new), threshold=0.5)[1]  # above a's 1/3: merged back
+    assert [(e.action, e.skill, e.divergence) for e in merged] == [("merge", "a", 0.3333)]
+    ch = compile_handbook(hb)
+    at_the_threshold = divergence(ch, ch.index["a"])[0]
+    assert [e.action for e in refine(hb, ch, threshold=at_the_threshold)[1]] == ["split", "merge"]
+    assert refine(hb, ch, min_obs=4.0) == (hb, [])  # 3 observations are too few at 4
 
 
 def test_a_learned_handbook_records_its_learning():
@@ -230,8 +277,9 @@ def test_a_learned_handbook_records_its_learning():
     base = hb.model_copy(update={
         "cost_unit": "relative", "shrinkage": 2.0, "split_threshold": 0.3, "description": "old",
         "provenance": p.model_copy(update={"created": "then", "taxonomy_source": "manual"}),
-        "profiles": {**hb.profiles, "m9": ModelProfile()}})
-    again = learn_handbook(A, name="L2", base=base, models={"m2": ModelSpec(id="sim/m2")}, credit_mode="demand",
+        "profiles": {"m0": ModelProfile(), **hb.profiles, "m9": ModelProfile()}})  # m0, m9: not in the matrix
+    again = learn_handbook(A, name="L2", base=base, models={"m1": ModelSpec(id="sim/other"), "m2": ModelSpec(id="sim/m2")},
+                           credit_mode="demand",
                            taxonomy={"s.a": SkillSpec(description="mine")}, do_refine=False)
     q = again.provenance
     assert (q.tasks, q.observations, q.learning_tokens, q.learning_calls, q.credit, q.created, q.taxonomy_source) == (
@@ -239,6 +287,10 @@ def test_a_learned_handbook_records_its_learning():
     assert q.learning_cost_usd == pytest.approx(0.7)
     assert (again.cost_unit, again.shrinkage, again.split_threshold, again.description) == ("relative", 2.0, 0.3, "old")
     assert again.taxonomy["s.a"].description == "mine" and "m9" in again.profiles
+    assert again.profiles["m0"].skills == {} and again.profiles["m9"].skills == {}  # nobody else's outcomes
+    a1 = hb.profiles["m1"].skills["s.a"]
+    assert (a1.cost_usd, a1.tokens, a1.calls) == (pytest.approx(0.01), pytest.approx(10), 1)  # t0: $0.01, 10 tokens
+    # a model block fills a profile without one, never replaces one
     assert again.profiles["m2"].model == ModelSpec(id="sim/m2") and again.profiles["m1"].model == ModelSpec(id="sim/m1")
     # demand credit on top of the first fit: m1 won s.a once more (1 + 1), m2 won s.b once more
     assert again.profiles["m1"].skills["s.a"].wins == pytest.approx(hb.profiles["m1"].skills["s.a"].wins + 1)
@@ -246,6 +298,19 @@ def test_a_learned_handbook_records_its_learning():
                        target="design", do_refine=False)
     assert (d.description, d.cost_unit, d.shrinkage, d.split_threshold) == ("new", "ktokens", 1.0, 0.2)
     assert {k: v.target for k, v in d.profiles.items()} == {"m1": "design", "m2": "design"}
+    llm = learn_handbook(A, name="l", provenance={"taxonomy_source": "llm"}, do_refine=False).provenance
+    assert llm.taxonomy_source == "llm"  # only the default "manual" becomes "metadata"
+
+
+def test_the_credit_mode_reaches_the_fit():
+    """m1 right on t0 (s.a), wrong on t1 (s.a and s.b). Demand credit: t1's loss is halved, 0.5 to each skill.
+    Responsibility: s.a's rate is higher after t0, so it takes less of the blame than s.b."""
+    A = _arrays([[1.0], [0.0]], tags=[["s.a"], ["s.a", "s.b"]])
+    by_demand = learn_handbook(A, name="c", credit_mode="demand", do_refine=False).profiles["m1"].skills
+    assert (by_demand["s.a"].losses, by_demand["s.b"].losses) == (0.5, 0.5)
+    by_resp = learn_handbook(A, name="c", do_refine=False).profiles["m1"].skills
+    assert by_resp["s.a"].losses < 0.5 < by_resp["s.b"].losses
+    assert by_resp["s.a"].losses + by_resp["s.b"].losses == pytest.approx(1)
 
 
 def test_learned_indicators_fill_a_base_skill_without_any():
@@ -258,3 +323,37 @@ def test_learned_indicators_fill_a_base_skill_without_any():
     assert hb.taxonomy["s.add"].indicators == learn_indicators(qs, tags)["s.add"]
     assert hb.taxonomy["s.add"].description == "kept"
     assert [i if isinstance(i, str) else i.pattern for i in hb.taxonomy["s.mul"].indicators] == ["mine"]
+    assert learn_handbook(A, name="b", indicators=False, do_refine=False).taxonomy["s.add"].indicators == []
+
+
+def test_learning_merges_a_family_whose_children_agree_once_each_is_seen_min_obs_times():
+    """a.x and a.y, three tasks each, every model right on all: the children's rates agree (spread 0 < 0.15),
+    so the family is merged, with min_obs 3 (each child seen 3 times by each model); at min_obs 4 it is not
+    looked at."""
+    A = _arrays([[1, 1]] * 6, tags=[["a.x"]] * 3 + [["a.y"]] * 3)
+    hb = learn_handbook(A, name="r")
+    assert [(e.action, e.skill, e.children) for e in hb.provenance.history] == [("merge", "a", ["a.x", "a.y"])]
+    assert (hb.taxonomy["a.x"].active, hb.taxonomy["a.y"].active) == (False, False)
+    assert learn_handbook(A, name="r", min_obs=4.0).provenance.history == []
+    # a model of the base that is not in the matrix is neither refined nor annotated over (it has no evidence)
+    other = learn_handbook(A, name="r", base=HandbookSpec(name="r", profiles={"m9": ModelProfile()}))
+    assert [e.action for e in other.provenance.history] == ["merge"]
+    assert (other.profiles["m1"].strengths, other.profiles["m9"].strengths) == (["a"], [])
+
+
+async def test_pairs_are_drawn_with_seed_0_and_the_prompt_asks_for_8_of_them():
+    """One model, three solved and three failed tasks: 8 pairs (8 // 1), drawn with the default seed 0 — the
+    same pairs every time, not those of seed 1; propose_taxonomy shows exactly those."""
+    A = _arrays([[1.0], [1.0], [1.0], [0.0], [0.0], [0.0]])
+    pairs = contrastive_pairs(A)
+    assert len(pairs) == 8 and pairs == contrastive_pairs(A, 8, 0) == contrastive_pairs(A)
+    assert pairs != contrastive_pairs(A, 8, 1)
+    gw = _Gateway(True, "{}")
+    await propose_taxonomy(cast(Any, gw), "llm", A)
+    text = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}" for i, (m, ok, bad) in enumerate(pairs))
+    assert gw.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text, max_skills=12)
+    seeded = _Gateway(True, "{}")
+    await propose_taxonomy(cast(Any, seeded), "llm", A, seed=1)
+    text1 = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}"
+                        for i, (m, ok, bad) in enumerate(contrastive_pairs(A, 8, 1)))
+    assert seeded.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text1, max_skills=12)  # the seed given

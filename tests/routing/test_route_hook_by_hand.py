@@ -296,3 +296,11 @@ def test_a_router_without_settings_has_a_bare_routes_defaults():
     r = SkillRouter(_hb())
     assert (r.lambda_, r.strategy, r.tau) == (bare.lambda_, bare.strategy, bare.tau) == (1.0, "greedy", 0.7)
     assert (r.ucb_c, r.z, r.credit_mode, r.use_task_skills, r.demand_once) == (1.0, 1.645, "responsibility", True, False)
+
+
+async def test_a_task_without_an_id_is_routed_and_logged_without_one():
+    rows = []
+    r = SkillRouter(_hb(), lambda_=0.0, sink=rows.append)
+    bare = SimpleNamespace(skills=["b"])
+    assert r.choose(None, "no cue", bare) == "n" and await r.achoose(None, "no cue", bare) == "n"
+    assert [x.task_id for x in rows] == [None, None] and r.pending == {}

@@ -122,7 +122,8 @@ def test_credit_by_hand():
     win, loss = credit(w, p, 1.0, "demand")
     np.testing.assert_allclose(win, w)
     win, loss = credit(np.array([[0.0, 1.0]]), p, 0.0, "whole")
-    np.testing.assert_allclose(loss, [[0, 1]]) and np.testing.assert_allclose(win, [[0, 0]])
+    np.testing.assert_allclose(loss, [[0, 1]])
+    np.testing.assert_allclose(win, [[0, 0]])  # (two statements: `a and b` of two None-returning checks skips b)
 
 
 def test_a_decision_without_its_vector_learns_from_its_demand():
@@ -246,6 +247,8 @@ def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
     np.testing.assert_allclose(z0.utility, [[0.0, -2.0], [0.25 - 1, -2.0]])
     assert list(score_batch(ch, np.array([W_A]), 0.0, "floor", tau=0.3, allowed=np.array([False, True])).choice) == [1]
     assert list(score_batch(ch, np.array([W_A]), 0.0, "floor").choice) == [0]  # τ = 0.7: none; m's bound is higher
+    # a bound exactly at τ qualifies: z = 0, {b}: m's ¼ (Beta(1, 3)) at τ = ¼, and m is the cheaper
+    assert list(score_batch(ch, np.array([W_B]), 0.0, "floor", tau=0.25, z=0.0).choice) == [0]
     r = SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.45, z=0.0)
     d = r.decide({"a": 1.0, "b": 1.0})
     assert d.chosen == "m"
@@ -253,6 +256,7 @@ def test_floor_takes_the_cheapest_model_whose_lower_bound_reaches_tau():
     assert d.candidates == [
         {"model": "m", "utility": 0.0, "p_mean": 0.458333, "p_lo": 0.458333, "cost": 0.001, "tokens": 200.4},
         {"model": "n", "utility": -2.0, "p_mean": 0.5, "p_lo": 0.5, "cost": 0.003, "tokens": 0.0}]
+    assert d.w is not None
     np.testing.assert_allclose(d.w, [0, 0.5, 0.5])
     assert d.model_index == 0
     assert SkillRouter(_priced(), lambda_=0.0, strategy="floor", tau=0.3).decide({"b": 1.0}).chosen == "n"
@@ -277,3 +281,32 @@ def test_thompson_picks_each_model_as_often_as_it_is_the_best():
     five = seq(seed=5)
     assert five == seq(seed=5) and set(five) == {"m", "n"}
     assert seq() == seq(seed=0) != five  # the default seed is 0
+
+
+def test_floor_defaults_tau_0_7_and_z_1_645():
+    """κ = 2. cheap ($0.001): a 17/3, root Beta(18, 4) (9/11), a Beta(2·9/11 + 17, 2·2/11 + 3) = Beta(18.636, 3.364),
+    mean 0.8471, sd 0.0750; dear ($0.003): a 19/0, root Beta(20, 1), a Beta(20.905, 0.0952), mean 0.9955, sd 0.0143.
+    Bounds at z = 1.645: 0.7236 and 0.9720, both ≥ 0.7: the cheaper is taken. At z = 2.645 cheap's bound is 0.6486
+    (only dear qualifies); at τ = 1.7 neither does (the higher bound, dear)."""
+    from masbench.routing import score_batch
+
+    hb = HandbookSpec(name="floor", shrinkage=2.0, taxonomy={"a": SkillSpec(description="a")},
+                      profiles={"cheap": ModelProfile(cost_usd=0.001, skills={"a": SkillStats(wins=17, losses=3)}),
+                                "dear": ModelProfile(cost_usd=0.003, skills={"a": SkillStats(wins=19)})})
+    ch = compile_handbook(hb)
+    s = score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor")
+    np.testing.assert_allclose(s.p_mean[0], [(18 / 11 + 17) / 22, (40 / 21 + 19) / 21])
+    assert list(s.choice) == [0]
+    assert list(score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor", z=2.645).choice) == [1]
+    assert list(score_batch(ch, np.array([[0.0, 1.0]]), 0.0, "floor", tau=1.7).choice) == [1]
+
+
+def test_equal_models_at_equal_cost_go_to_the_first_in_the_handbook():
+    """17 models without evidence (all Beta(1, 1)), priced $0.001 or free: at λ = 0 every utility is ½, so the
+    tie goes to the cheaper models and among those to the first, m02 (the sort by cost must be stable)."""
+    from masbench.routing import score_batch
+
+    pattern = [1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1]
+    hb = HandbookSpec(name="ties", taxonomy={"a": SkillSpec(description="a")},
+                      profiles={f"m{i:02d}": ModelProfile(cost_usd=0.001 * c) for i, c in enumerate(pattern)})
+    assert list(score_batch(compile_handbook(hb), np.array([[0.0, 1.0]]), 0.0).choice) == [2]
