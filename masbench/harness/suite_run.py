@@ -27,7 +27,7 @@ from ..store.db import DRIVER_MEMORY_LIMIT
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
-from .memory import detached, settle, trim
+from .memory import settle
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
@@ -116,11 +116,6 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 prep.tasks = prepare(opts).tasks
         else:
             groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
-        if prep.tasks and seq is None and getattr(engine, "workers_prepare", lambda _: False)(todo):
-            # the workers prepare their own: the driver keeps no task's text, gold or metadata
-            todo, groups = detached(todo, prep.tasks)
-            prep.tasks = []
-            trim()
         try:
             if seq is None:
                 await engine.run(todo)
