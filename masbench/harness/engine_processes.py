@@ -29,6 +29,7 @@ from .engine_parts import ShardTotals, end_shards, merge_parts, parts_dir, shard
 
 if TYPE_CHECKING:
     from .engine import EngineContext
+    from .prepare import RunOptions
 
 
 class ProcessEngine:
@@ -50,6 +51,12 @@ class ProcessEngine:
             self._server = LimiterServer(limiter, str(Path(self._sock_dir.name) / "limiter.sock"))
             await self._server.start()
         return self._server.path
+
+    @staticmethod
+    def shards(opts: RunOptions) -> bool:
+        """Whether a run's driver hands its cells to workers that prepare the suite themselves (so it
+        lists the cells without holding the tasks): more than one worker."""
+        return opts.workers > 1
 
     def workers_prepare(self, cells: list[Cell]) -> bool:
         """Whether these cells run in workers that prepare the suite themselves (so the driver

@@ -231,6 +231,11 @@ class RayEngine:
         n = self.ctx.opts.workers
         return n if n > 1 else max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
+    @staticmethod
+    def shards(opts: RunOptions) -> bool:
+        """Every cell runs in a Ray worker, which prepares the suite itself."""
+        return True
+
     def workers_prepare(self, cells: list[Cell]) -> bool:
         """Every cell runs in a Ray worker, which prepares the suite itself."""
         return True

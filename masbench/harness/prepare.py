@@ -4,11 +4,13 @@ to a runnable), models, configuration identity and cells; and the run configurat
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from ..bench import SourceRead, load_suite
+from ..bench import MODEL_SCORERS, SourceRead, load_suite
 from ..bench.scoring.judge import rule_scorer
 from ..bench.types import TaskInstance
 from ..design.runnable import Runnable, resolve_runnable
@@ -20,7 +22,7 @@ from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
 from .model_flags import flag_texts, resolve_overrides
-from .scoring import JudgeConfigError, check_judged
+from .scoring import JudgeConfigError, judge_for
 from .sequence import SequencePlan, SequentialError, plan_sequence
 
 
@@ -119,12 +121,20 @@ class Prepared:
     """The judge scorer's agent (``suite.judge.agent``), when some task is judged."""
     runnables: dict[str, Runnable] = field(default_factory=dict)
     """What each design entry's name runs (:func:`~masbench.design.runnable.resolve_runnable`)."""
+    index: TaskIndex | None = None
+    """A sharding driver's tasks (``prepare(..., tasks=False)``): their ids and groups only, and
+    ``tasks`` empty; None: ``tasks`` holds them all."""
+
+    @property
+    def task_ids(self) -> list[str]:
+        """The run's task ids, in source order."""
+        return self.index.ids if self.index is not None else [t.id for t in self.tasks]
 
     def cells(self, task_ids: "list[str] | tuple[str, ...] | None" = None,
               designs: "list[str] | set[str] | None" = None, pool: bool = True) -> list[Cell]:
         """The run's cells (default: every task and design, and the pool); ``task_ids``: only
         these tasks; ``designs``: only these labels; ``pool``: with the pool's cells."""
-        ids = [t.id for t in self.tasks] if task_ids is None else list(task_ids)
+        ids = self.task_ids if task_ids is None else list(task_ids)
         entries = [d for d in self.designs if designs is None or d.label in designs]
         out = []
         for seed in self.suite.seeds:
@@ -135,21 +145,64 @@ class Prepared:
         return out
 
 
-def prepare(opts: RunOptions) -> Prepared:
-    """Load and check everything before any call is made."""
+@dataclass
+class TaskIndex:
+    """What listing a run's cells and drawing its curve read of the suite's tasks (≈ 140 bytes a
+    task, against ≈ 6 KB a ``masbench.depth`` task): ids in source order, each one's group."""
+
+    suite: SuiteSpec
+    """The suite with the command line's judge (:func:`judge_setup`)."""
+    ids: list[str]
+    groups: dict[str, tuple[str, int | None]]
+    """task id → (axis, axis value) for tasks with an axis, else (source, None)."""
+    reads: list[SourceRead]
+    judged: list[str]
+    """The ids of the tasks a model scores (a judge)."""
+
+
+def task_index(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskIndex:
+    """Load the suite's tasks and keep their :class:`TaskIndex` (the tasks are dropped on return)."""
+    loaded = load_suite(suite, base, opts.limit)
+    suite, tasks = judge_setup(suite, loaded.tasks, opts)
+    return TaskIndex(suite, [t.id for t in tasks], {t.id: (t.axis or t.source, t.axis_value) for t in tasks},
+                     loaded.reads, [t.id for t in tasks if t.scorer in MODEL_SCORERS])
+
+
+def task_index_apart(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskIndex:
+    """:func:`task_index` worked out in a child process, so this one never holds the suite's tasks
+    (its heap would keep their high-water mark). Where the child fails (an error in the suite, a
+    generator registered only in this process, something that does not pickle) it is worked out
+    here instead, which raises the error itself or gives the same index."""
+    try:
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as ex:
+            return ex.submit(task_index, suite, base, opts).result()
+    except Exception:  # noqa: BLE001 - the in-process pass below raises the real error, if any
+        return task_index(suite, base, opts)
+
+
+def prepare(opts: RunOptions, tasks: bool = True) -> Prepared:
+    """Load and check everything before any call is made. ``tasks=False`` (a sharding driver,
+    whose workers prepare their own): keep only the tasks' :class:`TaskIndex`, loaded in a child
+    process, with ``Prepared.tasks`` empty."""
     if not opts.until_decided and (opts.max_tasks is not None or opts.batch is not None):
         raise SequentialError("--max-tasks and --batch set a sequential run: give them with --until-decided")
     library = Library(roots=list(opts.lib))
     loaded = library.get("suite", opts.suite)
     suite = loaded.typed(SuiteSpec)
     base = loaded.path.parent
-    loaded_tasks = load_suite(suite, base, opts.limit)
-    tasks = loaded_tasks.tasks
-    suite, tasks = judge_setup(suite, tasks, opts)
-    if not tasks:
+    index = None
+    if tasks:
+        loaded_tasks = load_suite(suite, base, opts.limit)
+        reads = loaded_tasks.reads
+        suite, all_tasks = judge_setup(suite, loaded_tasks.tasks, opts)
+        ids = [t.id for t in all_tasks]  # unique: load_suite refuses a repeated id, naming its sources
+        judged = [t.id for t in all_tasks if t.scorer in MODEL_SCORERS]
+    else:
+        index = task_index_apart(suite, base, opts)
+        suite, ids, judged, reads, all_tasks = index.suite, index.ids, index.judged, index.reads, []
+    if not ids:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
-    ids = [t.id for t in tasks]  # unique: load_suite refuses a repeated id, naming its sources
-    agent = check_judged(tasks, suite.judge, library, suite.name)
+    agent = judge_for(judged, suite.judge, library, suite.name)
     designs = design_entries(suite)
     # what each entry runs (a design, a program, a per-task designer), once; raises if nothing
     runnables = {d.name: resolve_runnable(d.name, library) for d in designs}
@@ -172,11 +225,11 @@ def prepare(opts: RunOptions) -> Prepared:
     sequence = None
     if opts.until_decided:
         sequence = plan_sequence(suite, ids, [d.name for d in designs], opts.max_tasks, opts.batch)
-    return Prepared(suite, loaded.path, library, tasks, designs, models,
+    return Prepared(suite, loaded.path, library, all_tasks, designs, models,
                     config_hash(suite, overrides_json(overrides), opts.limit, base,
                                 sequence.identity() if sequence else None),
-                    store_path, simulated, pool, opts.transcripts or suite.transcripts, sequence, overrides, loaded_tasks.reads,
-                    agent, runnables)
+                    store_path, simulated, pool, opts.transcripts or suite.transcripts, sequence, overrides, reads,
+                    agent, runnables, index)
 
 
 JUDGE_CHECK_SUFFIX = ".judge-check"
@@ -219,4 +272,4 @@ def pool_design(agent: str, temperature: float | None = None, kind: str | None =
     return DesignSpec(name=POOL_DESIGN, kind="baseline", output="sample", nodes={"sample": node})
 
 
-__all__ = ["JUDGE_CHECK_SUFFIX", "POOL_DESIGN", "Prepared", "RunOptions", "SequencePlan", "SequentialError", "judge_setup", "pool_design", "prepare"]
+__all__ = ["JUDGE_CHECK_SUFFIX", "POOL_DESIGN", "Prepared", "RunOptions", "SequencePlan", "SequentialError", "TaskIndex", "judge_setup", "pool_design", "prepare", "task_index"]

@@ -87,7 +87,7 @@ class RunDisplay:
         self._state = state
         sim = " [SIMULATED models]" if prep.simulated else ""
         self._label = prep.suite.name
-        self._line(f"run [bold]{run_id}[/] · suite {prep.suite.name}{sim} · {len(prep.tasks)} tasks × "
+        self._line(f"run [bold]{run_id}[/] · suite {prep.suite.name}{sim} · {len(prep.task_ids)} tasks × "
                    f"{len(prep.designs)} designs × {len(prep.suite.seeds)} seed(s)"
                    + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
                    + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""), markup=True)

@@ -55,7 +55,11 @@ def judge_agent(spec: JudgeSpec, library: Library) -> AgentSpec:
 def check_judged(tasks: list[TaskInstance], spec: JudgeSpec | None, library: Library, suite: str) -> AgentSpec | None:
     """The judge agent when some task needs a model scorer (None when none does); raises
     :class:`JudgeConfigError` when one does and the suite has no usable ``judge:``."""
-    judged = [t.id for t in tasks if t.scorer in MODEL_SCORERS]
+    return judge_for([t.id for t in tasks if t.scorer in MODEL_SCORERS], spec, library, suite)
+
+
+def judge_for(judged: list[str], spec: JudgeSpec | None, library: Library, suite: str) -> AgentSpec | None:
+    """:func:`check_judged` given the ids of the tasks a model scores."""
     if not judged:
         return None
     if spec is None:
@@ -105,4 +109,4 @@ class CellScoring:
                       {"judge": {"agent": judged.judge, "samples": judged.samples, "replies": judged.texts}})
 
 
-__all__ = ["CellScoring", "JudgeConfigError", "Scored", "check_judged", "judge_agent"]
+__all__ = ["CellScoring", "JudgeConfigError", "Scored", "check_judged", "judge_agent", "judge_for"]

@@ -27,7 +27,7 @@ from ..store.db import DRIVER_MEMORY_LIMIT
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
-from .memory import detached, settle, trim
+from .memory import settle
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
@@ -65,7 +65,9 @@ class RunSummary:
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
     engine_cls = engine_class(opts)  # an unknown --engine, or ray without its extra: stop before the store is touched
-    prep = prepare(opts)
+    # a sharding driver lists its cells from the tasks' ids and groups, the tasks loaded in a child
+    sharding = not opts.until_decided and getattr(engine_cls, "shards", lambda _: False)(opts)
+    prep = prepare(opts, tasks=not sharding)
     shown = getattr(display, "sources", None)
     if shown:  # rows read per source, and a warning where a cap cut a split (never a silent 10)
         shown(read_lines(prep.reads))
@@ -108,12 +110,12 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                             run_span)
         ctx.board = LiveBoard(Path(store_path), run_id, engine_name(opts), opts.workers)
         engine = engine_cls(ctx)
-        groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
-        if seq is None and getattr(engine, "workers_prepare", lambda _: False)(todo):
-            # the workers prepare their own: the driver keeps no task's text, gold or metadata
-            todo, groups = detached(todo, prep.tasks)
-            prep.tasks = []
-            trim()
+        if prep.index is not None:  # a sharding driver: no task here, only their ids and groups
+            groups = prep.index.groups
+            if not getattr(engine, "workers_prepare", lambda _: False)(todo):  # one cell: it runs here
+                prep.tasks = prepare(opts).tasks
+        else:
+            groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
         try:
             if seq is None:
                 await engine.run(todo)

@@ -22,7 +22,7 @@ def test_plain_progress_line_keeps_the_suite_label() -> None:
     out = io.StringIO()
     display = RunDisplay(Console(file=out, force_terminal=False, width=200), interval_s=0.0)
     suite = SimpleNamespace(name="quickstart", seeds=[0], cot_sc=SimpleNamespace(enabled=False))
-    prep = SimpleNamespace(simulated=True, suite=suite, tasks=[1, 2], designs=[1])
+    prep = SimpleNamespace(simulated=True, suite=suite, task_ids=["a", "b"], designs=[1])
     state = SimpleNamespace(total=2, done=0, skipped=0, failed=0)
     display.start(prep, "run-1", state)
     display.attach({"calls": 3, "prompt_tokens": 10, "completion_tokens": 5})
@@ -38,7 +38,7 @@ def _plain(width: int, clock) -> tuple[RunDisplay, io.StringIO, SimpleNamespace]
     out = io.StringIO()
     display = RunDisplay(Console(file=out, force_terminal=False, width=width), clock=clock)
     suite = SimpleNamespace(name="a-suite-with-a-rather-long-name", seeds=[0], cot_sc=SimpleNamespace(enabled=True, k_max=8))
-    prep = SimpleNamespace(simulated=True, suite=suite, tasks=list(range(40)), designs=[1, 2, 3])
+    prep = SimpleNamespace(simulated=True, suite=suite, task_ids=[str(i) for i in range(40)], designs=[1, 2, 3])
     state = SimpleNamespace(total=10, done=0, skipped=0, failed=0)
     display.start(prep, "run-with-an-id-of-some-length-20260101", state)
     display.attach({"calls": 123456, "prompt_tokens": 9_876_543, "completion_tokens": 1_234_567, "cost_usd": 12.5,
