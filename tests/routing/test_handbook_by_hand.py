@@ -365,3 +365,12 @@ def test_to_spec_keeps_a_latency_it_has_no_new_data_for_and_writes_a_pooled_one_
     assert back["m"].latency_s == pytest.approx(0.2)
     assert back["n"].latency_s is None
     assert back["o"].skills["x.y"].latency_s == 2.0 and back["o"].calls == 3
+
+
+def test_a_cost_over_no_calls_is_no_evidence_even_when_infinite():
+    """x.y 4 calls at $0.002; z an unbounded cost over 0 calls (∞·0 would be nan): z is skipped, so the root
+    and z (falling back to it) cost $0.002."""
+    hb = HandbookSpec(name="i", taxonomy={"x": SkillSpec(), "x.y": SkillSpec(), "z": SkillSpec()},
+                      profiles={"m": ModelProfile(skills={"x.y": SkillStats(cost_usd=0.002, calls=4),
+                                                          "z": SkillStats(cost_usd=float("inf"), calls=0)})})
+    np.testing.assert_allclose(compile_handbook(hb).cost[0], [0.002] * 4)
