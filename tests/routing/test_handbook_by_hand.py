@@ -176,10 +176,10 @@ def _small() -> HandbookSpec:
 
 
 def test_a_yaml_path_is_read_afresh_by_its_own_library_and_needs_no_skills_folder(tmp_path):
-    """A .yaml/.yml path goes to a fresh library (no cwd root) with the kind given: it loads outside a skills/
-    folder (no kind to detect from the folder), and a second load after the file changed sees the change (the
-    process-wide library would have cached the first)."""
-    for name in ("hb.yaml", "hb.yml"):
+    """A .yaml/.yml path goes to a fresh library (no cwd root) with the kind given: it loads even from an agents/
+    folder (where the kind guessed from the folder would be an agent), and a second load after the file changed
+    sees the change (the process-wide library would have cached the first)."""
+    for name in ("hb.yaml", "hb.yml", "agents/hb.yaml"):
         p = save_handbook(_small(), tmp_path / name)
         assert load_handbook(p).description == "v1"
         save_handbook(_small().model_copy(update={"description": "v2"}), p)
@@ -283,10 +283,15 @@ def test_prices_missing_on_one_side_count_zero_and_no_model_costs_nothing():
 
 # ----- refresh: posteriors with κ = 0, the tiny-weight thresholds ---------------------------------------------
 def test_the_root_pools_every_skill_not_only_the_first():
-    """q: x.y 1 win, z 1 loss: the root is Beta(1 + 1, 1 + 1) (z's loss counts, though z is not index 1)."""
+    """q: x.y 1 win, z 1 loss: the root is Beta(1 + 1, 1 + 1) (z's loss counts, though z is not index 1).
+    m: x.y 1 win, z 2 wins: the root's alpha is 1 + 3 (x, index 1, pools only the one)."""
     ch = compile_handbook(_hb())
     q = ch.models.index("q")
     assert (ch.alpha[q, 0], ch.beta[q, 0]) == (2, 2)
+    hb = HandbookSpec(name="r", taxonomy={"x": SkillSpec(), "x.y": SkillSpec(), "z": SkillSpec()},
+                      profiles={"m": ModelProfile(skills={"x.y": SkillStats(wins=1), "z": SkillStats(wins=2)})})
+    m = compile_handbook(hb)
+    assert (m.alpha[0, 0], m.beta[0, 0]) == (4, 1)
 
 
 def test_without_shrinkage_an_unseen_skill_takes_its_parents_posterior():
