@@ -904,6 +904,84 @@ EQUIVALENT: list[Equivalent] = [
                  'UTF-8 locale; mutants do not reach a child process with another one): the same bytes')
       for a in ('p.write_text(handbook_yaml(hb, header), encoding="UTF-8")',
                 'p.write_text(handbook_yaml(hb, header), encoding=None)', 'p.write_text(handbook_yaml(hb, header), )')],
+    *[Equivalent('masbench/routing/handbook.py', 'load_handbook', 'library = Library(include_cwd=False)', a,
+                 'this branch loads one file by its path (load_path): the roots are only read by a lookup by name, and '
+                 "the handbook check (check_handbook) ignores the library; adding the cwd root changes nothing loaded")
+      for a in ('library = Library(include_cwd=None)', 'library = Library(include_cwd=True)')],
+    *[Equivalent('masbench/routing/handbook.py', 'handbook_yaml',
+                 'data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, mode="json"))', a,
+                 "no field of HandbookSpec or of the specs inside it (ModelProfile, ModelSpec, SimProfile, ...) "
+                 "declares an alias: the keys are the same either way")
+      for a in ('data = _round(hb.model_dump(by_alias=None, exclude_defaults=True, mode="json"))',
+                'data = _round(hb.model_dump(exclude_defaults=True, mode="json"))',
+                'data = _round(hb.model_dump(by_alias=False, exclude_defaults=True, mode="json"))')],
+    *[Equivalent('masbench/routing/handbook.py', 'handbook_yaml',
+                 'data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, mode="json"))', a,
+                 "pydantic reads any mode but 'json' as python mode, and a handbook holds only str, int, float "
+                 "(inf included: both modes keep it), bool, None, Literal strings, lists, dicts and nested specs "
+                 "(no tuple, set, date, enum, Path or bytes, which the two modes would dump apart)")
+      for a in ('data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, mode=None))',
+                'data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, ))',
+                'data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, mode="XXjsonXX"))',
+                'data = _round(hb.model_dump(by_alias=True, exclude_defaults=True, mode="JSON"))')],
+    *[Equivalent('masbench/routing/handbook.py', 'handbook_yaml',
+                 'data = {"name": hb.name, **{k: v for k, v in data.items() if k != "name"}}', a,
+                 "the dump's own 'name' is hb.name (a str, unrounded): re-adding it sets the same value, and a dict "
+                 "keeps a key where it was first inserted, so the name stays first")
+      for a in ('data = {"name": hb.name, **{k: v for k, v in data.items() if k != "XXnameXX"}}',
+                'data = {"name": hb.name, **{k: v for k, v in data.items() if k != "NAME"}}')],
+    Equivalent('masbench/routing/handbook.py', 'handbook_yaml',
+               'text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)',
+               'text = yaml.safe_dump(data, sort_keys=None, allow_unicode=True, width=110, default_flow_style=None)',
+               "PyYAML's representer only tests `if self.sort_keys:`: None is as false as False"),
+    *[Equivalent('masbench/routing/handbook.py', 'refresh', 'for d in range(1, int(self.depth.max()) + 1):',
+                 'for d in range(1, int(self.depth.max()) + 2):',
+                 'the extra level, one below the deepest, holds no skill: its index array is empty and the pass '
+                 'assigns nothing')],
+    *[Equivalent('masbench/routing/handbook.py', 'cost_scale',
+                 'top = float(self.cost[:, 0].max()) if self.cost.size else 0.0', a,
+                 'dead branch: cost is (models, skills) with at least one model (compile_handbook refuses none) and '
+                 'the root skill, so it is never empty')
+      for a in ('top = float(self.cost[:, 0].max()) if (self.cost.size) or True else 0.0',
+                'top = float(self.cost[:, 0].max()) if self.cost.size else 1.0')],
+    Equivalent('masbench/routing/handbook.py', 'demand_vector', 'if w <= 0:', 'if w < 0:',
+               'a weight of exactly 0 then goes on to add 0 to some entry: v and its sum are unchanged'),
+    Equivalent('masbench/routing/handbook.py', 'demand_vector', 'for j in range(len(parts) - 1, 0, -1):',
+               'for j in range(len(parts) + 1, 0, -1):',
+               'the two extra prefixes parts[:len(parts) + 1] and parts[:len(parts)] are the skill itself, just '
+               'looked up and absent: the loop goes on to the same shorter prefixes'),
+    Equivalent('masbench/routing/handbook.py', 'to_spec',
+               'latency_s=(float(self.lat_sum[mi, si] / n) if n > 0 and self.lat_sum[mi, si] > 0 else',
+               'latency_s=(float(self.lat_sum[mi, si] / n) if n >= 0 and self.lat_sum[mi, si] > 0 else',
+               'lat_sum > 0 implies n > 0: every writer (compile_handbook, learn\'s EM sums) adds latency·w to lat_sum '
+               'only with w to cost_n, and the router adds no latency'),
+    *[Equivalent('masbench/routing/handbook.py', 'to_spec',
+                 '"cost_usd": float(self.cost[mi, 0]) if cn > 0 or old.cost_usd is None else old.cost_usd,', a,
+                 'with no pooled calls (cn = 0) the root cost is price_cost, which compile_handbook set to '
+                 'old.cost_usd when that is not None: the same float either way')
+      for a in ('"cost_usd": float(self.cost[mi, 0]) if (cn > 0 or old.cost_usd is None) or True else old.cost_usd,',
+                '"cost_usd": float(self.cost[mi, 0]) if cn >= 0 or old.cost_usd is None else old.cost_usd,')],
+    *[Equivalent('masbench/routing/handbook.py', 'to_spec',
+                 '"latency_s": float(self.latency[mi, 0]) if cn > 0 and self.latency[mi, 0] > 0 else old.latency_s,', a,
+                 "the root's latency is above 0 only when its pooled calls pass 10⁻¹² (refresh's `has`), so "
+                 'latency > 0 already implies cn > 0')
+      for a in ('"latency_s": float(self.latency[mi, 0]) if cn > 0 or self.latency[mi, 0] > 0 else old.latency_s,',
+                '"latency_s": float(self.latency[mi, 0]) if cn >= 0 and self.latency[mi, 0] > 0 else old.latency_s,')],
+    *[Equivalent('masbench/routing/handbook.py', 'compile_handbook', 'parent = np.full(S, -1, dtype=int)', a,
+                 'np.full without a dtype takes the fill value\'s: -1 is an int, so the same int64 array')
+      for a in ('parent = np.full(S, -1, dtype=None)', 'parent = np.full(S, -1, )')],
+    *[Equivalent('masbench/routing/handbook.py', 'compile_handbook', b, b.replace("+=", "=", 1),
+                 "each (model, skill) cell is written once (a profile's skills are dict keys, each its own index) "
+                 'into an array of zeros: 0 + x == x')
+      for b in ('wins[mi, si] += st.wins', 'losses[mi, si] += st.losses', 'cost_sum[mi, si] += st.cost_usd * st.calls',
+                'tok_sum[mi, si] += (st.tokens or 0.0) * st.calls', 'lat_sum[mi, si] += (st.latency_s or 0.0) * st.calls',
+                'cost_n[mi, si] += st.calls')],
+    Equivalent('masbench/routing/handbook.py', 'compile_handbook',
+               'if cost_n[mi].sum() <= 0 and prof.cost_usd is not None and prof.calls > 0:',
+               'if cost_n[mi].sum() <= 0 and prof.cost_usd is not None and prof.calls >= 0:',
+               'with calls = 0 the root gets cost_n 0 (still no evidence, so never divided) and sums cost·0, '
+               'tokens·0, latency·0; the root\'s direct sums are read only where its pooled cost_n shows evidence, '
+               'and to_spec writes no root entry'),
     # --- end routing/handbook.py ---
     # --- routing/learn.py ---
     Equivalent('masbench/routing/learn.py', 'parse_taxonomy_reply',

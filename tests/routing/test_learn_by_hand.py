@@ -357,3 +357,49 @@ async def test_pairs_are_drawn_with_seed_0_and_the_prompt_asks_for_8_of_them():
     text1 = "\n\n".join(f"Pair {i + 1} (model {m}):\n  SOLVED: {ok}\n  FAILED: {bad}"
                         for i, (m, ok, bad) in enumerate(contrastive_pairs(A, 8, 1)))
     assert seeded.calls[0][1][0]["content"] == PROPOSE_PROMPT.format(pairs=text1, max_skills=12)  # the seed given
+
+
+def _counting_refreshes(ch: CompiledHandbook) -> list[int]:
+    """Count ch.refresh() calls: fit_evidence refreshes once per EM pass (add) and once more for the costs."""
+    calls = [0]
+    inner = ch.refresh
+
+    def counted() -> None:
+        calls[0] += 1
+        inner()
+
+    ch.refresh = counted  # type: ignore[method-assign]
+    return calls
+
+
+def _two_skills() -> CompiledHandbook:
+    return compile_handbook(HandbookSpec(name="em", taxonomy={"a": SkillSpec(), "b": SkillSpec()},
+                                         profiles={"m1": ModelProfile()}))
+
+
+def test_the_em_loop_stops_at_the_first_pass_that_changes_nothing():
+    """Tasks on one skill each (one-hot rows): the responsibility of a skill is w·p / Σ w·p = p / p = 1 whatever
+    the rates, so the first loop pass adds exactly the evidence of the starting pass and the rates move by 0 < 10⁻⁶:
+    it stops. Refreshes: the starting pass, one loop pass, the costs = 3."""
+    ch = _two_skills()
+    calls = _counting_refreshes(ch)
+    fit_evidence(ch, np.array([[0, 1.0, 0], [0, 0, 1.0]]), np.array([[1.0], [0.0]]), np.zeros((2, 1)))
+    assert calls[0] == 3
+    np.testing.assert_allclose([ch.wins[0], ch.losses[0]], [[0, 1, 0], [0, 0, 1]])
+
+
+def test_with_no_tolerance_the_em_loop_runs_its_30_passes():
+    """The same tasks with tol = 0: a change of exactly 0 is not below 0, so the loop runs all of its default 30
+    passes: 1 + 30 + 1 = 32 refreshes."""
+    ch = _two_skills()
+    calls = _counting_refreshes(ch)
+    fit_evidence(ch, np.array([[0, 1.0, 0], [0, 0, 1.0]]), np.array([[1.0], [0.0]]), np.zeros((2, 1)), tol=0.0)
+    assert calls[0] == 32
+
+
+def test_the_first_em_pass_credits_by_the_starting_rates():
+    """No loop (iters = 0): one solved task on (¾, ¼) with both rates at the prior's 0.5 credits w·p / Σ w·p =
+    (0.375, 0.125) / 0.5 = (¾, ¼) wins (crediting by w·w instead would give (0.9, 0.1))."""
+    ch = _two_skills()
+    fit_evidence(ch, np.array([[0, 0.75, 0.25]]), np.array([[1.0]]), np.zeros((1, 1)), iters=0)
+    np.testing.assert_allclose(ch.wins[0], [0, 0.75, 0.25])
