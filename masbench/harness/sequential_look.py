@@ -114,7 +114,7 @@ def take_look(store: Store, run_id: str, plan: SequencePlan, family: list[str], 
             mean_diff=r.mean, cs_lo=r.cs_lo, cs_hi=r.cs_hi, p_anytime=r.p_anytime,
             family_size=r.family_size, p_holm=r.p_holm, level_holm=r.level_holm, decided=r.decided,
             verdict=r.verdict, reason=r.reason, max_tasks=plan.max_tasks, batch=plan.batch,
-            method=METHOD.get(spec.bet, spec.bet), alpha=spec.alpha, ts=now))
+            method=METHOD[spec.bet], alpha=spec.alpha, ts=now))
     w.flush()  # one transaction: a look is written whole or not at all
     return results
 

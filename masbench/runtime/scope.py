@@ -129,9 +129,11 @@ class Scope:
         self.notes: list[str] = []
 
     def emit(self, display: str, op: str, agent: str | None, model: str | None, st: Tally, val: Val,
-             t0: float) -> None:
+             t0: float, started: float | None = None) -> None:
         """Send one node row (a :class:`~masbench.store.NodeRow`) to the sink. ``t0``: the
-        ``perf_counter`` the node began at; its ``t_start``/``t_end`` are epoch seconds."""
+        ``perf_counter`` the node began at (its latency); ``started``: the epoch seconds read just
+        before it, so the row's ``t_start``/``t_end`` hold every call the node made (a call's
+        times are read on the same clock, after ``started`` and before this row's end)."""
         sink = self.sh.sink
         if sink is None:
             return
@@ -143,11 +145,12 @@ class Scope:
             out = val.text if val.text else (fmt_data(val.data) if val.data is not None else None)
         if out is not None and len(out) > OUTPUT_CHARS:
             out = out[:OUTPUT_CHARS]
+        t_end = time.time()  # read first: t_end − latency is then never after the node's start
         latency = time.perf_counter() - t0
-        t_end = time.time()
         sink(NodeRow(**self.sh.row_base, node=self.prefix + display, op=op, agent=agent, model=st.model or model,
                      calls=st.calls, tokens=st.tokens, cost_usd=st.cost, latency_s=latency,
-                     status=val.status, error=val.error, output=out, ts=t_end, t_start=t_end - latency, t_end=t_end))
+                     status=val.status, error=val.error, output=out, ts=t_end,
+                     t_start=min(started, t_end) if started is not None else t_end - latency, t_end=t_end))
 
     def record(self, display: str, val: Val, branch: int | None = None) -> None:
         """Record a node's (or branch's) status and error."""

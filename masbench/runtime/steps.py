@@ -43,6 +43,7 @@ async def run_node(node: Node, sc: Scope, env: Env, i: int | None) -> Val:
 
 async def _execute(node: Node, sc: Scope, env: Env, i: int | None, st: Tally) -> Val:
     """:func:`run_node`'s body: the node, its failure as a status, the loop history, the node row."""
+    started = time.time()  # epoch, on the calls' clock (see Scope.emit)
     t0 = time.perf_counter()
     try:
         val = await node.run(sc, env, i, st, CALLS)
@@ -60,7 +61,7 @@ async def _execute(node: Node, sc: Scope, env: Env, i: int | None, st: Tally) ->
         if node.until is not None and not node.fan:
             node.until.check(sc, val)
     sc.record(node.key, val, i)
-    sc.emit(node.key, node.row_op, node.actor, node.model, st, val, t0)
+    sc.emit(node.key, node.row_op, node.actor, node.model, st, val, t0, started)
     return val
 
 

@@ -61,14 +61,30 @@ def _rows(store):
                         FROM sequential_looks WHERE run_id = 'r' ORDER BY look""")
 
 
+def _more(store):
+    return store.sql("""SELECT cost_usd, budget_spent, cs_lo, cs_hi, p_holm, level_holm, verdict, reason
+                        FROM sequential_looks WHERE run_id = 'r' ORDER BY look""")
+
+
 def test_three_looks_match_each_batch_on_the_batches_before_it(store):
     spec = StatsSpec()
+    results = []
     for j in range(3):
         _batch(store, j)
         state = looked(store, "r")
         assert state.looks == j
         (res,) = take_look(store, "r", PLAN, ["d"], 4, spec, state)
         assert res.n == 2 * (j + 1)
+        results.append(res)
+    # cost and budget of the design so far: $0.5 a cell; its budget_spent is its tokens (300 + 200, + 200, + 2000);
+    # the interval is the sequence's own on the hand differences; one design: Holm's p is its p, its level α
+    for look, (m, res) in enumerate(zip(_more(store), results), start=1):
+        diffs = np.array(HAND[:2 * look])
+        lo, hi = betting_sequence(diffs)[0].interval(0.95)
+        p = betting_sequence(diffs)[0].p_value()
+        assert m[:2] == (0.5 * 2 * look, [500.0, 700.0, 2700.0][look - 1])
+        assert m[2:6] == (pytest.approx(lo), pytest.approx(hi), pytest.approx(p), pytest.approx(0.05))
+        assert m[6:] == (res.verdict, res.reason) and res.reason
     rows = _rows(store)
     assert [(r[0], r[1], r[2]) for r in rows] == [(1, 2.5, "within"), (2, 2.5, "within"), (3, 1.75, "within")]
     # n tasks, cells, calls (2 each) and tokens of the design so far: 300 + 200, + 200, + 2000

@@ -661,3 +661,52 @@ async def test_run_node_exports_one_span_with_the_nodes_place_and_usage(spans) -
     assert bad.name == "invoke_agent critic" and b["masbench.round"] == 0 and "masbench.branch" not in b
     assert (b["masbench.status"], b["error.type"]) == ("error", "error")
     assert bad.status.status_code == StatusCode.ERROR and bad.status.description == "ValueError: boom"
+
+
+class _Clocks:
+    """Epoch and perf clocks over one shared "now": each read takes 0.1 s, and every perf read
+    after the first is followed by a 1 s stall (the process preempted between two lines, as on a
+    loaded machine)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.perf_reads = 0
+
+    def time(self) -> float:
+        t = 1000.0 + self.now
+        self.now += 0.1
+        return t
+
+    def perf_counter(self) -> float:
+        t = 50.0 + self.now
+        self.now += 0.1 + (1.0 if self.perf_reads else 0.0)
+        self.perf_reads += 1
+        return t
+
+
+async def test_a_node_rows_times_hold_its_calls_even_when_stalled_between_clock_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """By hand: started = 1000.0 (now 0.1); t0 = 50.1 (now 0.2); the call starts at epoch 1000.2
+    (now 0.3); the row's end t_end = 1000.3 (now 0.4); latency = 50.4 − 50.1 = 0.3, then the stall.
+    The row spans [1000.0, 1000.3] and holds the call. Reading the latency before t_end, with
+    t_start = t_end − latency, puts the stall inside the row's start: [1001.1, 1001.3] with t0 =
+    50.0 and the call at 1000.1 — the call outside its node, as an inspect export then shows it."""
+    clocks = _Clocks()
+    monkeypatch.setattr(steps, "time", clocks)
+    monkeypatch.setattr("masbench.runtime.scope.time", clocks)
+    call_starts: list[float] = []
+
+    async def body(st: Tally) -> Val:
+        call_starts.append(clocks.time())  # what the gateway reads as the call's t_start
+        st.add(ONE_CALL)
+        return Val(text="x")
+
+    rows: list = []
+    sc = _begun(rows)
+    node, _ = _node(body)
+    await steps.run_node(node, sc, Env({}, sc), None)
+    (row,) = rows
+    assert row.t_start <= call_starts[0] <= row.t_end
+    assert call_starts == [pytest.approx(1000.2)]
+    assert (row.t_start, row.t_end, row.latency_s) == (pytest.approx(1000.0), pytest.approx(1000.3),
+                                                       pytest.approx(0.3))
