@@ -10,7 +10,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from ..bench import MODEL_SCORERS, SourceRead, load_suite
+from ..bench import SourceRead, load_suite
 from ..bench.scoring.judge import rule_scorer
 from ..bench.types import TaskInstance
 from ..design.runnable import Runnable, resolve_runnable
@@ -21,8 +21,9 @@ from ..spec import AgentSpec, DesignSpec, JudgeSpec, NodeSpec, SuiteSpec, Transc
 from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
+from .curve import groups_of_tasks
 from .model_flags import flag_texts, resolve_overrides
-from .scoring import JudgeConfigError, judge_for
+from .scoring import JudgeConfigError, judge_for, judged_ids
 from .sequence import SequencePlan, SequentialError, plan_sequence
 
 
@@ -147,8 +148,8 @@ class Prepared:
 
 @dataclass
 class TaskIndex:
-    """What listing a run's cells and drawing its curve read of the suite's tasks (≈ 140 bytes a
-    task, against ≈ 6 KB a ``masbench.depth`` task): ids in source order, each one's group."""
+    """What listing a run's cells and drawing its curve read of the suite's tasks (≈ 226 bytes a
+    task, against ≈ 5 KB a ``masbench.depth`` task): ids in source order, each one's group."""
 
     suite: SuiteSpec
     """The suite with the command line's judge (:func:`judge_setup`)."""
@@ -159,13 +160,17 @@ class TaskIndex:
     judged: list[str]
     """The ids of the tasks a model scores (a judge)."""
 
+    @classmethod
+    def of(cls, suite: SuiteSpec, tasks: list[TaskInstance], reads: list[SourceRead]) -> TaskIndex:
+        """The index of loaded ``tasks`` (ids unique: load_suite refuses a repeated id, naming its sources)."""
+        return cls(suite, [t.id for t in tasks], groups_of_tasks(tasks), reads, judged_ids(tasks))
+
 
 def task_index(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskIndex:
     """Load the suite's tasks and keep their :class:`TaskIndex` (the tasks are dropped on return)."""
     loaded = load_suite(suite, base, opts.limit)
     suite, tasks = judge_setup(suite, loaded.tasks, opts)
-    return TaskIndex(suite, [t.id for t in tasks], {t.id: (t.axis or t.source, t.axis_value) for t in tasks},
-                     loaded.reads, [t.id for t in tasks if t.scorer in MODEL_SCORERS])
+    return TaskIndex.of(suite, tasks, loaded.reads)
 
 
 def task_index_apart(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskIndex:
@@ -193,13 +198,12 @@ def prepare(opts: RunOptions, tasks: bool = True) -> Prepared:
     index = None
     if tasks:
         loaded_tasks = load_suite(suite, base, opts.limit)
-        reads = loaded_tasks.reads
         suite, all_tasks = judge_setup(suite, loaded_tasks.tasks, opts)
-        ids = [t.id for t in all_tasks]  # unique: load_suite refuses a repeated id, naming its sources
-        judged = [t.id for t in all_tasks if t.scorer in MODEL_SCORERS]
+        known = TaskIndex.of(suite, all_tasks, loaded_tasks.reads)
     else:
-        index = task_index_apart(suite, base, opts)
-        suite, ids, judged, reads, all_tasks = index.suite, index.ids, index.judged, index.reads, []
+        known = index = task_index_apart(suite, base, opts)
+        all_tasks = []
+    suite, ids, judged, reads = known.suite, known.ids, known.judged, known.reads
     if not ids:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
     agent = judge_for(judged, suite.judge, library, suite.name)

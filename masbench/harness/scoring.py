@@ -55,7 +55,12 @@ def judge_agent(spec: JudgeSpec, library: Library) -> AgentSpec:
 def check_judged(tasks: list[TaskInstance], spec: JudgeSpec | None, library: Library, suite: str) -> AgentSpec | None:
     """The judge agent when some task needs a model scorer (None when none does); raises
     :class:`JudgeConfigError` when one does and the suite has no usable ``judge:``."""
-    return judge_for([t.id for t in tasks if t.scorer in MODEL_SCORERS], spec, library, suite)
+    return judge_for(judged_ids(tasks), spec, library, suite)
+
+
+def judged_ids(tasks: list[TaskInstance]) -> list[str]:
+    """The ids of the tasks a model scores (a judge), in task order."""
+    return [t.id for t in tasks if t.scorer in MODEL_SCORERS]
 
 
 def judge_for(judged: list[str], spec: JudgeSpec | None, library: Library, suite: str) -> AgentSpec | None:
@@ -109,4 +114,4 @@ class CellScoring:
                       {"judge": {"agent": judged.judge, "samples": judged.samples, "replies": judged.texts}})
 
 
-__all__ = ["CellScoring", "JudgeConfigError", "Scored", "check_judged", "judge_agent", "judge_for"]
+__all__ = ["CellScoring", "JudgeConfigError", "Scored", "check_judged", "judge_agent", "judge_for", "judged_ids"]

@@ -46,19 +46,12 @@ __getattr__ = lazy_exports(__name__, {name: "pyfuncs" for name in (
     "PYTHON_FUNCS", "CalculatorError", "calculate", "majority_vote", "python_func")}, globals())
 
 
-
-_CACHE_MODULE: Any = None
-
-
 def _cache():
     # Start-up time: compiling imports the gateway (litellm), which `masbench validate` — it only
-    # needs check_design — must not pay for. Loaded on first use, then kept (every run asks).
-    global _CACHE_MODULE
-    if _CACHE_MODULE is None:
-        from . import cache  # loads the gateway: on first use, see above
+    # needs check_design — must not pay for. Loaded on first use.
+    from . import cache
 
-        _CACHE_MODULE = cache
-    return _CACHE_MODULE
+    return cache
 
 
 def compile_design(design: DesignSpec | str, library: Library, params: dict[str, Any] | None = None):
