@@ -169,6 +169,12 @@ class Store:
         with self.lock:
             return self.con.execute(query, params or []).df()
 
+    def arrays(self, query: str, params: list[Any] | dict[str, Any] | None = None) -> dict[str, Any]:
+        """Query → one numpy array a column (a masked array where a column has NULLs; strings as
+        object arrays): no pandas frame in between."""
+        with self.lock:
+            return self.con.execute(query, params or []).fetchnumpy()
+
     def close(self) -> None:
         with self.lock:
             if self._con is not None:

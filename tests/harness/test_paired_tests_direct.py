@@ -404,15 +404,18 @@ def test_the_monte_carlo_seed_key_is_the_documented_one():
 
 
 class FakeStore:
-    """Answers compute_paired's reads from frames — one family at a time, filtered by the query's
-    parameters as the views would be — and records every statement (case-folded and with
-    whitespace collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
+    """Answers compute_paired's reads from frames — one slice of one family at a time, filtered by
+    the query's parameters as the views would be, as the numpy arrays DuckDB fetches (NULL
+    masked, strings as objects) — and records every statement (case-folded and with whitespace
+    collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
 
     def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]]):
         self.tasks, self.pairs, self.names, self.log = tasks, pairs, names, []
         self.lock = threading.RLock()
         self.settings: list[str] = []
         """DuckDB settings read and set (kept apart from ``log``)."""
+        self.orders: list[str] = []
+        """Each slice read's ORDER BY."""
 
     def sql(self, q, params=None):
         q = " ".join(q.casefold().split())
@@ -431,19 +434,33 @@ class FakeStore:
             return [(t,) for i, t in enumerate(ids) if i % size == 0]
         return []
 
-    def df(self, q, params: dict):
+    def arrays(self, q, params: dict):
         """One slice of one family: the view told by the columns read, filtered by the named
-        parameters (axis, unit, the slice's first task and the next slice's)."""
+        parameters (axis, unit, the slice's first task and the next slice's), in the query's order."""
         q = " ".join(q.casefold().split())
-        pairs = "design_a" in q.split(" from ")[0]
+        select = q.removeprefix("select ").split(" from (")[0]
+        pairs = "design_a" in select
         self.log.append(("design_pair_diffs" if pairs else "paired_task_diffs", params))
         f = self.pairs if pairs else self.tasks
         f = f[(f["axis"] == params["axis"]) & (f["task_id"] >= params["lo"])]
         f = f[f["task_id"] < params["hi"]] if "hi" in params else f
         if pairs:
-            return f[f["design_a"] < f["design_b"]]
-        f = f[f["unit"] == params["unit"]]
-        return f[f["design"] != "cot"] if "design <> 'cot'" in q else f
+            f = f[f["design_a"] < f["design_b"]]
+        else:
+            f = f[f["unit"] == params["unit"]]
+            f = f[f["design"] != "cot"] if "design <> 'cot'" in q else f
+        order = q.rsplit(" order by ", 1)[1]
+        self.orders.append(order)
+        f = f.sort_values(order.split(", "), kind="stable", na_position="last")
+        out = {}
+        for col in select.split(", "):
+            if col == "dense_rank() over (order by task_id) as task_id":
+                out["task_id"] = f["task_id"].rank(method="dense").astype("int64").to_numpy()
+                continue
+            v = f[col]
+            out[col] = np.ma.masked_array(v.to_numpy(object if v.dtype == object or col == "axis_value" else None),
+                                          mask=v.isna().to_numpy()) if v.isna().any() else v.to_numpy()
+        return out
 
 
 class Writer:
@@ -491,6 +508,8 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     assert reads == [*(("paired_task_diffs", {**one, "unit": u}) for u in ("budget", "calls", "tokens", "usd")),
                      ("paired_task_diffs", {**one, "unit": "tokens"}), ("design_pair_diffs", one)]
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
+    # each slice's rows by cell, then task (a pair's seeds by their difference)
+    assert st.orders == ["axis_value, design, task_id"] * 5 + ["axis_value, design_a, design_b, task_id, diff"]
     # a slice of one task: each family read task by task (t0, then t1), the same rows written
     whole = [{c: r[c] for c in r.columns()} for _, r in Writer.added]
     monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 1)
