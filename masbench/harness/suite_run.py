@@ -33,7 +33,7 @@ from .failures import failure_reasons, supersede_failed
 from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
-from .resume import clean_unfinished, done_cells, find_run
+from .resume import clean_unfinished, done_cells, find_run, nothing_cleaned
 from .until_decided import decisions, run_saving, run_until_decided
 
 
@@ -84,15 +84,19 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     with RunSession(store_path, flush_rows=50_000, flush_interval_s=2.0, memory_limit=DRIVER_MEMORY_LIMIT) as session:
         store = session.store
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
+        # a run id minted here (time and 24 random bits) has no row and no part file yet: nothing of it
+        # to merge, supersede, clean or skip (their queries were ~40 ms before a new run's first call)
+        fresh = run_id is None
         run_id = run_id or new_run_id(prep.suite.name)
-        merge_parts(store, run_id, store_path, opts.parts)  # a killed sharded run's parts: kept, merged once
+        if not fresh:
+            merge_parts(store, run_id, store_path, opts.parts)  # a killed sharded run's parts: kept, merged once
         # a sequential run keeps its failed cells: the looks already made counted them as they were
-        retry = opts.retry_failed and seq is None
+        retry = opts.retry_failed and seq is None and not fresh
         superseded = supersede_failed(store, run_id) if retry else {"design": 0, "pool": 0}
-        cleaned = clean_unfinished(store, run_id, k_max)
+        cleaned = nothing_cleaned() if fresh else clean_unfinished(store, run_id, k_max)
         cleaned.update({f"superseded_{k}": v for k, v in superseded.items()})
         all_cells = prep.cells() if seq is None else prep.cells(seq.order)  # sequential: the cap's cells, at most
-        done = done_cells(store, run_id, k_max)
+        done = set() if fresh else done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
         n_cells = len(all_cells)
         del all_cells, done  # from here the driver holds the cells to run, nothing per cell done
