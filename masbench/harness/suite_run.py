@@ -30,11 +30,9 @@ from .engine_parts import merge_parts
 from .memory import settle
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
-from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run, nothing_cleaned
-from .until_decided import decisions, run_saving, run_until_decided
 
 
 @dataclass
@@ -125,6 +123,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 await engine.run(todo)
                 del todo  # the cells ran: nothing per cell is held past this point
             else:
+                from .until_decided import run_until_decided  # deferred: start-up (a sequential run's loop)
+
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
             stats = await engine.aclose()
@@ -135,13 +135,20 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         if k_max and prep.suite.cot_sc.enabled:
             compute_curve(store, run_id, prep.suite.cot_sc, groups, prep.suite.budget.basis)
             settle(store)
+            # deferred: start-up (the paired tests' statistics load after the cells ran, not before the first call)
+            from .paired_tests import compute_paired
+
             compute_paired(store, run_id, prep.suite.stats)
             settle(store)
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
-        seq_rows = decisions(store, run_id) if seq else []
-        saving = run_saving(store, run_id) if seq else None
+        seq_rows: list[dict[str, Any]] = []
+        saving: dict[str, Any] | None = None
+        if seq:
+            from .until_decided import decisions, run_saving  # deferred: start-up (a sequential run's rows)
+
+            seq_rows, saving = decisions(store, run_id), run_saving(store, run_id)
     await telemetry.aflush()  # every span exported before the command returns (off the loop)
     return RunSummary(run_id, Path(store_path), n_cells, progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",

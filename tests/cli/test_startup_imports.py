@@ -107,8 +107,9 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
 def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_steps_use(tmp_path):
     """``masbench run`` of the quickstart on the simulator, off a terminal, up to its first model call
     (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich's live bar
-    (drawn only on a terminal), the process pool (a sharding driver's), pandas and pyarrow (the
-    statistics and the writer's first flush) are not loaded, and the store was copied from the kept
+    (drawn only on a terminal), the process pool (a sharding driver's), the paired tests and the
+    sequential loop (after the cells ran), pandas and pyarrow (the statistics and the writer's first
+    flush) are not loaded, and the store was copied from the kept
     template: no schema was built in this process."""
     store, cache = tmp_path / "s.duckdb", tmp_path / "cache"
     code = textwrap.dedent(f"""
@@ -119,7 +120,8 @@ def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_step
         async def first(self, a):
             from masbench.store import template
             watched = ("rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
-                       "pandas", "pyarrow", "litellm", "openai", "langgraph")
+                       "masbench.harness.paired_tests", "masbench.harness.until_decided",
+                       "masbench.harness.stats.clustered", "pandas", "pyarrow", "litellm", "openai", "langgraph")
             print(json.dumps([sorted(m for m in watched if m in sys.modules), template._folder is None]), flush=True)
             os._exit(0)
 
