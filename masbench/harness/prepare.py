@@ -4,9 +4,7 @@ to a runnable), models, configuration identity and cells; and the run configurat
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +176,10 @@ def task_index_apart(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskInde
     (its heap would keep their high-water mark). Where the child fails (an error in the suite, a
     generator registered only in this process, something that does not pickle) it is worked out
     here instead, which raises the error itself or gives the same index."""
+    # deferred: only a sharding driver starts a process here (~5 ms of imports a run does not pay)
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     try:
         with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as ex:
             return ex.submit(task_index, suite, base, opts).result()

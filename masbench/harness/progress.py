@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
-from rich.progress import Progress as Bar
 
 if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
+
     from .prepare import Prepared
 
 
@@ -92,6 +92,11 @@ class RunDisplay:
                    + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
                    + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""), markup=True)
         if self.console.is_terminal:
+            # deferred: rich's live bar (~20 ms of imports) is drawn only on a terminal
+            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+            from rich.progress import Progress as Bar
+
             progress = Bar(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[usage]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),

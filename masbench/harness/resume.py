@@ -25,10 +25,15 @@ def clean_unfinished(store: Store, run_id: str, k_max: int) -> dict[str, int]:
     return {k: n.get(k, 0) for k in _CLEANED}
 
 
+def nothing_cleaned() -> dict[str, int]:
+    """What :func:`clean_unfinished` reports of a run with no rows (a new run: not queried)."""
+    return dict.fromkeys(_CLEANED, 0)
+
+
 def done_cells(store: Store, run_id: str, k_max: int) -> set[str]:
     keys = done_keys(store, run_id, k_max)
     return ({Cell("design", t, s, d).key for d, t, s in keys["design"]}
             | {Cell("pool", t, s).key for t, s in keys["pool"]})
 
 
-__all__ = ["clean_unfinished", "done_cells", "find_run"]
+__all__ = ["clean_unfinished", "done_cells", "find_run", "nothing_cleaned"]

@@ -30,11 +30,9 @@ from .engine_parts import merge_parts
 from .memory import settle
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
-from .paired_tests import compute_paired
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
-from .resume import clean_unfinished, done_cells, find_run
-from .until_decided import decisions, run_saving, run_until_decided
+from .resume import clean_unfinished, done_cells, find_run, nothing_cleaned
 
 
 @dataclass
@@ -84,15 +82,19 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     with RunSession(store_path, flush_rows=50_000, flush_interval_s=2.0, memory_limit=DRIVER_MEMORY_LIMIT) as session:
         store = session.store
         run_id = opts.run_id or (None if opts.new else find_run(store, prep.suite.name, prep.config_hash))
+        # a run id minted here (time and 24 random bits) has no row and no part file yet: nothing of it
+        # to merge, supersede, clean or skip (their queries were ~40 ms before a new run's first call)
+        fresh = run_id is None
         run_id = run_id or new_run_id(prep.suite.name)
-        merge_parts(store, run_id, store_path, opts.parts)  # a killed sharded run's parts: kept, merged once
+        if not fresh:
+            merge_parts(store, run_id, store_path, opts.parts)  # a killed sharded run's parts: kept, merged once
         # a sequential run keeps its failed cells: the looks already made counted them as they were
-        retry = opts.retry_failed and seq is None
+        retry = opts.retry_failed and seq is None and not fresh
         superseded = supersede_failed(store, run_id) if retry else {"design": 0, "pool": 0}
-        cleaned = clean_unfinished(store, run_id, k_max)
+        cleaned = nothing_cleaned() if fresh else clean_unfinished(store, run_id, k_max)
         cleaned.update({f"superseded_{k}": v for k, v in superseded.items()})
         all_cells = prep.cells() if seq is None else prep.cells(seq.order)  # sequential: the cap's cells, at most
-        done = done_cells(store, run_id, k_max)
+        done = set() if fresh else done_cells(store, run_id, k_max)
         todo = [c for c in all_cells if c.key not in done]
         n_cells = len(all_cells)
         del all_cells, done  # from here the driver holds the cells to run, nothing per cell done
@@ -121,6 +123,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 await engine.run(todo)
                 del todo  # the cells ran: nothing per cell is held past this point
             else:
+                from .until_decided import run_until_decided  # deferred: start-up (a sequential run's loop)
+
                 await run_until_decided(prep, store, run_id, engine.run, getattr(display, "note", None))
         finally:
             stats = await engine.aclose()
@@ -131,13 +135,20 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         if k_max and prep.suite.cot_sc.enabled:
             compute_curve(store, run_id, prep.suite.cot_sc, groups, prep.suite.budget.basis)
             settle(store)
+            # deferred: start-up (the paired tests' statistics load after the cells ran, not before the first call)
+            from .paired_tests import compute_paired
+
             compute_paired(store, run_id, prep.suite.stats)
             settle(store)
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
-        seq_rows = decisions(store, run_id) if seq else []
-        saving = run_saving(store, run_id) if seq else None
+        seq_rows: list[dict[str, Any]] = []
+        saving: dict[str, Any] | None = None
+        if seq:
+            from .until_decided import decisions, run_saving  # deferred: start-up (a sequential run's rows)
+
+            seq_rows, saving = decisions(store, run_id), run_saving(store, run_id)
     await telemetry.aflush()  # every span exported before the command returns (off the loop)
     return RunSummary(run_id, Path(store_path), n_cells, progress.skipped,
                       progress.done - progress.skipped, progress.failed, time.monotonic() - t0, "finished",

@@ -67,13 +67,16 @@ class Store:
         self.brief = False
         """Hold the connection only while writing (set by a run; see the class docstring)."""
         self.reconnects = 0
+        seeded = False
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             if not read_only:
-                seed_from_template(Path(self.path), _build_template)
+                seeded = seed_from_template(Path(self.path), _build_template)
         self.lock = threading.RLock()
         self._con: duckdb.DuckDBPyConnection | None = self._connect()
         if not read_only:
+            if seeded:  # the template's schema was applied when it was made (maybe days ago): now
+                self.con.execute("UPDATE schema_version SET applied_at = current_timestamp")
             self.migrate()
             create_views(self.con)
 

@@ -102,3 +102,37 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[0] == "ok  tasks/quickstart.yaml (suite quickstart)"
     assert json.loads(out.splitlines()[-1]) == [0, []]
+
+
+def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_steps_use(tmp_path):
+    """``masbench run`` of the quickstart on the simulator, off a terminal, up to its first model call
+    (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich's live bar
+    (drawn only on a terminal), the process pool (a sharding driver's), the paired tests and the
+    sequential loop (after the cells ran), pandas and pyarrow (the statistics and the writer's first
+    flush) are not loaded, and the store was copied from the kept
+    template: no schema was built in this process."""
+    store, cache = tmp_path / "s.duckdb", tmp_path / "cache"
+    code = textwrap.dedent(f"""
+        import json, os, sys
+        import masbench.llm.sim_backend as sb
+        call = sb.SimBackend.__call__
+
+        async def first(self, a):
+            from masbench.store import template
+            watched = ("rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
+                       "masbench.harness.paired_tests", "masbench.harness.until_decided",
+                       "masbench.harness.stats.clustered", "pandas", "pyarrow", "litellm", "openai", "langgraph")
+            print(json.dumps([sorted(m for m in watched if m in sys.modules), template._folder is None]), flush=True)
+            os._exit(0)
+
+        sb.SimBackend.__call__ = first
+        sys.argv = ["masbench", "run", "tasks/quickstart.yaml", "--model", "default=sim/medium", "--limit", "1",
+                    "--store", {str(store)!r}, "--new"]
+        from masbench.cli import app
+        app()
+    """)
+    env = {**__import__("os").environ, "MASBENCH_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", "from masbench.store import Store; import sys; Store(sys.argv[1]).close()",
+                    str(tmp_path / "keeps-the-template.duckdb")], env=env, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == [[], True]

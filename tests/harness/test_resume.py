@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from masbench.harness.cells import Cell
 from masbench.harness.prepare import POOL_DESIGN
-from masbench.harness.resume import clean_unfinished, done_cells, find_run
+from masbench.harness.resume import clean_unfinished, done_cells, find_run, nothing_cleaned
 
 K = 3  # k_max
 
@@ -76,6 +76,15 @@ def test_clean_unfinished_deletes_exactly_the_rows_of_unfinished_cells(store) ->
     assert rows(store, "SELECT decision_id FROM routing_decisions") == {("rd-done",)}
     # idempotent: a second pass finds nothing left to delete
     assert clean_unfinished(store, "r", K) == {"calls": 0, "nodes": 0, "pool_calls": 0, "pool": 0}
+
+
+def test_a_new_run_reports_what_cleaning_a_run_without_rows_reports(store) -> None:
+    """A run id minted by ``run_suite`` is not queried (it has no rows): its summary's counts must be
+    the ones cleaning such a run reports, read here from the store beside another run's rows."""
+    _seed_store(store)
+    assert nothing_cleaned() == clean_unfinished(store, "never-ran", K) == {"calls": 0, "nodes": 0,
+                                                                             "pool_calls": 0, "pool": 0}
+    assert done_cells(store, "never-ran", K) == set()
 
 
 def test_a_pool_cell_with_k_max_samples_is_kept_and_one_short_is_not(store) -> None:
