@@ -16,8 +16,10 @@ basis): what CoT-SC@k would spend in expectation (the vote itself is free).
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +28,9 @@ from ..spec import CotScSpec
 from ..store import Store, StoreWriter
 from ..store.rows import CurveRow, TaskCurveRow
 from .stats.majk import exact_majk
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ def build_curve(per_cell: np.ndarray, tokens: np.ndarray, usd: np.ndarray, boots
     if n == 0:
         return []
     acc = per_cell.mean(axis=0)
-    n_tasks = n if tasks is None else len(set(np.asarray(tasks).tolist()))
+    n_tasks = n if tasks is None else int(np.unique(np.asarray(tasks)).size)  # no Python object per cell
     if bootstrap > 0 and n_tasks > 1:
         lo, hi = np.percentile(task_bootstrap(per_cell, tasks, bootstrap, seed), [2.5, 97.5], axis=0)
     else:
@@ -112,27 +117,38 @@ def groups_of_results(store: Store, run_id: str) -> dict[str, tuple[str, int | N
 
 POOL_PAGE_CELLS = 5000
 """Pool cells read per query by :func:`compute_curve` (its memory is one page of samples, plus
-per cell its k_max values and two costs)."""
+8·(k_max + 3) + 8 bytes a cell in typed arrays)."""
 
 
-def _pool_pages(store: Store, run_id: str, cells: int = POOL_PAGE_CELLS):
+def _pool_pages(store: Store, run_id: str, cells: int = POOL_PAGE_CELLS) -> Iterator[pd.DataFrame]:
     """The run's pool samples in (task id, seed, sample index) order, as frames of ``cells`` whole
-    cells: each page is its own query (keyed on the last cell read), so the store's connection may
-    be released between pages (a running writer's does at every flush)."""
-    last: tuple[str, int] | None = None
-    while True:
-        after = "" if last is None else "AND (task_id > ? OR (task_id = ? AND seed > ?))"
-        params: list = [run_id] + ([] if last is None else [last[0], last[0], last[1]])
+    cells. The cells are cut into pages once (one query: each page's first cell), then each page is
+    its own query (its cells from its first to the next page's), so the store's connection may be
+    released between pages (a running writer's does at every flush). A page's query filters the
+    pool and sorts only its own rows: keyed on the last cell read, each page de-duplicated and
+    sorted the rest of the pool (quadratic in the cells: 7.5 CPU-s of paging at 300,000)."""
+    firsts = store.sql(_PAGE_FIRSTS, [run_id, int(cells)])
+    for (lo_task, lo_seed), nxt in zip(firsts, [*firsts[1:], None]):
+        params: dict[str, object] = {"run_id": run_id, "lo_task": lo_task, "lo_seed": lo_seed}
+        upto = ""
+        if nxt is not None:
+            upto = "AND (task_id < $hi_task OR (task_id = $hi_task AND seed < $hi_seed))"
+            params |= {"hi_task": nxt[0], "hi_seed": nxt[1]}
         df = store.df(f"""
-            WITH page AS (SELECT DISTINCT task_id, seed FROM pool WHERE run_id = ? {after}
-                          ORDER BY task_id, seed LIMIT {int(cells)})
-            SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent
-            FROM pool JOIN page USING (task_id, seed) WHERE run_id = ?
-            ORDER BY task_id, seed, sample_index""", [*params, run_id])
-        if not len(df):
-            return
-        yield df
-        last = (str(df["task_id"].iloc[-1]), int(df["seed"].iloc[-1]))
+            SELECT task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent FROM pool
+            WHERE run_id = $run_id AND (task_id > $lo_task OR (task_id = $lo_task AND seed >= $lo_seed)) {upto}
+            ORDER BY task_id, seed, sample_index""", params)
+        if len(df):
+            yield df
+
+
+_PAGE_FIRSTS = """
+    SELECT task_id, seed FROM (
+        SELECT task_id, seed, row_number() OVER (ORDER BY task_id, seed) - 1 AS i
+        FROM (SELECT DISTINCT task_id, seed FROM pool WHERE run_id = ? AND task_id IS NOT NULL AND seed IS NOT NULL))
+    WHERE i % ? = 0 ORDER BY task_id, seed"""
+"""Each page's first cell: every ``cells``-th of the run's pool cells in (task id, seed) order (a
+sample without a task id or seed is in no cell, as it was in no page's join before)."""
 
 
 def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
@@ -142,41 +158,23 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
     the suite's budget basis (the curve's ``budget_spent`` column).
 
     The pool is read a page of cells at a time and each page's per-cell rows are written before the
-    next is read: what is held across pages is, per cell, its k_max maj@k values, its mean sample
-    tokens and USD, its budget spend and its index in its groups (≈ 100 bytes a cell at k_max = 4)."""
-    k_max, tie = cot_sc.k_max, cot_sc.tie
+    next is read: what is held across pages is, per cell, no Python object but 8·(k_max + 3) + 8
+    bytes in typed arrays — its k_max maj@k values, mean sample tokens, USD and budget spend, and
+    a task and a group code: 64 bytes a cell at k_max = 4 (≈ 75 measured with the arrays' slack and
+    a group's spends copied, ``tests/harness/test_curve.py``; ≈ 320 before, in Python lists)."""
     store.sql("DELETE FROM cot_sc_task_curve WHERE run_id = ?", [run_id])
     w = StoreWriter(store)
-    groups: dict[tuple, list[int]] = {}
-    vals, tok, usd, cell_task = [], [], [], []
-    budget: dict[tuple, list[float]] = {}
-    seen_pool = False
-    for df in _pool_pages(store, run_id, POOL_PAGE_CELLS):
-        seen_pool = True
-        for task_id, seed, answers, correct, tokens, cost in _pool_cells(df):
-            if task_id not in groups_of:
-                continue
-            v = cell_curve(answers, correct, k_max, tie, seed=seed, task_id=task_id)
-            i = len(vals)
-            vals.append(v)
-            cell_task.append(task_id)
-            tok.append(tokens)
-            usd.append(cost)
-            groups.setdefault(("all", None), []).append(i)
-            groups.setdefault(groups_of[task_id], []).append(i)
-            for k in range(1, k_max + 1):
-                w.put(TaskCurveRow(run_id=run_id, task_id=task_id, seed=seed, k=k, accuracy=float(v[k - 1]),
-                                   tokens=k * tok[-1], cost_usd=k * usd[-1]))
-        _budget_means(df, groups_of, budget)
+    cells = _read_cells(store, run_id, cot_sc, groups_of, w)
     rows: list[CurveRow] = []
-    per_cell, tok_a, usd_a, task_a = np.array(vals), np.array(tok), np.array(usd), np.array(cell_task)
-    del vals
-    for (axis, value), idx in groups.items():
-        for pt in build_curve(per_cell[idx], tok_a[idx], usd_a[idx], bootstrap=cot_sc.bootstrap, tasks=task_a[idx]):
+    for (axis, value), idx in cells.groups():
+        per_cell, tok, usd, tasks, spent = cells.select(idx)
+        spent = spent[~np.isnan(spent)]
+        mean_spent = float(np.mean(spent)) if spent.size else None
+        for pt in build_curve(per_cell, tok, usd, bootstrap=cot_sc.bootstrap, tasks=tasks):
             rows.append(CurveRow(run_id=run_id, axis=axis, axis_value=value, k=pt.k, n_tasks=pt.n_tasks,
                                  accuracy=pt.accuracy, ci_lo=pt.ci_lo, ci_hi=pt.ci_hi, tokens=pt.tokens,
-                                 calls=pt.calls, cost_usd=pt.cost_usd))
-    _set_budget_spent(rows, budget, basis, seen_pool)
+                                 calls=pt.calls, cost_usd=pt.cost_usd, budget_basis=basis,
+                                 budget_spent=None if mean_spent is None else pt.k * mean_spent))
     w.flush()
     store.sql("DELETE FROM cot_sc_curve WHERE run_id = ?", [run_id])
     if rows:
@@ -184,6 +182,75 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
             w.put(r)
         w.flush()
     return len(rows)
+
+
+def _read_cells(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
+                w: StoreWriter) -> _Cells:
+    """Read the pool page by page: each kept cell's maj@k rows to ``w``, its values to the cells
+    returned (nothing of a page outlives it)."""
+    k_max, tie = cot_sc.k_max, cot_sc.tie
+    cells = _Cells(k_max)
+    for df in _pool_pages(store, run_id, POOL_PAGE_CELLS):
+        spend = _cell_spend(df)
+        for task_id, seed, answers, correct, tokens, cost in _pool_cells(df):
+            if task_id not in groups_of:
+                continue
+            v = cell_curve(answers, correct, k_max, tie, seed=seed, task_id=task_id)
+            cells.add(task_id, groups_of[task_id], v, tokens, cost, spend.get((task_id, seed), _NAN))
+            for k in range(1, k_max + 1):
+                w.put(TaskCurveRow(run_id=run_id, task_id=task_id, seed=seed, k=k, accuracy=float(v[k - 1]),
+                                   tokens=k * tokens, cost_usd=k * cost))
+    return cells
+
+
+_NAN = float("nan")
+_ALL = ("all", None)
+
+
+class _Cells:
+    """The kept cells' values for the group curves, in the order read, in typed arrays (no Python
+    object per cell): k_max maj@k values, mean sample tokens, USD and budget spend (NaN: none),
+    a task code and a group code. The task code counts up at each new task id: the pool is read in
+    task id order (DuckDB's and Python's code point order, as numpy's), so codes sort as the ids
+    do and ``np.unique`` gives the band's bootstrap the same task indices as the ids would."""
+
+    def __init__(self, k_max: int) -> None:
+        self.k_max = k_max
+        self.vals, self.tok, self.usd, self.spend = array("d"), array("d"), array("d"), array("d")
+        self.task, self.group = array("i"), array("i")
+        self.codes: dict[tuple, int] = {}
+        self.last: str | None = None
+
+    def add(self, task_id: str, group: tuple, v: np.ndarray, tokens: float, usd: float, spend: float) -> None:
+        if self.last is not None and task_id < self.last:
+            raise RuntimeError(f"pool cells out of task id order: {task_id!r} after {self.last!r}")
+        self.codes.setdefault(_ALL, 0)
+        code = self.codes.setdefault(group, len(self.codes))
+        self.task.append(0 if self.last is None else self.task[-1] + (task_id != self.last))
+        self.last = task_id
+        self.vals.frombytes(np.ascontiguousarray(v, dtype=np.float64).tobytes())
+        self.tok.append(tokens)
+        self.usd.append(usd)
+        self.spend.append(spend)
+        self.group.append(code)
+
+    def groups(self) -> Iterator[tuple[tuple, np.ndarray | slice]]:
+        """Each group (all cells first, then in order of first appearance) and its cells: all of
+        them in order, a cell twice where its own group is also ``("all", None)`` (as when each
+        cell was listed under both of its groups)."""
+        group = np.frombuffer(self.group, dtype=np.int32)
+        for key, code in self.codes.items():
+            if code == 0:
+                own = group == 0
+                yield key, np.repeat(np.arange(group.size), 1 + own) if own.any() else slice(None)
+            else:
+                yield key, np.flatnonzero(group == code)
+
+    def select(self, idx: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Cells ``idx``: their values (cells × k_max), tokens, USD, task codes and budget spends."""
+        per_cell = np.frombuffer(self.vals, dtype=np.float64).reshape(-1, self.k_max)
+        return (per_cell[idx], np.frombuffer(self.tok)[idx], np.frombuffer(self.usd)[idx],
+                np.frombuffer(self.task, dtype=np.int32)[idx], np.frombuffer(self.spend)[idx])
 
 
 def _pool_cells(df) -> Iterator[tuple[str, int, list[str | None], list[bool], float, float]]:
@@ -223,12 +290,18 @@ def add_budget_spent(rows: list[CurveRow], pool, groups_of: dict[str, tuple], ba
     _set_budget_spent(rows, sums, basis, has_pool)
 
 
+def _cell_spend(pool) -> dict[tuple[str, int], float]:
+    """Each cell's mean sample spend in ``pool`` (whole cells; NaN: no spend), by (task id, seed)
+    in (task id, seed) order, as pandas' grouped mean computes it."""
+    if not len(pool) or "budget_spent" not in pool:
+        return {}
+    per_task = pool.groupby(["task_id", "seed"], sort=True)["budget_spent"].mean()
+    return {(str(t), int(s)): float(v) for (t, s), v in per_task.items()}
+
+
 def _budget_means(pool, groups_of: dict[str, tuple], sums: dict[tuple, list[float]]) -> None:
     """Append each cell's mean sample spend in ``pool`` (whole cells) to its groups' lists."""
-    if not len(pool) or "budget_spent" not in pool:
-        return
-    per_task = pool.groupby(["task_id", "seed"], sort=True)["budget_spent"].mean()
-    for (task_id, _seed), v in per_task.items():
+    for (task_id, _seed), v in _cell_spend(pool).items():
         if task_id in groups_of and v == v:
             sums.setdefault(("all", None), []).append(float(v))
             sums.setdefault(groups_of[task_id], []).append(float(v))

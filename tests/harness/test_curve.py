@@ -336,7 +336,7 @@ def test_the_pool_read_a_few_cells_at_a_time_gives_the_same_curves(store, monkey
 
     monkeypatch.setattr(store, "df", df_then_release)
     compute_curve(store, "r", spec, groups, basis="completion")
-    assert len(released) >= 12 // page  # one query per page (12 cells in the groups), plus the empty last
+    assert len(released) == -(-13 // page)  # one query per page of the pool's 13 cells (t3 in no group)
     assert rows() == whole
     assert len(whole[1]) == 12 * 3
 
@@ -354,3 +354,77 @@ def test_the_band_bootstrap_is_the_same_whatever_its_chunk(monkeypatch):
         monkeypatch.setattr(curve, "_BAND_CELLS", cells)
         assert np.array_equal(curve.task_bootstrap(per_cell, tasks, 50, 9), whole)
     assert whole.shape == (50, 4)
+
+
+def _many_cells(store, n: int) -> dict[str, tuple[str, int | None]]:
+    """``n`` cells of two samples each in run "r" (one seed a task), in two groups."""
+    store.con.execute("""INSERT INTO pool (run_id, task_id, seed, sample_index, answer, correct, tokens, cost_usd, budget_spent)
+        SELECT 'r', 't' || lpad(CAST(i AS VARCHAR), 7, '0'), 0, j, CAST((i + j) % 3 AS VARCHAR), (i + j) % 3 = 0,
+               10 + j, 0.001 * j, 1.0 + j FROM range(?) a(i), range(2) b(j)""", [n])
+    return {f"t{i:07d}": ("g", i % 2) for i in range(n)}
+
+
+@pytest.mark.slow
+def test_the_cells_held_for_the_group_curves_take_a_few_bytes_each(store, monkeypatch) -> None:
+    """What compute_curve holds per cell once the pool is read (at its first build_curve) is its
+    k_max values, tokens, USD and budget spend and a task and a group code in typed arrays:
+    8·(4 + 3) + 8 = 64 bytes at k_max = 4, plus the arrays' growth slack (≤ 1/16) and, for the
+    group being built, its non-NaN spends (8 + 1 bytes a cell). Measured with tracemalloc over the
+    blocks allocated in curve.py itself (the pool's pages and the store's writer are elsewhere), as
+    the growth from 1,000 to 3,000 cells so fixed costs cancel; per-cell Python objects (a float in
+    a list is 32 bytes; the lists before came to ~320 bytes a cell here) would pass 100."""
+    import gc
+    import tracemalloc
+
+    import masbench.harness.curve as curve_mod
+
+    monkeypatch.setattr(curve_mod, "POOL_PAGE_CELLS", 500)
+    held = {}
+    real = curve_mod.build_curve
+
+    def first_build(*a, **k):
+        if run not in held:
+            gc.collect()  # the last page's frame (pandas frames hold reference cycles)
+            snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, curve_mod.__file__)])
+            held[run] = sum(s.size for s in snap.statistics("filename"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(curve_mod, "build_curve", first_build)
+    for run, n in (("small", 1000), ("large", 3000)):
+        store.sql("DELETE FROM pool")
+        groups = _many_cells(store, n)
+        tracemalloc.start()
+        try:
+            compute_curve(store, "r", CotScSpec(k_max=4, bootstrap=0), groups)
+        finally:
+            tracemalloc.stop()
+    per_cell = (held["large"] - held["small"]) / 2000
+    assert 64 <= per_cell < 100, per_cell
+
+
+def test_pool_cells_out_of_task_id_order_are_refused(store, monkeypatch) -> None:
+    """Task codes count up in the order the pool is read, which must be the task ids' order for the
+    band's bootstrap to index tasks as the ids sort: pages handed over in reverse are refused."""
+    import masbench.harness.curve as curve_mod
+
+    groups = _many_cells(store, 4)
+    real = curve_mod._pool_pages
+    monkeypatch.setattr(curve_mod, "_pool_pages", lambda *a: reversed(list(real(store, "r", 2))))
+    with pytest.raises(RuntimeError, match="out of task id order: 't0000000' after 't0000003'"):
+        compute_curve(store, "r", CotScSpec(k_max=2, bootstrap=0), groups)
+    monkeypatch.setattr(curve_mod, "_pool_pages", lambda *a: real(store, "r", 2))
+    assert compute_curve(store, "r", CotScSpec(k_max=2, bootstrap=0), groups) == 3 * 2  # all, g 0, g 1
+
+
+def test_a_task_whose_group_is_all_counts_twice_in_all(store) -> None:
+    """A cell goes to ("all", None) and to its own group; a task whose own group is ("all", None) is
+    thus counted twice there (the behaviour kept when the cells went into arrays). By hand: t1's
+    cell is 1 (both samples right), t2's 0, so "all" is (1 + 1 + 0) / 3 over three cells."""
+    for task, ok in (("t1", True), ("t2", False)):
+        for i in range(2):
+            ins(store, "pool", run_id="r", task_id=task, seed=0, sample_index=i, answer="a", correct=ok,
+                tokens=10, cost_usd=0.0, budget_spent=1.0 + (task == "t2"))
+    compute_curve(store, "r", CotScSpec(k_max=1, bootstrap=0), {"t1": ("all", None), "t2": ("g", 1)})
+    rows = store.sql("SELECT axis, axis_value, n_tasks, accuracy, budget_spent FROM cot_sc_curve ORDER BY axis")
+    # budget: t1's mean spend 1.0 twice and t2's 2.0 -> 4/3 in all
+    assert rows == [("all", None, 3, pytest.approx(2 / 3), pytest.approx(4 / 3)), ("g", 1, 1, 0.0, 2.0)]
