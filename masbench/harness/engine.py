@@ -90,7 +90,8 @@ class Engine(Protocol):
     def __init__(self, ctx: EngineContext) -> None: ...
 
     async def run(self, cells: list[Cell]) -> None:
-        """Run these cells to the end; their rows are in the store when it returns (or raises)."""
+        """Run these cells to the end; their rows are in the store when it returns (or raises). The
+        list is the engine's: a sharding engine empties it once the cells are in their shards."""
         ...
 
     async def aclose(self) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class ProcessEngine:
         procs: list[tuple[int, asyncio.subprocess.Process]] = []
         fatal: list[str] = []
         shards = shard(todo, ctx.opts.workers)
+        todo.clear()  # the cells are their shards' keys now: the driver holds none while the workers run
         for i in range(len(shards)):
             keys, shards[i] = shards[i], []  # a shard's keys are let go once in its file (≈ 90 bytes a cell)
             if not keys:

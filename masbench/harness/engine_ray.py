@@ -310,7 +310,9 @@ class RayEngine:
         launch = self._actor_shard if self.mode == "actors" else self._task_shard
         self._started = []
         futs: dict[asyncio.Future[Any], int] = {}
-        for i, keys in enumerate(shard(todo, self.workers())):
+        shards = shard(todo, self.workers())
+        todo.clear()  # the cells are their shards' keys now: the driver holds none while the workers run
+        for i, keys in enumerate(shards):
             if not keys:
                 continue
             cells_file = d / f"{ctx.run_id}-w{i}.cells.json"

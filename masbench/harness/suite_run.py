@@ -27,7 +27,7 @@ from ..store.db import DRIVER_MEMORY_LIMIT
 from .curve import compute_curve, groups_of_tasks
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
-from .memory import settle
+from .memory import fixed_mmap_threshold, settle
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .prepare import Prepared, RunOptions, prepare
@@ -62,6 +62,7 @@ class RunSummary:
 
 async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
     """Run (or resume) a suite. ``display`` is an optional progress display (see progress.py)."""
+    fixed_mmap_threshold()  # the driver's large arrays go back to the system when freed (memory.py)
     engine_cls = engine_class(opts)  # an unknown --engine, or ray without its extra: stop before the store is touched
     # a sharding driver lists its cells from the tasks' ids and groups, the tasks loaded in a child
     sharding = not opts.until_decided and getattr(engine_cls, "shards", lambda _: False)(opts)

@@ -34,3 +34,51 @@ async def test_a_runs_driver_bounds_duckdb_by_the_driver_limit(tmp_path, monkeyp
     monkeypatch.delenv(MEMORY_LIMIT_ENV)
     with Store(store, read_only=True) as st:
         assert st.sql("SELECT current_setting('memory_limit')")[0][0] == "488.2 MiB"
+
+
+def test_the_mmap_threshold_is_fixed_through_mallopt(monkeypatch):
+    """``mallopt(M_MMAP_THRESHOLD = -3, 128 KiB)`` (glibc's malloc.h), its 1 read as taken; no libc:
+    a no-op that says so."""
+    import masbench.harness.memory as memory
+
+    calls: list[tuple[int, int]] = []
+
+    class Fn:  # a foreign function: takes argtypes and restype, returns what glibc would
+        def __init__(self, ok: int):
+            self.ok = ok
+
+        def __call__(self, param, value):
+            calls.append((param, value))
+            return self.ok
+
+    class Libc:
+        ok = 1
+
+        def __init__(self, name):
+            assert name == "libc.so.6"
+            self.mallopt = Fn(Libc.ok)
+
+    monkeypatch.setattr(memory.ctypes, "CDLL", Libc)
+    monkeypatch.setattr(memory.ctypes.util, "find_library", lambda name: "libc.so.6")
+    assert memory.fixed_mmap_threshold() is True and calls == [(-3, 131072)]
+    Libc.ok = 0  # glibc refused the value
+    assert memory.fixed_mmap_threshold() is False
+    monkeypatch.setattr(memory.ctypes.util, "find_library", lambda name: None)
+    assert memory.fixed_mmap_threshold() is False
+
+
+async def test_a_run_fixes_the_drivers_mmap_threshold_first(tmp_path, monkeypatch):
+    """run_suite fixes the threshold before it prepares anything (a spy counts the calls)."""
+    import masbench.harness.suite_run as suite_run
+    from masbench.harness import RunOptions, run_suite
+
+    calls: list[str] = []
+    monkeypatch.setattr(suite_run, "fixed_mmap_threshold", lambda: calls.append("fixed") or True)
+    real = suite_run.prepare
+    monkeypatch.setattr(suite_run, "prepare", lambda *a, **k: (calls.append("prepare"), real(*a, **k))[1])
+    (tmp_path / "tasks").mkdir()
+    suite = tmp_path / "tasks" / "m.yaml"
+    suite.write_text(f"name: m\nmodels: {{default: sim/medium}}\ntasks:\n  - {{generator: masbench.depth, values: [1], "
+                     f"n: 2, seed: 0}}\ndesigns: [cot]\ncot_sc: {{k_max: 2, bootstrap: 10}}\nstore: {tmp_path / 's.duckdb'}\n")
+    await run_suite(RunOptions(suite=str(suite), cache=False))
+    assert calls[:2] == ["fixed", "prepare"]
