@@ -6,7 +6,7 @@ sent and the reply) into :class:`~masbench.store.rows.TextRow` and
 
 - every distinct text once: a message's content is named by its
   :func:`~masbench.store.texts.text_hash`; the recorder remembers the hashes it has put (one recorder
-  per run in a process), and the store's ``INSERT OR IGNORE`` keeps other processes' and earlier
+  per run in a process), and the store's insert of new hashes only keeps other processes' and earlier
   sessions' copies out;
 - one ``call_messages`` row per request message (direction ``input``, position 0..n-1 in order)
   and one for the reply (``output``, position 0; none when the call got no reply), whose

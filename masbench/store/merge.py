@@ -23,8 +23,7 @@ _ATTACH = "ATTACH '{path}' AS part (READ_ONLY)"
 _THREADS = "SELECT current_setting('threads')"
 _SET_THREADS = "SET threads = {n}"
 _BEGIN, _COMMIT, _ROLLBACK, _DETACH = "BEGIN TRANSACTION", "COMMIT", "ROLLBACK", "DETACH part"
-_COPY = "{verb} INTO {table} BY NAME SELECT * FROM part.{table}"
-_ONCE, _EVERY = "INSERT OR IGNORE", "INSERT"
+_COPY = "INSERT INTO {table} BY NAME SELECT * FROM part.{table}"
 
 
 def _merged_already(con) -> bool:
@@ -63,8 +62,8 @@ def merge_into(target: Store, part_path: str | Path) -> dict[str, int]:
             for t in _schema.TABLES:
                 if t == "runs":
                     continue
-                verb = _ONCE if t in _schema.CONTENT_TABLES else _EVERY  # texts: once per store
-                counts[t] = int(con.execute(_COPY.format(verb=verb, table=t)).fetchall()[0][0])
+                sql = _schema.new_content_sql(t, f"part.{t}") if t in _schema.CONTENT_TABLES else _COPY.format(table=t)
+                counts[t] = int(con.execute(sql).fetchall()[0][0])  # texts: once per store
             con.execute(_COMMIT)
         except Exception:
             if began:

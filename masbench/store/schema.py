@@ -241,7 +241,7 @@ CREATE TABLE calls_superseded AS SELECT *, CAST(NULL AS DOUBLE) AS superseded_at
 """),
     (7, "transcripts: texts once per distinct text, call messages; call and node times", """
 -- Every distinct text once (content-addressed): the k samples of one prompt, and the thousand calls
--- sharing a system prompt, keep one copy. Inserted with OR IGNORE (store/schema.py CONTENT_TABLES);
+-- sharing a system prompt, keep one copy. Inserted once (store/schema.py CONTENT_TABLES);
 -- a text no call_messages row references is removed when resume or supersede deletes rows.
 CREATE TABLE texts (
     text_hash VARCHAR PRIMARY KEY,  -- 32 hex chars: blake2b-128 of the UTF-8 text (masbench/store/texts.py)
@@ -392,6 +392,14 @@ CREATE TABLE judge_checks (
     ts DOUBLE
 );
 """),
+    (11, "texts without a primary key: its index had to fit in DuckDB's memory", """
+-- The texts' primary key was an in-memory index of every hash: past ~1.4M texts (a 10M-call run) a
+-- driver at its 128 MB limit could not merge a part. Each text is still stored once: the writer
+-- and the merge insert only the hashes the table does not hold (CONTENT_TABLES, new_content_sql).
+CREATE TABLE texts_once AS SELECT DISTINCT ON (text_hash) * FROM texts;
+DROP TABLE texts;
+ALTER TABLE texts_once RENAME TO texts;
+"""),
 ]
 """(version, summary, SQL). Later issues append migrations; views live in ``views.py``."""
 
@@ -401,7 +409,16 @@ TABLES = ("runs", "calls", "calls_superseded", "results", "nodes", "pool", "cot_
 
 CONTENT_TABLES: dict[str, tuple[str, ...]] = {"texts": ("call_messages", "call_messages_superseded", "tool_calls",
                                                        "tool_calls_superseded")}
-"""Content-addressed tables (a primary key over the content's hash) → the tables whose
+"""Content-addressed tables (one row per content hash, ``text_hash``) → the tables whose
 ``text_hash`` references them. The writer and :func:`~.merge.merge_into` insert their rows with
-``OR IGNORE`` (a text already stored is not stored twice); resume and supersede remove the rows
-nothing references any more (:func:`~.cells.drop_orphans`)."""
+:func:`new_content_sql` (a text already stored is not stored twice); resume and supersede remove
+the rows nothing references any more (:func:`~.cells.drop_orphans`)."""
+
+
+def new_content_sql(table: str, source: str) -> str:
+    """``INSERT`` of the rows of ``source`` (a relation with ``table``'s columns) whose hash
+    ``table`` does not hold yet, each hash once. No index: ``table``'s hashes are scanned and
+    semi-joined to ``source``'s (the hash table is built on the smaller ``source``), so DuckDB's
+    memory does not grow with the texts stored (a primary key's index had to fit in memory)."""
+    return (f"INSERT INTO {table} BY NAME SELECT n.* FROM (SELECT DISTINCT ON (text_hash) * FROM {source}) n "
+            f"WHERE n.text_hash NOT IN (SELECT t.text_hash FROM {table} t SEMI JOIN {source} USING (text_hash))")

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .db import Store
 from .rows import Row
-from .schema import CONTENT_TABLES
+from .schema import CONTENT_TABLES, new_content_sql
 
 
 class StoreWriter:
@@ -83,8 +83,8 @@ class StoreWriter:
             try:
                 for table, rows in buf.items():
                     tbl = pa.table(self._data(table, rows))  # noqa: F841 - referenced by name in SQL
-                    verb = "INSERT OR IGNORE" if table in CONTENT_TABLES else "INSERT"  # a text stored once
-                    st.con.execute(f"{verb} INTO {table} BY NAME SELECT * FROM tbl")
+                    st.con.execute(new_content_sql(table, "tbl") if table in CONTENT_TABLES  # a text stored once
+                                   else f"INSERT INTO {table} BY NAME SELECT * FROM tbl")
                     n += len(rows)
                     self.written[table] = self.written.get(table, 0) + len(rows)
                 st.con.execute("COMMIT")

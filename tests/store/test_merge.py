@@ -157,3 +157,45 @@ def test_a_failure_before_the_transaction_is_raised_as_it_is(tmp_path, monkeypat
         merge_into(target, part)
     assert target.sql("SELECT count(*) FROM duckdb_databases() WHERE database_name = 'part'")[0][0] == 0
     target.close()
+
+
+def test_a_part_with_more_texts_than_an_index_fits_merges_under_a_small_limit(tmp_path):
+    """The texts have no primary key (migration 11): a part of 400,000 texts, 100,000 of them stored
+    already, merges into a store at a 32 MB DuckDB limit — with the key, the same merge ran out of
+    memory (its index must fit in memory: measured, 400,000 hashes at 32 MB on one thread; how a
+    10M-call run's driver failed at its first merge at 128 MB) — and each hash is stored once
+    (300,000 new; the part's duplicate rows too)."""
+    part = tmp_path / "p.duckdb"
+    _part(part)
+    con = duckdb.connect(str(part))
+    con.execute("INSERT INTO texts SELECT md5(i::VARCHAR), 'x', 1 FROM range(400000) r(i)")
+    con.execute("INSERT INTO texts SELECT md5(i::VARCHAR), 'x', 1 FROM range(10) r(i)")  # the same hash twice
+    con.close()
+    target = Store(tmp_path / "main.duckdb", memory_limit_default="32MB")
+    target.con.execute("INSERT INTO texts SELECT md5(i::VARCHAR), 'x', 1 FROM range(300000, 400000) r(i)")
+    assert merge_into(target, part)["texts"] == 300_000
+    assert target.sql("SELECT count(*), count(DISTINCT text_hash) FROM texts")[0] == (400_000, 400_000)
+    target.close()
+
+
+def test_migration_11_keeps_every_text_once_and_drops_the_key(tmp_path):
+    """A store made by migrations 1–10 (texts keyed by hash) opened now: its texts are kept, and
+    the table takes a hash twice (no key: the writer's and the merge's SQL keep them once)."""
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE schema_version (version INTEGER, summary VARCHAR, applied_at TIMESTAMP DEFAULT current_timestamp)")
+    for version, summary, sql in dbmod._schema.MIGRATIONS:
+        if version > 10:
+            break
+        con.execute(sql)
+        con.execute("INSERT INTO schema_version (version, summary) VALUES (?, ?)", [version, summary])
+    con.execute("INSERT INTO texts VALUES ('h1', 'one', 3), ('h2', 'two', 3)")
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("INSERT INTO texts VALUES ('h1', 'one', 3)")
+    con.close()
+    st = Store(path)
+    assert st.version() >= 11
+    assert st.sql("SELECT * FROM texts ORDER BY ALL") == [("h1", "one", 3), ("h2", "two", 3)]
+    st.con.execute("INSERT INTO texts VALUES ('h1', 'one', 3)")  # no key any more
+    assert st.sql("SELECT count(*) FROM texts")[0][0] == 3
+    st.close()
