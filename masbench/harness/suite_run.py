@@ -115,7 +115,8 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
         engine = engine_cls(ctx)
         if prep.index is not None:  # a sharding driver: no task here, only their ids and groups
             groups = prep.index.groups
-            if not getattr(engine, "workers_prepare", lambda _: False)(todo):  # one cell: it runs here
+            # one cell runs here (it needs its task); none (a resume with every cell done) needs no task
+            if todo and not getattr(engine, "workers_prepare", lambda _: False)(todo):
                 prep.tasks = prepare(opts).tasks
         else:
             groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)

@@ -82,3 +82,28 @@ async def test_a_run_fixes_the_drivers_mmap_threshold_first(tmp_path, monkeypatc
                      f"n: 2, seed: 0}}\ndesigns: [cot]\ncot_sc: {{k_max: 2, bootstrap: 10}}\nstore: {tmp_path / 's.duckdb'}\n")
     await run_suite(RunOptions(suite=str(suite), cache=False))
     assert calls[:2] == ["fixed", "prepare"]
+
+
+async def test_a_sharding_resume_with_every_cell_done_loads_no_task(tmp_path, monkeypatch):
+    """A sharding driver resuming a run whose cells are all done prepares the suite once, without
+    its tasks (it loaded every task to run none of them: 4.6 GB for the 850,000 tasks of a
+    10M-call run); the first run's driver did the same, its workers prepared theirs."""
+    import masbench.harness.suite_run as suite_run
+    from masbench.harness import RunOptions, run_suite
+
+    asked: list[bool] = []
+    real = suite_run.prepare
+
+    def spy(opts, **kw):
+        asked.append(kw.get("tasks", True))
+        return real(opts, **kw)
+
+    monkeypatch.setattr(suite_run, "prepare", spy)
+    (tmp_path / "tasks").mkdir()
+    suite = tmp_path / "tasks" / "m.yaml"
+    suite.write_text(f"name: m\nmodels: {{default: sim/medium}}\ntasks:\n  - {{generator: masbench.depth, values: [1], "
+                     f"n: 3, seed: 0}}\ndesigns: [cot]\ncot_sc: {{k_max: 2, bootstrap: 10}}\nstore: {tmp_path / 's.duckdb'}\n")
+    first = await run_suite(RunOptions(suite=str(suite), cache=False, workers=2))
+    assert asked == [False]
+    again = await run_suite(RunOptions(suite=str(suite), cache=False, workers=2))
+    assert asked == [False, False] and again.run_id == first.run_id
