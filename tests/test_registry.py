@@ -4,8 +4,8 @@ removal, and the errors a user sees for an unknown name or a lazy entry that can
 from __future__ import annotations
 
 
-import json
 import sys
+from typing import Callable
 
 import pytest
 
@@ -100,7 +100,7 @@ def test_a_lazy_entry_is_filled_by_its_own_module_registering_it_as_it_loads(tmp
         "def gen():\n    return 1\n"
         "def declared():\n    return 2\n"
         "R.add('wrapped', lambda: 3, replace=True)\n")
-    r: Registry[object] = Registry("generator", {"gen": "regmod_fill:gen", "wrapped": "regmod_fill:declared",
+    r: Registry[Callable[[], int]] = Registry("generator", {"gen": "regmod_fill:gen", "wrapped": "regmod_fill:declared",
                                                   "other": "regmod_fill:declared"})
     target = type(sys)("tests_registry_target")
     target.R = r  # type: ignore[attr-defined]
@@ -108,7 +108,7 @@ def test_a_lazy_entry_is_filled_by_its_own_module_registering_it_as_it_loads(tmp
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "regmod_fill", raising=False)
     with pytest.raises(ValueError, match="already registered"):
-        r.add("other", json.dumps)  # json's object, not regmod_fill's: a clash as before
+        r.add("other", lambda: 0)  # this test module's object, not regmod_fill's: a clash as before
     got = r["wrapped"]  # imports regmod_fill: its add(replace=True) wins over the attribute named
     assert got() == 3 and got.__name__ == "<lambda>"
     import regmod_fill  # type: ignore[import-not-found]
