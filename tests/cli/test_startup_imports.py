@@ -141,3 +141,29 @@ def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_step
                     str(tmp_path / "keeps-the-template.duckdb")], env=env, check=True)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert json.loads(out.splitlines()[-1]) == [[], True]
+
+
+def test_a_second_command_parses_no_library_file_to_learn_its_name(tmp_path):
+    """``validate`` looks the quickstart's designs and agents up by the names their files declare.
+    The first process parses every file of those kinds and keeps the names
+    (``masbench.spec.declared``); a second process with the same cache folder parses none of them
+    for their names (it still loads the files it uses)."""
+    code = textwrap.dedent("""
+        import json, sys
+        import masbench.spec.declared as declared
+        parsed = []
+        real = declared.parse_yaml
+        declared.parse_yaml = lambda text, file: parsed.append(file) or real(text, file)
+        sys.argv = ["masbench", "validate", "tasks/quickstart.yaml"]
+        from masbench.cli import app
+        try:
+            app()
+        except SystemExit as exc:
+            code = exc.code
+        print(json.dumps([code, len(parsed)]))
+    """)
+    env = {**__import__("os").environ, "MASBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                      check=True).stdout.splitlines()[-1]) for _ in range(2)]
+    assert runs[0][0] == runs[1][0] == 0
+    assert runs[0][1] > 20 and runs[1][1] == 0  # ~80 bundled files of the kinds looked up, then none
