@@ -12,7 +12,6 @@ Nothing here executes anything: files are parsed (PyYAML safe loader) and valida
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,9 @@ from pydantic import ValidationError
 
 from .registry import CHECKS, checks_for, load_ref
 from .spec import KINDS, AgentSpec, DesignSpec, ProgramSpec, Spec, SuiteSpec, spec_class
+from .spec.declared import declared_name, keep
 from .spec.problems import Problem, SpecError, problem_at, problems_from_validation
-from .spec.limits import USER_FILE_LIMITS
-from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file, parse_yaml
+from .spec.yamlpos import Located, YamlSyntaxError, load_yaml_file
 
 if TYPE_CHECKING:
     from .spec.handbook import HandbookSpec
@@ -81,36 +80,6 @@ def detect_kind(path: Path, data: Any) -> str | None:
     if "id" in data:
         return "model"
     return None
-
-
-_DECLARED: dict[bytes, str | None] = {}
-"""Digest of a file's bytes → the ``name`` it declares. Every Library indexes every file of its
-roots, and a process makes many Libraries (each CLI command, each suite run, each test): parsing the
-~80 bundled files took ~0.17 s each time. Keyed by content, so an edited file is parsed again."""
-
-
-def declared_name(path: Path) -> str | None:
-    """The string ``name`` a YAML file declares; None if it declares none, or is not YAML we read
-    (over the size limit, not UTF-8, malformed: loading it by path reports why)."""
-    try:
-        if path.stat().st_size > USER_FILE_LIMITS.max_bytes:
-            return None
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    key = hashlib.blake2b(raw, digest_size=16).digest()
-    if key in _DECLARED:
-        return _DECLARED[key]
-    try:
-        data = parse_yaml(raw.decode("utf-8"), str(path)).data
-    except (UnicodeDecodeError, YamlSyntaxError):
-        data = None
-    declared = data.get("name") if isinstance(data, dict) else None
-    name = declared if isinstance(declared, str) else None
-    if len(_DECLARED) >= 4096:
-        _DECLARED.clear()
-    _DECLARED[key] = name
-    return name
 
 
 @dataclass
@@ -193,6 +162,7 @@ class Library:
                 name = declared_name(f) or f.stem
                 names.setdefault(name, f)
                 names.setdefault(f.stem, f)
+            keep()  # the names parsed for this index, for the next process (masbench.spec.declared)
             self._indexed[kind] = names
         return names
 
@@ -203,6 +173,7 @@ class Library:
             declared = declared_name(f)
             if declared is not None:
                 names.setdefault(declared)
+        keep()
         return list(names)
 
     def entries(self, kind: str) -> list[tuple[str, Path, Path]]:
@@ -218,6 +189,7 @@ class Library:
                     name = f.stem if kind == "model" else declared_name(f)
                     if name is not None and name not in out:
                         out[name] = (name, f, root)
+        keep()
         return list(out.values())
 
     def has(self, kind: str, name: str) -> bool:

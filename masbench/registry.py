@@ -10,6 +10,10 @@ without importing the modules that implement them. Registration by decorator sta
     @GENERATORS.register("my.generator")
     def mine(values, n, seed, split, **params): ...
 
+A module that a lazy entry points at may register that entry itself as it is imported (a bundled
+generator declared here by name and defined under ``@generator(...)`` there): the decorator's object
+fills the entry (:meth:`Registry.add` accepts it from that module only), which keeps its ``module:attr``.
+
 A registry made with ``plugins="masbench.ops"`` also holds the entry points of that group that
 installed distributions declare (``[project.entry-points."masbench.ops"] mine = "pkg.mod:OP"``), read
 the first time the registry is consulted and imported only when the name is used: installing a
@@ -182,6 +186,10 @@ class Registry(Mapping[str, T], Generic[T]):
             p = self._from_plugin[name]
             raise PluginConflict(f"{self.what} {name!r} of {p.origin} ({p.ref}) conflicts with the {_origin(obj)} "
                                  f"{self.what} {name!r} being registered: uninstall one, or rename one of them")
+        if not replace and self._fulfils(name, obj):
+            self._entries[name] = obj  # the module a lazy entry points at, registering it as it loads
+            self._lazy.discard(name)
+            return
         if not replace and name in self._entries and self._entries[name] is not obj:
             raise ValueError(f"{self.what} {name!r} is already registered")
         self._entries[name] = obj
@@ -192,6 +200,13 @@ class Registry(Mapping[str, T], Generic[T]):
         else:
             self._lazy.discard(name)
             self._refs.pop(name, None)
+
+    def _fulfils(self, name: str, obj: Any) -> bool:
+        """``obj`` is what the lazy entry ``name`` (not a plugin's) stands for: registered by the
+        module that entry points at, as that module is imported (a bundled generator declared by name
+        here and registered by decorator there). The entry keeps its ``module:attr``."""
+        ref = self._refs.get(name) if name in self._lazy and name not in self._from_plugin else None
+        return ref is not None and ref.partition(":")[0] == getattr(obj, "__module__", None)
 
     def remove(self, name: str) -> None:
         """Unregister ``name`` (no error if it is not registered)."""
@@ -235,8 +250,9 @@ class Registry(Mapping[str, T], Generic[T]):
                                     f"{exc}") from exc
             finally:
                 self._loading = None
-            self._entries[name] = self._adapt(name, obj) if plugin and self._adapt else obj
-            self._lazy.discard(name)
+            if name in self._lazy:  # else its module registered it as it loaded (a decorator): that object
+                self._entries[name] = self._adapt(name, obj) if plugin and self._adapt else obj
+                self._lazy.discard(name)
         return self._entries[name]
 
     def __iter__(self) -> Iterator[str]:

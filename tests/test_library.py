@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import os
 
-from masbench import library as library_mod
+import pytest
+
 from masbench.library import Library, declared_name
+from masbench.spec import declared as declared_mod
 from masbench.spec.limits import YamlLimits
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory, monkeypatch):
+    """Names kept between processes go to a folder of this test's own, read afresh: a name another
+    run kept must not stand in for the parse a test counts."""
+    monkeypatch.setenv("MASBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    declared_mod.forget()
+    yield
+    declared_mod.forget()
 
 
 def _agent(root, stem: str, name: str | None) -> os.PathLike:
@@ -33,9 +45,9 @@ def test_the_declared_name_or_none(tmp_path):
 
 def test_a_file_over_the_size_limit_is_not_read(tmp_path, monkeypatch):
     f = _agent(tmp_path, "big", "big-agent-name")
-    monkeypatch.setattr(library_mod, "USER_FILE_LIMITS", YamlLimits(max_bytes=os.stat(f).st_size - 1))
+    monkeypatch.setattr(declared_mod, "USER_FILE_LIMITS", YamlLimits(max_bytes=os.stat(f).st_size - 1))
     assert declared_name(f) is None
-    monkeypatch.setattr(library_mod, "USER_FILE_LIMITS", YamlLimits(max_bytes=os.stat(f).st_size))
+    monkeypatch.setattr(declared_mod, "USER_FILE_LIMITS", YamlLimits(max_bytes=os.stat(f).st_size))
     assert declared_name(f) == "big-agent-name"
 
 
@@ -55,8 +67,8 @@ def test_an_edit_is_seen_even_with_the_same_size_and_modification_time(tmp_path)
 
 def test_the_same_content_is_parsed_once(tmp_path, monkeypatch):
     parsed = []
-    real = library_mod.parse_yaml
-    monkeypatch.setattr(library_mod, "parse_yaml", lambda text, file: parsed.append(file) or real(text, file))
+    real = declared_mod.parse_yaml
+    monkeypatch.setattr(declared_mod, "parse_yaml", lambda text, file: parsed.append(file) or real(text, file))
     a = _agent(tmp_path / "one", "x", "unique-name-for-this-test")
     b = _agent(tmp_path / "two", "y", "unique-name-for-this-test")
     assert declared_name(a) == declared_name(b) == "unique-name-for-this-test"

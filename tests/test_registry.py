@@ -4,6 +4,9 @@ removal, and the errors a user sees for an unknown name or a lazy entry that can
 from __future__ import annotations
 
 
+import sys
+from typing import Callable
+
 import pytest
 
 from masbench.registry import Registry, RegistryError, load_ref
@@ -84,3 +87,31 @@ def test_register_by_call_and_as_a_decorator() -> None:
     obj = object()
     assert r.register("call", obj) is obj and r["call"] is obj
     assert repr(r) == "Registry('scorer', ['deco', 'call'])"
+
+
+def test_a_lazy_entry_is_filled_by_its_own_module_registering_it_as_it_loads(tmp_path, monkeypatch) -> None:
+    """The bundled generators' shape: declared here as ``module:attr``, registered by decorator in
+    that module. Importing the module fills the entry (no "already registered"), the entry keeps its
+    ``module:attr``, and whatever the decorator registered is what the registry hands out, even when
+    it is not the attribute named (a reply scorer's wrapper). Another module's object is still refused."""
+    (tmp_path / "regmod_fill.py").write_text(
+        "from tests_registry_target import R\n"
+        "@R.register('gen')\n"
+        "def gen():\n    return 1\n"
+        "def declared():\n    return 2\n"
+        "R.add('wrapped', lambda: 3, replace=True)\n")
+    r: Registry[Callable[[], int]] = Registry("generator", {"gen": "regmod_fill:gen", "wrapped": "regmod_fill:declared",
+                                                  "other": "regmod_fill:declared"})
+    target = type(sys)("tests_registry_target")
+    target.R = r  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tests_registry_target", target)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "regmod_fill", raising=False)
+    with pytest.raises(ValueError, match="already registered"):
+        r.add("other", lambda: 0)  # this test module's object, not regmod_fill's: a clash as before
+    got = r["wrapped"]  # imports regmod_fill: its add(replace=True) wins over the attribute named
+    assert got() == 3 and got.__name__ == "<lambda>"
+    import regmod_fill  # type: ignore[import-not-found]
+
+    assert r["gen"] is regmod_fill.gen and r.where("gen") == "regmod_fill:gen" and r.origin("gen") == "code (regmod_fill)"
+    assert r["other"] is regmod_fill.declared  # not registered by its module: the attribute, as any lazy entry

@@ -22,11 +22,10 @@ from __future__ import annotations
 from ..text import extract_answers, extract_raw, normalize_answer
 from . import arith as _arith  # noqa: F401  (registers masbench.arith)
 from . import axes as _axes  # noqa: F401  (registers the masbench.* generators)
-from . import igsm as _igsm  # noqa: F401  (registers the masbench.igsm.* generators)
 from . import scoring as _scoring  # noqa: F401  (registers the benchmark scorers)
-from . import search as _search  # noqa: F401  (registers the search generator and scorer)
-from . import smfr as _smfr  # noqa: F401  (registers the smfr generator)
-from . import smfr_paper as _smfr_paper  # noqa: F401  (registers smfr.paper)
+
+# iGSM (masbench.igsm.*), the search benchmark (its generator and scorer), smfr and smfr.paper are
+# declared by name in .registry and imported when a suite first uses one of them.
 from .dag import from_json as dag_from_json
 from .dag import measure as measure_axis
 from .dag import stats as dag_stats

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # networkx (~0.15 s to import) is imported by the first gener
     import networkx as nx
 
 from . import dag as dagmod
-from .registry import generator
+from .registry import GeneratorFn, generator
 from .taskgraph import TaskGraph
 from .types import TaskInstance
 
@@ -237,7 +237,7 @@ def _make(axis: str, v: int, i: int, seed: int, split: str) -> TaskInstance:
         meta={"dag": dagmod.to_json(G), "gold": values, "split": split, "seed": seed, "generator": "igsm"})
 
 
-def _register(axis: str) -> None:
+def _register(axis: str) -> GeneratorFn:
     lo, hi = RANGES[axis]
 
     @generator(f"masbench.igsm.{axis}")
@@ -253,7 +253,12 @@ def _register(axis: str) -> None:
         return [_make(axis, v, i, seed, split) for v in vals for i in range(n)]
 
     make.__doc__ = f"iGSM-style MASBench {axis} tasks, values {lo}–{hi} (see :mod:`masbench.bench.igsm`)."
+    return make
 
 
-for _axis in RANGES:
-    _register(_axis)
+# one name per axis of RANGES, in its order: what the GENERATORS entries masbench.igsm.* point at
+igsm_depth = _register("depth")
+igsm_breadth = _register("breadth")
+igsm_horizon = _register("horizon")
+igsm_parallel = _register("parallel")
+igsm_robustness = _register("robustness")

@@ -34,11 +34,32 @@ class ModelScorer(Protocol):
                     ask: Any) -> Any: ...
 
 
-GENERATORS: Registry[GeneratorFn] = Registry("generator", plugins="masbench.generators")
-"""Registered task generators by name (``masbench.depth``, ..., ``smfr``); the bench facade imports
-the modules that define the built-in ones."""
+GENERATORS: Registry[GeneratorFn] = Registry("generator", {
+    **{f"masbench.{axis}": f"masbench.bench.axes:{axis}_tasks"
+       for axis in ("depth", "breadth", "parallel", "horizon", "robustness")},
+    "masbench.arith": "masbench.bench.arith:arith_tasks",
+    **{f"masbench.igsm.{axis}": f"masbench.bench.igsm:igsm_{axis}"
+       for axis in ("depth", "breadth", "horizon", "parallel", "robustness")},
+    "search": "masbench.bench.search.generate:search_tasks",
+    "smfr": "masbench.bench.smfr:smfr_tasks",
+    "smfr.paper": "masbench.bench.smfr_paper:smfr_paper_tasks",
+}, plugins="masbench.generators")
+"""Registered task generators by name (``masbench.depth``, ..., ``smfr``). The built-in ones are
+declared here by ``module:attr`` and registered by decorator in their modules: the bench facade
+imports the small ones (``masbench.*``, ``masbench.arith``); iGSM, SMFR and the search benchmark
+load when a suite names them (a run of the quickstart imports none of them)."""
 
-SCORERS: Registry[ScorerFn] = Registry("scorer", plugins="masbench.scorers")
+SCORERS: Registry[ScorerFn] = Registry("scorer", {
+    "numeric": "masbench.bench.scorers:score_numeric",
+    "set": "masbench.bench.scorers:score_set",
+    "exact": "masbench.bench.scorers:score_exact",
+    # the reply scorers' answer-only forms (a lambda each, put here by :func:`reply_scorer` as
+    # masbench.bench.scoring.benchmarks loads, in place of these declarations)
+    **{name: f"masbench.bench.scoring.benchmarks:score_{name}" for name in ("masbench", "smfr", "gsm8k", "aime", "math",
+                                                                           "choice")},
+    "judge": "masbench.bench.scoring.judge:_needs_a_model",
+    "search": "masbench.bench.search.score:score_search",
+}, plugins="masbench.scorers")
 """Registered scorers by name (``numeric``, ``set``, ``exact``, and every reply scorer)."""
 
 REPLY_SCORERS: Registry[ReplyScorerFn] = Registry("reply scorer")

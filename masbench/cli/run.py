@@ -19,7 +19,6 @@ from ..harness.progress import RunDisplay
 from ..harness.scoring import JudgeConfigError
 from ..harness.sequence import SequentialError
 from ..registry import PluginConflict, RegistryError
-from ..report.verdict import saving_line, sequential_phrase
 from ..spec.problems import SpecError
 from ..spec.suite import TRANSCRIPT_MODES, TranscriptMode
 from ..store import StoreBusy
@@ -120,9 +119,13 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     if summary.protocol:
         console.print(summary.protocol + (" SIMULATED" if summary.simulated else ""), markup=False)
     for d in summary.decisions:
+        from ..report.verdict import sequential_phrase  # the report's wording: loaded once there is one to print
+
         console.print(f"{d['design']}: {d['verdict']} \u2014 " + sequential_phrase(d), markup=False, highlight=False,
                       soft_wrap=True)
     if summary.saving:
+        from ..report.verdict import saving_line  # as above: not before the run's first call
+
         console.print(saving_line(summary.saving), markup=False, highlight=False, soft_wrap=True)
     if summary.failed_cells:
         reasons = "; ".join(f"{n}× {r}" for r, n in summary.reasons or [])
