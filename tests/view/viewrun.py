@@ -56,7 +56,8 @@ def poison_reply(store: Path, run_id: str, design: str, task: str, seed: int = 0
         call_id = con.execute("SELECT call_id FROM calls WHERE run_id = ? AND design = ? AND task_id = ? AND seed = ? "
                               "ORDER BY ts LIMIT 1", [run_id, design, task, seed]).fetchall()[0][0]
         h = text_hash(HOSTILE)
-        con.execute("INSERT OR IGNORE INTO texts VALUES (?, ?, ?)", [h, HOSTILE, len(HOSTILE)])
+        con.execute("INSERT INTO texts SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM texts WHERE text_hash = ?)",
+                    [h, HOSTILE, len(HOSTILE), h])  # once, as the writer stores a text
         con.execute("UPDATE call_messages SET text_hash = ? WHERE run_id = ? AND call_id = ? AND direction = 'output'",
                     [h, run_id, call_id])
         con.execute("UPDATE results SET answer = ? WHERE run_id = ? AND design = ? AND task_id = ? AND seed = ?",
