@@ -23,6 +23,7 @@ Holm level of a family is resolved: B ≥ 20·m/α (capped at :data:`MAX_RESAMPL
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -370,19 +371,8 @@ def _by_value(axis: str, cells: Cells) -> Iterator[Cells]:
     if axis != "all":
         yield keys, frames
         return
-    i = 0
-    while i < len(keys):
-        j = i
-        while j < len(keys) and _same(keys[j][0], keys[i][0]):
-            j += 1
-        yield keys[i:j], frames
-        i = j
-
-
-def _same(a: Any, b: Any) -> bool:
-    import pandas as pd  # deferred, as in _base
-
-    return bool(pd.isna(a) and pd.isna(b)) or (not pd.isna(a) and not pd.isna(b) and a == b)
+    for _, same in itertools.groupby(keys, key=lambda k: _key_order(k)[0]):
+        yield list(same), frames
 
 
 def _first_key(axis: str, unit: str, keys: list[tuple], first: tuple | None) -> tuple | None:
