@@ -565,6 +565,7 @@ def test_a_run_read_in_task_slices_gives_the_rows_of_one_read(tmp_path, monkeypa
     """The families are read a slice of tasks at a time (DuckDB's working memory is one slice's,
     whatever the run's size): the rows written are the same whatever the slice, and each slice's
     SQL gives exactly the view's rows of its tasks (the view, unsliced, is the reference)."""
+    import masbench.harness.paired_reads as paired_reads
     import masbench.harness.paired_tests as pt
     from masbench.store.paired import design_pair_diffs, paired_task_diffs
 
@@ -582,7 +583,7 @@ def test_a_run_read_in_task_slices_gives_the_rows_of_one_read(tmp_path, monkeypa
 
     one = written()
     assert len(pt.task_slices(st, "r")) == 1 and len(one) > 20
-    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 7)
+    monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 7)
     slices = pt.task_slices(st, "r")
     # string order: t0 t1 t10 … t19 t2 t20 …; every 7th starts a slice
     assert [lo for lo, _ in slices] == ["t0", "t15", "t21", "t28", "t34", "t5"]

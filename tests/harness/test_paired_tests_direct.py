@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import masbench.harness.paired_reads as paired_reads
 import masbench.harness.paired_tests as pt
 import masbench.harness.stats.clustered as clustered
 from masbench.harness.stats.clustered import CLUSTERED_MCNEMAR, clustered_mcnemar, comparison_seed
@@ -501,7 +502,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
     reads = st.log[3:-1]
     assert st.log[0] == ("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"])
-    assert st.log[2][1] == ["run9", pt.PAIRED_CHUNK_TASKS]  # the run's tasks cut in slices: here one
+    assert st.log[2][1] == ["run9", paired_reads.PAIRED_CHUNK_TASKS]  # the run's tasks cut in slices: here one
     # one family at a time: (axis, unit) against the curve, then an axis against CoT (the first
     # unit's rows), then an axis's design pairs; each cell's rows by task
     one = {"run_id": "run9", "axis": "all", "lo": "t0"}
@@ -512,7 +513,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     assert st.orders == ["axis_value, design, task_id"] * 5 + ["axis_value, design_a, design_b, task_id, diff"]
     # a slice of one task: each family read task by task (t0, then t1), the same rows written
     whole = [{c: r[c] for c in r.columns()} for _, r in Writer.added]
-    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 1)
+    monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 1)
     spies["decide"].clear()  # the fake verdicts count decide's calls
     st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
@@ -520,7 +521,7 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
         [("paired_task_diffs", "budget", "t0", "t1"), ("paired_task_diffs", "budget", "t1", None),
          ("paired_task_diffs", "calls", "t0", "t1"), ("paired_task_diffs", "calls", "t1", None)]
     assert [{c: r[c] for c in r.columns()} for _, r in Writer.added] == whole
-    monkeypatch.setattr(pt, "PAIRED_CHUNK_TASKS", 5_000)
+    monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 5_000)
     # the families were read on one thread without insertion order, and the settings put back
     assert st.settings[1:] == ["set threads = 1", "set preserve_insertion_order = false", "set threads = 2",
                                "set preserve_insertion_order = true"]
