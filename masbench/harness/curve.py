@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +28,7 @@ from ..spec import CotScSpec
 from ..store import Store, StoreWriter
 from ..store.rows import CurveRow, TaskCurveRow
 from .stats.majk import exact_majk
+from .task_groups import Group, TaskGroups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,10 +152,12 @@ _PAGE_FIRSTS = """
 sample without a task id or seed is in no cell, as it was in no page's join before)."""
 
 
-def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
+def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: TaskGroups | Mapping[str, Group],
                   basis: str = "tokens") -> int:
     """(Re)build the run's per-cell and group CoT-SC curves from its pool: overall, and per group
-    (``groups_of``: task id → (axis or source, axis value)) — the groups the views use; ``basis``:
+    (``groups_of``: task id → (axis or source, axis value), as a dict or held compactly —
+    :class:`~.task_groups.TaskGroups`) — the groups the views use; a pool sample of a task not
+    there is skipped; ``basis``:
     the suite's budget basis (the curve's ``budget_spent`` column).
 
     The pool is read a page of cells at a time and each page's per-cell rows are written before the
@@ -164,7 +167,8 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
     a group's spends copied, ``tests/harness/test_curve.py``; ≈ 320 before, in Python lists)."""
     store.sql("DELETE FROM cot_sc_task_curve WHERE run_id = ?", [run_id])
     w = StoreWriter(store)
-    cells = _read_cells(store, run_id, cot_sc, groups_of, w)
+    groups = groups_of if isinstance(groups_of, TaskGroups) else TaskGroups.of(groups_of)
+    cells = _read_cells(store, run_id, cot_sc, groups, w)
     rows: list[CurveRow] = []
     for (axis, value), idx in cells.groups():
         per_cell, tok, usd, tasks, spent = cells.select(idx)
@@ -184,19 +188,21 @@ def compute_curve(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[
     return len(rows)
 
 
-def _read_cells(store: Store, run_id: str, cot_sc: CotScSpec, groups_of: dict[str, tuple[str, int | None]],
-                w: StoreWriter) -> _Cells:
+def _read_cells(store: Store, run_id: str, cot_sc: CotScSpec, groups: TaskGroups, w: StoreWriter) -> _Cells:
     """Read the pool page by page: each kept cell's maj@k rows to ``w``, its values to the cells
-    returned (nothing of a page outlives it)."""
+    returned (nothing of a page outlives it; a page's tasks are looked up in ``groups`` at once)."""
     k_max, tie = cot_sc.k_max, cot_sc.tie
     cells = _Cells(k_max)
     for df in _pool_pages(store, run_id, POOL_PAGE_CELLS):
         spend = _cell_spend(df)
+        ids = [str(t) for t in df["task_id"].unique().tolist()]
+        page = dict(zip(ids, groups.codes(ids).tolist()))
         for task_id, seed, answers, correct, tokens, cost in _pool_cells(df):
-            if task_id not in groups_of:
+            code = page[task_id]
+            if code < 0:
                 continue
             v = cell_curve(answers, correct, k_max, tie, seed=seed, task_id=task_id)
-            cells.add(task_id, groups_of[task_id], v, tokens, cost, spend.get((task_id, seed), _NAN))
+            cells.add(task_id, groups.groups[code], v, tokens, cost, spend.get((task_id, seed), _NAN))
             for k in range(1, k_max + 1):
                 w.put(TaskCurveRow(run_id=run_id, task_id=task_id, seed=seed, k=k, accuracy=float(v[k - 1]),
                                    tokens=k * tokens, cost_usd=k * cost))

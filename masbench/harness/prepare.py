@@ -19,7 +19,7 @@ from ..spec import AgentSpec, DesignSpec, JudgeSpec, NodeSpec, SuiteSpec, Transc
 from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
-from .curve import groups_of_tasks
+from .task_groups import TaskGroups
 from .model_flags import flag_texts, resolve_overrides
 from .scoring import JudgeConfigError, judge_for, judged_ids
 from .sequence import SequencePlan, SequentialError, plan_sequence
@@ -146,13 +146,15 @@ class Prepared:
 
 @dataclass
 class TaskIndex:
-    """What listing a run's cells and drawing its curve read of the suite's tasks (≈ 226 bytes a
-    task, against ≈ 5 KB a ``masbench.depth`` task): ids in source order, each one's group."""
+    """What listing a run's cells and drawing its curve read of the suite's tasks, against ≈ 5 KB a
+    ``masbench.depth`` task: ids in source order (a list: ≈ 70 bytes a task with its strings),
+    each one's group (:class:`~.task_groups.TaskGroups`: the id's bytes + 4; a dict of tuples
+    took ≈ 150 more)."""
 
     suite: SuiteSpec
     """The suite with the command line's judge (:func:`judge_setup`)."""
     ids: list[str]
-    groups: dict[str, tuple[str, int | None]]
+    groups: TaskGroups
     """task id → (axis, axis value) for tasks with an axis, else (source, None)."""
     reads: list[SourceRead]
     judged: list[str]
@@ -161,7 +163,7 @@ class TaskIndex:
     @classmethod
     def of(cls, suite: SuiteSpec, tasks: list[TaskInstance], reads: list[SourceRead]) -> TaskIndex:
         """The index of loaded ``tasks`` (ids unique: load_suite refuses a repeated id, naming its sources)."""
-        return cls(suite, [t.id for t in tasks], groups_of_tasks(tasks), reads, judged_ids(tasks))
+        return cls(suite, [t.id for t in tasks], TaskGroups.of_tasks(tasks), reads, judged_ids(tasks))
 
 
 def task_index(suite: SuiteSpec, base: Path, opts: RunOptions) -> TaskIndex:
