@@ -10,10 +10,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ..store import Store
+
+T = TypeVar("T")
 
 
 def trim() -> bool:
@@ -65,4 +69,27 @@ def settle(store: Store) -> None:
     trim()
 
 
-__all__ = ["fixed_mmap_threshold", "settle", "trim"]
+def under_limits(store: Store, fn: Callable[[], T], limits: Sequence[str],
+                 note: Callable[[str], None] | None = None) -> T:
+    """``fn()`` with DuckDB's memory limit at ``limits[0]``; where DuckDB runs out of memory, the
+    store's connection is let go (a write it broke is rolled back on reopening) and ``fn`` runs
+    again under the next limit, said through ``note``. ``fn`` must be safe to rerun (the curve and
+    the paired tests delete their rows first). The last limit's error is raised; with
+    ``$MASBENCH_DUCKDB_MEMORY`` set, that limit is the only one tried."""
+    from ..store.db import MEMORY_LIMIT_ENV  # deferred: memory.py loads before the store is needed
+
+    steps = list(limits[:1]) if os.environ.get(MEMORY_LIMIT_ENV) else list(limits)
+    for i, limit in enumerate(steps):
+        store.set_memory_limit(limit)
+        try:
+            return fn()
+        except Exception as exc:
+            if i + 1 == len(steps) or not store.out_of_memory(exc):
+                raise
+            if note:
+                note(f"DuckDB ran out of memory at {limit}; again at {steps[i + 1]}")
+            settle(store)
+    raise AssertionError("unreachable: at least one limit")
+
+
+__all__ = ["fixed_mmap_threshold", "settle", "trim", "under_limits"]

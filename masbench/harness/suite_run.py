@@ -23,16 +23,17 @@ from .. import telemetry
 from ..bench import read_lines
 from ..llm import overrides_json
 from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
-from ..store.db import DRIVER_MEMORY_LIMIT
-from .curve import compute_curve, groups_of_tasks
+from ..store.db import DRIVER_MEMORY_LIMIT, STATS_MEMORY_LIMITS
+from .curve import compute_curve
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
-from .memory import fixed_mmap_threshold, settle
+from .memory import fixed_mmap_threshold, settle, under_limits
 from .progress import Progress
 from .failures import failure_reasons, supersede_failed
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run, nothing_cleaned
+from .task_groups import TaskGroups
 
 
 @dataclass
@@ -119,7 +120,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if todo and not getattr(engine, "workers_prepare", lambda _: False)(todo):
                 prep.tasks = prepare(opts).tasks
         else:
-            groups = groups_of_tasks(prep.tasks)  # what the curve needs of a task: its group (a few dozen bytes)
+            groups = TaskGroups.of_tasks(prep.tasks)  # what the curve needs of a task: its group (id bytes + 4)
         try:
             if seq is None:
                 await engine.run(todo)
@@ -135,13 +136,20 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 display.stop()
         settle(store)  # the merge's working memory and cached blocks are let go before the statistics
         if k_max and prep.suite.cot_sc.enabled:
-            compute_curve(store, run_id, prep.suite.cot_sc, groups, prep.suite.budget.basis)
+            # the statistics read the store a slice at a time under a smaller DuckDB limit (what it
+            # caches grows with the store up to its limit: db.STATS_MEMORY_LIMITS), raised if DuckDB runs out
+            note = getattr(display, "note", None)
+            suite = prep.suite
+            under_limits(store, lambda: compute_curve(store, run_id, suite.cot_sc, groups, suite.budget.basis),
+                         STATS_MEMORY_LIMITS, note)
+            del groups
             settle(store)
             # deferred: start-up (the paired tests' statistics load after the cells ran, not before the first call)
             from .paired_tests import compute_paired
 
-            compute_paired(store, run_id, prep.suite.stats)
+            under_limits(store, lambda: compute_paired(store, run_id, suite.stats), STATS_MEMORY_LIMITS, note)
             settle(store)
+            store.set_memory_limit(DRIVER_MEMORY_LIMIT)
         fill_outcomes(store, run_id)
         point = protocol_point(store, run_id, prep.suite)
         failed_cells, reasons = failure_reasons(store, run_id)
