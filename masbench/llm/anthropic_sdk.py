@@ -244,7 +244,7 @@ def _config() -> Any:
 def litellm_error(exc: BaseException, model: str) -> BaseException:
     """The exception litellm raises where the ``anthropic`` SDK raised ``exc``: the
     ``AnthropicError`` litellm's handler makes of the failure (an HTTP error: its status, body text
-    and headers; a timeout: 408; no answer: 500 with the transport's message), mapped by litellm's
+    and headers; a timeout: 408; no answer: 500 with aiohttp's message), mapped by litellm's
     ``exception_type``. Anything else (litellm's own errors included) is mapped the same way."""
     import anthropic
     import httpx
@@ -259,10 +259,17 @@ def litellm_error(exc: BaseException, model: str) -> BaseException:
     elif isinstance(exc, anthropic.APITimeoutError):
         err = AnthropicError(status_code=408, message=f"litellm.Timeout: {exc}")
     elif isinstance(exc, anthropic.APIConnectionError):
+        # litellm's transport is aiohttp too: its message is aiohttp's error (the first in the chain
+        # the SDK's transport wrapped), else the innermost cause's. The text still differs where
+        # aiohttp names the TLS setting: litellm passes an SSL context ("ssl:<ssl.SSLContext object
+        # at 0x…>", an address, so no two runs' texts agree anyway), the SDK none ("ssl:default").
         cause: BaseException = exc
-        while cause.__cause__ is not None:
-            cause = cause.__cause__
-        err = AnthropicError(status_code=500, message=str(cause) or str(exc))
+        told: BaseException | None = None
+        while (up := cause.__cause__ or cause.__context__) is not None:
+            cause = up
+            if told is None and type(cause).__module__.split(".", 1)[0] == "aiohttp":
+                told = cause
+        err = AnthropicError(status_code=500, message=str(told or cause) or str(exc))
     return exception_type(model=model, original_exception=err, custom_llm_provider="anthropic")
 
 
@@ -322,11 +329,11 @@ class AnthropicWire(LitellmBackend):
         slot = (id(asyncio.get_running_loop()), url, key)
         held = self._clients.get(slot)
         if held is None:
-            from anthropic import AsyncAnthropic, omit  # deferred: only anthropic/ models import the SDK
+            from anthropic import AsyncAnthropic, Omit  # deferred: only anthropic/ models import the SDK
 
             c = AsyncAnthropic(api_key=key, base_url=url, max_retries=0, timeout=spec.timeout_s,
                                http_client=http_transport(),
-                               default_headers={"X-Api-Key": key, "Authorization": omit, "anthropic-version": _VERSION})
+                               default_headers={"X-Api-Key": key, "Authorization": Omit(), "anthropic-version": _VERSION})
             guard = closed_with_loop(c)
             await anext(guard)
             held = self._clients[slot] = (c, guard)
