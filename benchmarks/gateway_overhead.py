@@ -25,8 +25,8 @@ end (interpreter start and imports, langgraph's included, excluded), calls/s = t
 with bare litellm's calls/s at the same latency.
 
 Goals: gateway on the openai client ≥ 2.0× bare litellm and ≥ 0.9× bare AsyncOpenAI at 0 and 50 ms;
-``masbench run`` on the openai client ≥ 1.8× bare litellm, on the litellm client ≥ 1.0× (on either wire). The figures
-and the load average go to ``--json`` (default benchmarks/results/gateway_overhead.json).
+``masbench run`` on the openai client ≥ 1.8× bare litellm, on the litellm client ≥ 1.0× (on either
+wire). The figures and the load average go to ``--json`` (default benchmarks/results/gateway_overhead.json).
 
     .venv/bin/python benchmarks/gateway_overhead.py [--n 2000] [--concurrency 64] [--tasks 2000] [--json PATH]
 """
@@ -175,7 +175,8 @@ async def gateway_table(latency: float, n: int, conc: int, rounds: int) -> dict[
                                     GATEWAY_LITELLM: via_gateway("litellm"), GATEWAY_OPENAI: via_gateway("openai"),
                                     GATEWAY_LITELLM_ONLY: via_gateway("litellm-only"),
                                     BARE_LITELLM_ANTH: via_litellm_anth, BARE_ANTH_AIO: via_anth_sdk,
-                                    GATEWAY_ANTH: via_gateway("anthropic"), GATEWAY_ANTH_ONLY: via_gateway("anthropic-only")}
+                                    GATEWAY_ANTH: via_gateway("anthropic"),
+                                    GATEWAY_ANTH_ONLY: via_gateway("anthropic-only")}
         for fn in clients.values():  # warm-up: connections, imports, first-call set-up
             await bench(fn, 10**7, 10**7 + min(64, n), conc)
         per_round = max(n // rounds, 1)

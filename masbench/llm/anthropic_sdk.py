@@ -128,11 +128,11 @@ def _litellm_fields(model: str, params: dict[str, Any]) -> dict[str, Any] | None
             return None
         cfg = AnthropicConfig()
         probe = [{"role": "user", "content": _PROBE}]
-        headers = cfg.validate_environment(headers={}, model=model, messages=list(probe),  # pyright: ignore[reportArgumentType]
-                                           optional_params=dict(mapped), litellm_params={}, api_key="key",
-                                           api_base=None)
-        body = cfg.transform_request(model=model, messages=list(probe),  # pyright: ignore[reportArgumentType]
-                                     optional_params=mapped, litellm_params={}, headers={})
+        turns: Any = list(probe)  # litellm's message TypedDicts: plain OpenAI-shape dicts here
+        headers = cfg.validate_environment(headers={}, model=model, messages=turns, optional_params=dict(mapped),
+                                           litellm_params={}, api_key="key", api_base=None)
+        body = cfg.transform_request(model=model, messages=list(turns), optional_params=mapped, litellm_params={},
+                                     headers={})
     except Exception:  # litellm refuses the parameters: let it say so on its own path
         return None
     if ({k.lower() for k in headers} != _HEADERS or headers.get("anthropic-version") != _VERSION
@@ -215,7 +215,8 @@ def reply_parts(data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] |
                     break
                 texts.append(block["text"])
             else:
-                usage_obj = _config().calculate_usage(usage_object=usage, reasoning_content=None, completion_response=data)
+                usage_obj = _config().calculate_usage(usage_object=usage, reasoning_content=None,
+                                                      completion_response=data)
                 return "".join(texts), map_finish_reason(stop), usage_obj, None
     if not isinstance(data, dict):
         from litellm.llms.anthropic.common_utils import AnthropicError
@@ -331,9 +332,10 @@ class AnthropicWire(LitellmBackend):
         if held is None:
             from anthropic import AsyncAnthropic, Omit  # deferred: only anthropic/ models import the SDK
 
+            # the SDK sends its api_key as a Bearer token: an Omit() header is one it leaves out
+            headers: Any = {"X-Api-Key": key, "Authorization": Omit(), "anthropic-version": _VERSION}
             c = AsyncAnthropic(api_key=key, base_url=url, max_retries=0, timeout=spec.timeout_s,
-                               http_client=http_transport(),
-                               default_headers={"X-Api-Key": key, "Authorization": Omit(), "anthropic-version": _VERSION})
+                               http_client=http_transport(), default_headers=headers)
             guard = closed_with_loop(c)
             await anext(guard)
             held = self._clients[slot] = (c, guard)

@@ -10,11 +10,15 @@ finish reason mapped, usage rebuilt as litellm's ``Usage``), so its ``calls`` ro
 would have made, ``usage_raw`` included. Prices still come from litellm's map and the YAML; errors
 go through the same rules (:mod:`.errors` reads the SDK's exceptions as litellm's, its subclasses).
 
-Every other call — another provider, no ``api_base``, a streamed call, tools, image or
+Every other call of these providers — no ``api_base``, a streamed call, tools, image or
 multi-part content, a parameter litellm renames or drops (``max_tokens`` on an o-series model,
 ``user``), a parameter litellm consumes itself — still goes through ``litellm.acompletion``.
 ``MASBENCH_LITELLM_SDK=0`` in the environment, or ``sdk_wire: false`` on a model, sends every call
 through litellm.
+
+:class:`LitellmClient` finds a provider's SDK path in :data:`WIRES`: this module's
+:class:`LitellmWire` for the OpenAI wire, :class:`~masbench.llm.anthropic_sdk.AnthropicWire` for
+``anthropic/…`` (the same idea on Anthropic's Messages wire, through the ``anthropic`` SDK).
 """
 
 from __future__ import annotations
@@ -249,5 +253,5 @@ class LitellmClient(LitellmBackend):
             await wire.aclose()
 
 
-__all__ = ["LitellmClient", "LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "SdkWire", "WIRES", "litellm_parts", "switched_on",
-           "takes", "text_only"]
+__all__ = ["LitellmClient", "LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "SdkWire", "WIRES", "litellm_parts",
+           "switched_on", "takes", "text_only"]

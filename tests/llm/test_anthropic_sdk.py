@@ -380,8 +380,9 @@ async def test_each_error_classifies_as_litellms(monkeypatch, http_server, unuse
             await client(_attempt(spec))
         await client.aclose()
         exc = info.value
-        got[sdk] = (type(exc), re.sub(r"ssl:(default|<[^>]*>)", "ssl:…", errors.describe(exc)), errors.is_retryable(exc),
-                    errors.systemic_reason(exc) is not None, errors.retry_after_s(exc))
+        told = re.sub(r"ssl:(default|<[^>]*>)", "ssl:…", errors.describe(exc))
+        got[sdk] = (type(exc), told, errors.is_retryable(exc), errors.systemic_reason(exc) is not None,
+                    errors.retry_after_s(exc))
     assert got[True] == got[False]
     if server and server.get("retry_after"):
         assert got[True][4] == float(server["retry_after"])
