@@ -163,15 +163,14 @@ def messages_url(api_base: str | None) -> str | None:
     ``LITELLM_ANTHROPIC_DISABLE_URL_SUFFIX``)."""
     if os.environ.get(_NO_SUFFIX):
         return None
-    if api_base is None and any(os.environ.get(v) for v in _LITELLM_URL_SETTINGS):
+    from ._litellm import litellm  # first: masbench's litellm settings (the offline price map) before litellm loads
+
+    if api_base is None and (getattr(litellm, "api_base", None)
+                             or any(os.environ.get(v) for v in _LITELLM_URL_SETTINGS)):
         return None
     if api_base in _urls:
         return _urls[api_base]
-    from ._litellm import litellm
-
     url: str | None
-    if api_base is None and getattr(litellm, "api_base", None):
-        return None
     try:
         from litellm.litellm_core_utils.url_utils import ensure_api_route
 
@@ -201,9 +200,9 @@ def reply_parts(data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] |
     reply of text blocks with its ``usage`` by litellm's ``map_finish_reason`` and
     ``AnthropicConfig.calculate_usage``, anything else by litellm's whole
     ``transform_parsed_response`` (it raises what litellm raises on such a reply)."""
-    from litellm.litellm_core_utils.core_helpers import map_finish_reason
+    from ._litellm import litellm  # deferred, and first: masbench's litellm settings before litellm loads
 
-    from ._litellm import litellm  # deferred: litellm loads only when a call reads a reply
+    from litellm.litellm_core_utils.core_helpers import map_finish_reason
 
     if isinstance(data, dict) and "error" not in data and "model" in data:
         content, usage, stop = data.get("content"), data.get("usage"), data.get("stop_reason")
