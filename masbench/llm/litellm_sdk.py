@@ -10,17 +10,22 @@ finish reason mapped, usage rebuilt as litellm's ``Usage``), so its ``calls`` ro
 would have made, ``usage_raw`` included. Prices still come from litellm's map and the YAML; errors
 go through the same rules (:mod:`.errors` reads the SDK's exceptions as litellm's, its subclasses).
 
-Every other call — another provider, no ``api_base``, a streamed call, tools, image or
+Every other call of these providers — no ``api_base``, a streamed call, tools, image or
 multi-part content, a parameter litellm renames or drops (``max_tokens`` on an o-series model,
 ``user``), a parameter litellm consumes itself — still goes through ``litellm.acompletion``.
 ``MASBENCH_LITELLM_SDK=0`` in the environment, or ``sdk_wire: false`` on a model, sends every call
 through litellm.
+
+:class:`LitellmClient` finds a provider's SDK path in :data:`WIRES`: this module's
+:class:`LitellmWire` for the OpenAI wire, :class:`~masbench.llm.anthropic_sdk.AnthropicWire` for
+``anthropic/…`` (the same idea on Anthropic's Messages wire, through the ``anthropic`` SDK).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any
+from typing import Any, Protocol
 
 from ..spec.model import ModelSpec
 from .backends import Attempt, Reply
@@ -158,8 +163,35 @@ def litellm_parts(data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]]
     return message_parts(resp)
 
 
+class SdkWire(Protocol):
+    """A provider's SDK path of ``client: litellm`` (listed in :data:`WIRES`)."""
+
+    def plan(self, a: Attempt) -> Any:
+        """What :meth:`send` needs if the call goes through the SDK (its request, prepared), else
+        None: the call goes through ``litellm.acompletion``."""
+        ...
+
+    async def send(self, a: Attempt, plan: Any) -> Reply:
+        """The call through the SDK, its reply read as litellm reads it, its errors litellm's."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the SDK clients."""
+        ...
+
+
+WIRES: dict[str, str] = {
+    "openai": "masbench.llm.litellm_sdk:LitellmWire",
+    "hosted_vllm": "masbench.llm.litellm_sdk:LitellmWire",
+    "anthropic": "masbench.llm.anthropic_sdk:AnthropicWire",
+}
+"""litellm provider (a model id's part before ``/``) → the :class:`SdkWire` class that may take its
+calls (``module:Class``; imported, and made once per client, at the first call of such a model)."""
+
+
 class LitellmWire(OpenAIBackend):
-    """The SDK path of ``client: litellm``: the ``openai`` client's request, litellm's key and reading."""
+    """The SDK path of ``client: litellm`` for the OpenAI wire: the ``openai`` client's request,
+    litellm's key and reading."""
 
     def wire_key(self, spec: ModelSpec) -> str | None:
         """The key litellm would send: the model's (``api_key_env``, the local placeholder), else
@@ -173,25 +205,53 @@ class LitellmWire(OpenAIBackend):
     def parts(self, data: Any) -> tuple[str, str | None, Any, list[dict[str, Any]] | None]:
         return litellm_parts(data)
 
+    def plan(self, a: Attempt) -> bool | None:
+        """True when :func:`takes` takes the call, else None."""
+        return True if a.spec.api_base and takes(a.spec, a.messages, a.req) else None
+
+    async def send(self, a: Attempt, plan: Any) -> Reply:
+        return await OpenAIBackend.__call__(self, a)
+
 
 class LitellmClient(LitellmBackend):
     """``client: litellm`` (the :data:`~masbench.llm.backends.BACKENDS` entry ``litellm``): each call
-    :func:`takes` goes out through :class:`LitellmWire`, every other through ``litellm.acompletion``."""
+    its provider's :class:`SdkWire` (:data:`WIRES`) plans goes out through that SDK, every other
+    through ``litellm.acompletion``."""
 
     def __init__(self) -> None:
-        self._wire: LitellmWire | None = None
+        self._wires: dict[str, SdkWire | None] = {}
+        self._made: dict[str, SdkWire] = {}
+
+    def wire(self, spec: ModelSpec) -> SdkWire | None:
+        """The SDK wire of the model's provider (None: it has none)."""
+        provider = spec.id.partition("/")[0]
+        try:
+            return self._wires[provider]
+        except KeyError:
+            pass
+        path = WIRES.get(provider)
+        wire = None
+        if path is not None:
+            wire = self._made.get(path)
+            if wire is None:
+                module, _, name = path.partition(":")
+                wire = self._made[path] = getattr(importlib.import_module(module), name)()
+        self._wires[provider] = wire
+        return wire
 
     async def __call__(self, a: Attempt) -> Reply:
-        if a.spec.api_base and takes(a.spec, a.messages, a.req):
-            if self._wire is None:
-                self._wire = LitellmWire()
-            return await self._wire(a)
+        wire = self.wire(a.spec)
+        if wire is not None:
+            plan = wire.plan(a)
+            if plan is not None:
+                return await wire.send(a, plan)
         return await super().__call__(a)
 
     async def aclose(self) -> None:
-        """Close the SDK path's clients, if it was taken."""
-        if self._wire is not None:
-            await self._wire.aclose()
+        """Close the SDK paths' clients, of the wires that were made."""
+        for wire in self._made.values():
+            await wire.aclose()
 
 
-__all__ = ["LitellmClient", "LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "litellm_parts", "switched_on", "takes", "text_only"]
+__all__ = ["LitellmClient", "LitellmWire", "PARAMS", "PROVIDERS", "SWITCH", "SdkWire", "WIRES", "litellm_parts",
+           "switched_on", "takes", "text_only"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..spec.model import ModelSpec
 from .backends import Attempt, Reply
@@ -98,7 +98,7 @@ class OpenAIBackend(LitellmBackend):
 
     async def client(self, spec: ModelSpec) -> AsyncOpenAI:
         """The SDK client of the model's server and key on the running event loop (made on first
-        use: its connections belong to that loop, and close with it — see :func:`_closed_with_loop`)."""
+        use: its connections belong to that loop, and close with it — see :func:`closed_with_loop`)."""
         key = self.wire_key(spec)
         slot = (id(asyncio.get_running_loop()), spec.api_base, key)
         held = self._clients.get(slot)
@@ -108,7 +108,7 @@ class OpenAIBackend(LitellmBackend):
             # api_key None: the SDK reads OPENAI_API_KEY (and says so, a systemic error, if unset)
             c = AsyncOpenAI(base_url=spec.api_base, api_key=key, max_retries=0, timeout=spec.timeout_s,
                             http_client=http_transport())
-            guard = _closed_with_loop(c)
+            guard = closed_with_loop(c)
             await anext(guard)
             held = self._clients[slot] = (c, guard)
         return held[0]
@@ -161,15 +161,21 @@ class OpenAIBackend(LitellmBackend):
             await self._clients.pop(slot)[1].aclose()
 
 
-async def _closed_with_loop(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
-    """Closes ``client`` when it is closed: by :meth:`OpenAIBackend.aclose`, or else by the event
-    loop's shutdown — ``asyncio.run`` (and pytest-asyncio) finalise every async generator started
-    on the loop before closing it (PEP 525), so a gateway nobody closed does not leave an aiohttp
-    session behind to complain at exit."""
+class _Closable(Protocol):
+    """An SDK client: its ``close`` releases its connection pool."""
+
+    async def close(self) -> None: ...
+
+
+async def closed_with_loop(client: _Closable) -> AsyncGenerator[None, None]:
+    """Closes an SDK ``client`` (``openai``'s or ``anthropic``'s) when it is closed: by its
+    backend's ``aclose``, or else by the event loop's shutdown — ``asyncio.run`` (and
+    pytest-asyncio) finalise every async generator started on the loop before closing it (PEP 525),
+    so a gateway nobody closed does not leave an aiohttp session behind to complain at exit."""
     try:
         yield
     finally:
         await client.close()
 
 
-__all__ = ["AUTO_PREFIXES", "OpenAIBackend", "completion_parts", "http_transport", "wire_model"]
+__all__ = ["AUTO_PREFIXES", "OpenAIBackend", "closed_with_loop", "completion_parts", "http_transport", "wire_model"]

@@ -105,9 +105,11 @@ class ModelSpec(Spec):
     sdk_wire: bool = True
     """``client: litellm`` only: a call litellm would send unchanged — an ``openai/…`` or
     ``hosted_vllm/…`` id with an ``api_base``, text messages, parameters litellm's mapping keeps as
-    they are — goes out through the ``openai`` SDK with the same body, and its reply is read as
-    litellm reads it (same call rows, prices and errors; docs/backends.md). ``false``: every call
-    through ``litellm.acompletion`` (as does ``MASBENCH_LITELLM_SDK=0`` in the environment)."""
+    they are — goes out through the ``openai`` SDK with the same body, and a plain text call of an
+    ``anthropic/…`` model through the ``anthropic`` SDK with the body litellm would build; either
+    reply is read as litellm reads it (same call rows, prices and errors; docs/backends.md).
+    ``false``: every call through ``litellm.acompletion`` (as does ``MASBENCH_LITELLM_SDK=0`` in the
+    environment)."""
     api_key_env: str | None = None
     """Name of the environment variable that holds the API key. Keys never go in YAML."""
     input_usd_per_mtok: float | None = Field(default=None, ge=0)

@@ -164,7 +164,7 @@ def test_config_validation() -> None:
     with pytest.raises(ValueError):
         ServerConfig(fail_rate=1.5)
     assert ServerConfig(fail_kinds="429, timeout").fail_kinds == ("429", "timeout")
-    assert set(FAIL_KINDS) == {"429", "500", "503", "timeout", "disconnect", "400", "401"}
+    assert set(FAIL_KINDS) == {"429", "500", "503", "timeout", "disconnect", "400", "401", "404"}
 
 
 def test_thread_mode() -> None:

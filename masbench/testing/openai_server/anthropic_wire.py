@@ -5,7 +5,8 @@ Response shape (Anthropic's published format): ``{"type": "message", "role": "as
 "content": [{"type": "text", "text": …}], "stop_reason": "end_turn" | "max_tokens", "usage":
 {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}}`` —
 ``input_tokens`` counts only the uncached part of the prompt. The usage object is
-``ServerConfig.anthropic_usage`` verbatim when set.
+``ServerConfig.anthropic_usage`` verbatim when set. Faults (``fail_first``, ``fail_rate``) are
+answered in Anthropic's error shape (:func:`anthropic_error`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from .config import ServerConfig
 from .wire import _content_chars, _error_response
 
 _STOP = {"stop": "end_turn", "length": "max_tokens"}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 429: "rate_limit_error", 504: "timeout_error"}
+"""Anthropic's error ``type`` per HTTP status (any other: ``api_error``)."""
 
 
 async def anthropic_messages(cfg: ServerConfig, request: web.Request, n_request: int) -> web.Response:
@@ -50,4 +54,11 @@ async def anthropic_messages(cfg: ServerConfig, request: web.Request, n_request:
     return web.Response(text=json.dumps(body), content_type="application/json")
 
 
-__all__ = ["anthropic_messages"]
+def anthropic_error(status: int, code: str, message: str) -> web.Response:
+    """An error in Anthropic's shape: ``{"type": "error", "error": {"type", "message"}}`` (the
+    fault's OpenAI-style ``code`` is not part of it)."""
+    body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+
+
+__all__ = ["anthropic_error", "anthropic_messages"]

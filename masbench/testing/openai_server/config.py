@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: The fault kinds the server can inject.
-FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect", "400", "401")
+FAIL_KINDS: tuple[str, ...] = ("429", "500", "503", "timeout", "disconnect", "400", "401", "404")
 
 _ERROR_BODIES: dict[str, tuple[int, str, str]] = {
     "429": (429, "rate_limit_exceeded", "Rate limit reached (injected fault)."),
@@ -15,6 +15,7 @@ _ERROR_BODIES: dict[str, tuple[int, str, str]] = {
     "timeout": (504, "timeout", "The request timed out (injected fault)."),
     "400": (400, "invalid_request_error", "Bad request (injected fault)."),
     "401": (401, "invalid_api_key", "Incorrect API key provided (injected fault)."),
+    "404": (404, "model_not_found", "The model does not exist (injected fault)."),
 }
 
 

@@ -9,13 +9,13 @@ import math
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
 
-from .anthropic_wire import anthropic_messages
+from .anthropic_wire import anthropic_error, anthropic_messages
 from .config import _ERROR_BODIES, ServerConfig, ServerStats
 from .tool_wire import ToolCall, prompt_chars, tool_turn
 from .wire import _error_response
@@ -77,10 +77,21 @@ class FakeOpenAIServer:
         app.router.add_get("/health", self._health)
         return app
 
-    async def _anthropic(self, request: web.Request) -> web.Response:
-        self.stats.requests += 1
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        """``POST /v1/messages``: the same latency and faults as a chat completion (each error in
+        Anthropic's error shape), else the configured reply in Anthropic's Messages format."""
+        stats = self.stats
+        stats.requests += 1
+        n_request = stats.requests
+        if len(stats.auth_headers) < self.config.auth_log_limit:
+            stats.auth_headers.append(request.headers.get("x-api-key"))
+        if self.config.latency_ms > 0:
+            await asyncio.sleep(self.config.latency_ms / 1000.0)
+        fault = await self._fault(request, n_request, anthropic_error)
+        if fault is not None:
+            return fault
         self._count(200)
-        return await anthropic_messages(self.config, request, self.stats.requests)
+        return await anthropic_messages(self.config, request, n_request)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -99,6 +110,34 @@ class FakeOpenAIServer:
             "data": [{"id": name, "object": "model", "created": self._created, "owned_by": "masbench"}],
         }
         return web.Response(text=json.dumps(body), content_type="application/json")
+
+    async def _fault(self, request: web.Request, n_request: int,
+                     error: Callable[[int, str, str], web.Response]) -> web.Response | None:
+        """The fault request ``n_request`` is answered with (``fail_first``, else drawn at
+        ``fail_rate``), its error body made by ``error`` (the wire's shape), or None: no fault."""
+        cfg = self.config
+        stats = self.stats
+        outage = n_request <= cfg.fail_first
+        if not (outage or (cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate)):
+            return None
+        kind = cfg.fail_kinds[(n_request - 1) % len(cfg.fail_kinds)] if outage else self._rng.choice(cfg.fail_kinds)
+        stats.faults[kind] = stats.faults.get(kind, 0) + 1
+        if kind == "disconnect":
+            self._count("disconnect")
+            transport = request.transport
+            if transport is not None:
+                transport.abort()
+            raise asyncio.CancelledError  # aiohttp drops the request silently
+        if kind == "timeout":
+            await asyncio.sleep(cfg.timeout_sleep_s)
+        status, code, message = _ERROR_BODIES[kind]
+        self._count(status)
+        resp = error(status, code, message)
+        if cfg.retry_after is not None and status in (429, 503):
+            resp.headers["Retry-After"] = cfg.retry_after
+        if len(stats.fault_times) < cfg.auth_log_limit:
+            stats.fault_times.append(time.monotonic())
+        return resp
 
     def _count(self, status: int | str) -> None:
         by = self.stats.by_status
@@ -139,26 +178,9 @@ class FakeOpenAIServer:
         if cfg.latency_ms > 0:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
 
-        outage = n_request <= cfg.fail_first
-        if outage or (cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate):
-            kind = cfg.fail_kinds[(n_request - 1) % len(cfg.fail_kinds)] if outage else self._rng.choice(cfg.fail_kinds)
-            stats.faults[kind] = stats.faults.get(kind, 0) + 1
-            if kind == "disconnect":
-                self._count("disconnect")
-                transport = request.transport
-                if transport is not None:
-                    transport.abort()
-                raise asyncio.CancelledError  # aiohttp drops the request silently
-            if kind == "timeout":
-                await asyncio.sleep(cfg.timeout_sleep_s)
-            status, code, message = _ERROR_BODIES[kind]
-            self._count(status)
-            resp = _error_response(status, code, message)
-            if cfg.retry_after is not None and status in (429, 503):
-                resp.headers["Retry-After"] = cfg.retry_after
-            if len(stats.fault_times) < cfg.auth_log_limit:
-                stats.fault_times.append(time.monotonic())
-            return resp
+        fault = await self._fault(request, n_request, _error_response)
+        if fault is not None:
+            return fault
 
         model = cfg.model or str(payload.get("model") or "fake-model")
         seed = payload.get("seed")
