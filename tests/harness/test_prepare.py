@@ -75,8 +75,9 @@ def _peak_per_task(tmp_path: Path, tasks: bool) -> float:
 
 def test_a_sharding_prepare_allocates_a_few_hundred_bytes_a_task(tmp_path):
     """Bounds from docs/scale.md: a ``masbench.depth`` task is ≈ 5-6 KB in Python; what a sharding
-    driver keeps of one (its id twice, a group tuple, list and dict slots) is a few hundred bytes
-    (printed when written: 4,976 B a task for the full prepare, 226 B for the sharding one). The
+    driver keeps of one (its id in the ids list, and its UTF-8 bytes and a group code in TaskGroups)
+    is about a hundred bytes, its peak under two hundred (printed when written: 4,976 B a task for
+    the full prepare, 226 B for the sharding one with a dict of groups, 171 B with TaskGroups). The
     full prepare is measured the same way, so a method blind to the tasks would fail here."""
     assert _peak_per_task(tmp_path, tasks=True) > 3000
     assert _peak_per_task(tmp_path, tasks=False) < 1000
