@@ -108,8 +108,9 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
 
 def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_steps_use(tmp_path):
     """``masbench run`` of the quickstart on the simulator, off a terminal, up to its first model call
-    (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich's live bar
-    (drawn only on a terminal), the process pool (a sharding driver's), the paired tests and the
+    (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich (its console is
+    made for the first line it would print otherwise than plain; its live bar is drawn only on a
+    terminal), the process pool (a sharding driver's), the paired tests and the
     sequential loop (after the cells ran), numpy, pandas and pyarrow (the curve, the statistics and the
     writer's first flush), the generators the quickstart does not name (iGSM, the search benchmark, SMFR) are not
     loaded, and the store was copied from the kept
@@ -122,7 +123,7 @@ def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_step
 
         async def first(self, a):
             from masbench.store import template
-            watched = ("rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
+            watched = ("rich.console", "rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
                        "masbench.harness.paired_tests", "masbench.harness.until_decided",
                        "masbench.harness.stats.clustered", "pandas", "pyarrow", "litellm", "openai", "langgraph",
                        # generators the suite does not name: declared by name in masbench.bench.registry

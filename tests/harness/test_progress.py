@@ -128,8 +128,10 @@ def _rich(text: str, markup: bool) -> str:
 LINES = [
     ("run [bold]quickstart-20261207-211711-024ddf[/] · suite quickstart [SIMULATED models] · 2 tasks × 3 designs "
      "× 1 seed(s) + CoT-SC pool k_max=4", True, True),
-    ("[quickstart] 8/8 cells · calls 18 · tokens 2,048 · $0.0000 · cache hits 2 · elapsed 0s · ETA 0s", False, True),
-    ("warning: arithmetic: 40 tasks made by generator masbench.arith (distinct: true draws distinct ones)", False, True),
+    ("[quickstart] 8/8 cells · calls 18 · tokens 2,048 · $0.0000 · cache hits 2 · elapsed 0s · ETA 0s", False,
+     True),
+    ("warning: arithmetic: 40 tasks made by generator masbench.arith (distinct: true draws distinct ones)", False,
+     True),
     ("a \\[bold] and [red] stay in plain text", False, True),
     ("suite [Big] [1] [_x] in markup stay", True, True),
     ("run [bold]r[/] · [red]s[/]", True, False),  # another tag
@@ -187,9 +189,9 @@ def test_a_display_without_a_console_writes_plain_lines_and_makes_one_only_when_
     state.done = 2
     display.update()
     assert display._console is None
-    assert err.getvalue().splitlines()[:2] == ["one-step: 2 tasks made by generator masbench.depth",
-                                               "run run-1 · suite quickstart [SIMULATED models] · 2 tasks × 1 designs "
-                                               "× 1 seed(s)"]
+    assert err.getvalue().splitlines()[:2] == [
+        "one-step: 2 tasks made by generator masbench.depth",
+        "run run-1 · suite quickstart [SIMULATED models] · 2 tasks × 1 designs × 1 seed(s)"]
     assert err.getvalue().splitlines()[2].startswith("[quickstart] 2/2 cells · calls 0 · tokens 0")
     display.note("decided :thumbs_up:")
     assert display._console is not None and display.console.soft_wrap is True
