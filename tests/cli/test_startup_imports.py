@@ -172,3 +172,27 @@ def test_a_second_command_parses_no_library_file_to_learn_its_name(tmp_path):
                                       check=True).stdout.splitlines()[-1]) for _ in range(2)]
     assert runs[0][0] == runs[1][0] == 0
     assert runs[0][1] > 20 and runs[1][1] == 0  # ~80 bundled files of the kinds looked up, then none
+
+
+def test_a_command_s_modules_are_imported_with_the_gc_paused_then_frozen_and_the_gc_is_on_again():
+    """Loading ``validate`` (as the console does) pauses the cyclic GC while its modules are imported
+    and freezes what they made: no collection runs during the import, the objects stay out of later
+    collections (the freeze count), and the GC is on again for the command itself. A process that
+    had turned the GC off keeps it off."""
+    code = textwrap.dedent("""
+        import gc, json, sys
+        collections = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+        import typer
+        from masbench import cli
+        group = typer.main.get_group(cli.app)
+        before = len(collections)
+        group._load("validate")  # ~40,000 objects: a collection every 700 allocations if the GC ran
+        loaded = [len(collections) - before, gc.isenabled(), gc.get_freeze_count() > 10_000]
+        gc.unfreeze()
+        gc.disable()
+        group._load("graph")
+        print(json.dumps(loaded + [gc.isenabled(), "masbench.cli.spec" in sys.modules]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == [0, True, True, False, True]
