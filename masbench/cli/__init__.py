@@ -5,7 +5,9 @@ Each group module imports what it needs at its top and exposes ``register(app)``
 loads a module only when one of its commands runs (or its own ``--help`` is asked for), so
 ``masbench --help`` starts without DuckDB, langgraph, litellm or matplotlib; the short help shown in
 the listing is the table's (a test keeps it equal to each command's docstring). A module that fails
-to import fails the command loudly — nothing is skipped silently.
+to import fails the command loudly — nothing is skipped silently. A command's modules are imported
+with the cyclic GC paused and then frozen (``gc.freeze``): they live as long as the process, and
+collecting while they are made was ~10% of a run's start-up.
 """
 
 from __future__ import annotations
