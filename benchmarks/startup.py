@@ -8,7 +8,7 @@ Measures, as CPU seconds (user + system) from process start, the median of ``--r
   wrapper hooks ``SimBackend.__call__`` as its module loads, importing nothing ahead of the
   command), and the whole command;
 
-then, per command, whether litellm, langgraph, pandas, pyarrow and matplotlib were imported, and the
+then, per command, whether litellm, langgraph, pandas, pyarrow, matplotlib, numpy and rich were imported, and the
 ``python -X importtime`` entries that remain: the largest top-level imports (cumulative) and the
 largest single modules (self time). ``--before DIR`` measures a second checkout (another
 worktree of the repository, e.g. the commit before a change) the same way, side by side.
@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "tasks/quickstart.yaml"
-WATCHED = ("litellm", "langgraph", "pandas", "pyarrow", "matplotlib", "openai", "networkx")
+WATCHED = ("litellm", "langgraph", "pandas", "pyarrow", "matplotlib", "openai", "networkx", "numpy", "rich")
 
 # Runs the command line in this process; when masbench.llm.sim_backend is loaded, its SimBackend's
 # __call__ is wrapped to write the CPU seconds at the first call (and the watched packages then

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from .. import api, telemetry
 from ..bench import TaskDataError
@@ -75,11 +74,12 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
     Exit codes: 0 every cell succeeded (or --allow-failures); 1 some cells failed; 2 bad input or
     the store is being written by another process; 3 a model is misconfigured (run marked failed);
     130 interrupted."""
-    console = Console(stderr=True)
-    console.soft_wrap = not console.is_terminal  # a log file: one line per message, never cut at 80 columns
+    # its rich console (on stderr, soft-wrapped off a terminal: a log file gets one line per message, never
+    # cut at 80 columns) is made on first use: a run's lines before its first call are plain off a terminal
+    display = RunDisplay()
     flags = model_flags(model, free, api_base)
     try:
-        summary = api.run(suite, models=flags["overrides"], store=store, otel=otel, display=RunDisplay(console),
+        summary = api.run(suite, models=flags["overrides"], store=store, otel=otel, display=display,
                           free=flags["free"], api_base=flags["api_base"], limit=limit, new=new, run_id=run_id,
                           workers=workers, concurrency=concurrency, cache=False if no_cache else None, lib=lib or [],
                           retry_failed=not no_retry_failed, transcripts=_mode(transcripts),
@@ -87,32 +87,33 @@ def run(suite: Annotated[str, typer.Argument(help="Suite name (tasks/<name>.yaml
                           address=address, ray_mode=ray_mode, parts=parts)
     except SpecError as exc:
         for p in exc.problems:
-            console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
+            display.console.print(str(p), markup=False, highlight=False, soft_wrap=True)  # one line, never wrapped
         raise typer.Exit(2)
     except SequentialError as exc:  # --until-decided on a suite (or with options) it cannot run
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except TaskDataError as exc:  # bad task data: one line naming the file, row and field
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except JudgeConfigError as exc:  # judged tasks without a usable judge: one line, before any call
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except (EngineUnavailable, RegistryError, PluginConflict) as exc:  # an unknown --engine, ray without its extra,
         # an installed plugin that takes a name already taken
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except telemetry.TelemetryUnavailable as exc:  # telemetry on without the otel extra: the install command
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except StoreBusy as exc:  # a second writer: one line naming the store and its holder; nothing touched
-        refuse_busy(exc, console)
+        refuse_busy(exc, display.console)
     except RunAborted as exc:  # a misconfigured model: one line, run marked failed with the reason
-        console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        display.console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(3)
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
+        display.console.print("[yellow]interrupted[/]: finished cells are saved; rerun the same command to resume.")
         raise typer.Exit(130)
+    console = display.console
     sim = " (SIMULATED models: numbers are from the simulator)" if summary.simulated else ""
     console.print(f"[green]done[/] run [bold]{summary.run_id}[/]: {summary.ran} cells run, {summary.skipped} already "
                   f"done, {summary.failed} failed, {summary.wall_s:.1f}s{sim}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bench import SourceRead, load_suite
 from ..bench.scoring.judge import rule_scorer
@@ -19,10 +19,12 @@ from ..spec import AgentSpec, DesignSpec, JudgeSpec, NodeSpec, SuiteSpec, Transc
 from ..spec.problems import SpecError, problem_at
 from ..store import POOL_DESIGN  # the pool's design tag: which rows key to a pool cell is the store's
 from .cells import Cell, DesignEntry, config_hash, design_entries
-from .task_groups import TaskGroups
 from .model_flags import flag_texts, resolve_overrides
 from .scoring import JudgeConfigError, judge_for, judged_ids
 from .sequence import SequencePlan, SequentialError, plan_sequence
+
+if TYPE_CHECKING:
+    from .task_groups import TaskGroups  # numpy: imported by TaskIndex.of (a sharding driver's index only)
 
 
 @dataclass
@@ -163,6 +165,8 @@ class TaskIndex:
     @classmethod
     def of(cls, suite: SuiteSpec, tasks: list[TaskInstance], reads: list[SourceRead]) -> TaskIndex:
         """The index of loaded ``tasks`` (ids unique: load_suite refuses a repeated id, naming its sources)."""
+        from .task_groups import TaskGroups  # deferred: start-up (numpy; a sharding driver's index only)
+
         return cls(suite, [t.id for t in tasks], TaskGroups.of_tasks(tasks), reads, judged_ids(tasks))
 
 
@@ -200,14 +204,13 @@ def prepare(opts: RunOptions, tasks: bool = True) -> Prepared:
     suite = loaded.typed(SuiteSpec)
     base = loaded.path.parent
     index = None
-    if tasks:
+    if tasks:  # the tasks themselves: no index (its groups are read with the curve, after the cells ran)
         loaded_tasks = load_suite(suite, base, opts.limit)
         suite, all_tasks = judge_setup(suite, loaded_tasks.tasks, opts)
-        known = TaskIndex.of(suite, all_tasks, loaded_tasks.reads)
+        ids, judged, reads = [t.id for t in all_tasks], judged_ids(all_tasks), loaded_tasks.reads
     else:
-        known = index = task_index_apart(suite, base, opts)
-        all_tasks = []
-    suite, ids, judged, reads = known.suite, known.ids, known.judged, known.reads
+        index = task_index_apart(suite, base, opts)
+        suite, ids, judged, reads, all_tasks = index.suite, index.ids, index.judged, index.reads, []
     if not ids:
         raise ValueError(f"suite {suite.name!r} produced no tasks")
     agent = judge_for(judged, suite.judge, library, suite.name)

@@ -9,13 +9,14 @@ wrapped however narrow the console thinks it is: a log has one line per update.
 from __future__ import annotations
 
 import os
+import re
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from rich.console import Console
-
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
 
@@ -64,12 +65,58 @@ def log_interval_s() -> float:
     return value
 
 
+_RICH_CHANGES = re.compile(r"[\x00-\x1f\x7f]|:\S*?:")
+"""What rich's ``print`` could render otherwise than as is (off a terminal, without highlighting or
+markup): a control code or tab, an ``:emoji:`` code."""
+
+
+def plain_stderr() -> bool:
+    """Whether a rich console on stderr would be no terminal, worked out without importing rich
+    (~0.05 s of a run's start-up): stderr is not a tty, and neither the environment (``FORCE_COLOR``,
+    ``TTY_COMPATIBLE``, ``TTY_INTERACTIVE``, Jupyter's sizes) nor IPython or IDLE could make rich decide
+    otherwise. False whenever in doubt: the caller then asks rich."""
+    err = sys.stderr
+    if err is None or "IPython" in sys.modules or "idlelib" in sys.modules:
+        return False
+    if any(v in os.environ for v in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS",
+                                     "JUPYTER_LINES")):
+        return False
+    try:
+        return not err.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+_BOLD = re.compile(r"(\[bold\]|\[/\])")
+_TAG_OR_ESCAPE = re.compile(r"\\|\[[a-z#/@]")
+"""In markup, what rich could read as a tag (``[`` then a lower-case letter, ``#``, ``/`` or ``@``) or an escape."""
+
+
+def plain_line(text: str, markup: bool = False) -> str | None:
+    """``text`` as rich prints it off a terminal (no highlighting, soft-wrapped), when that is plain to
+    see: with ``markup``, ``[bold]…[/]`` pairs dropped (any other tag or an escape: None); nothing else
+    rich would change (a control code, tab or ``:emoji:`` code: None, print it with rich)."""
+    if markup:
+        parts = _BOLD.split(text)
+        tags, texts = parts[1::2], parts[0::2]
+        if any(t != ("[bold]" if i % 2 == 0 else "[/]") for i, t in enumerate(tags)):
+            return None  # a closing tag with nothing open, or bold opened twice
+        text = "".join(texts)
+        if _TAG_OR_ESCAPE.search(text):
+            return None
+    return None if _RICH_CHANGES.search(text) else text
+
+
 class RunDisplay:
     def __init__(self, console: Console | None = None, interval_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        """``interval_s``: off a terminal, the least time between two progress lines (None:
-        :func:`log_interval_s`); ``clock``: seconds, monotonic (tests pass their own)."""
-        self.console = console or Console(stderr=True)
+        """``console``: where to print (None: a rich console on stderr, made on first use; until then,
+        off a terminal, each line rich would print as is is written to stderr without it, so a run
+        reaches its first call without importing rich). ``interval_s``: off a terminal, the least time
+        between two progress lines (None: :func:`log_interval_s`); ``clock``: seconds, monotonic
+        (tests pass their own)."""
+        self._console = console
+        self._plain = console is None and plain_stderr()
         self.interval_s = log_interval_s() if interval_s is None else interval_s
         self._clock = clock
         self._stats: dict[str, Any] = {}
@@ -79,9 +126,31 @@ class RunDisplay:
         self._final = False
         self._label = ""
 
+    @property
+    def console(self) -> Console:
+        """The rich console: the one given, else one on stderr made now (soft-wrapped off a terminal:
+        a log file gets one line per message, never cut at 80 columns)."""
+        if self._console is None:
+            from rich.console import Console  # deferred: start-up (see __init__)
+
+            self._console = Console(stderr=True)
+            self._console.soft_wrap = not self._console.is_terminal
+        return self._console
+
+    def _print(self, text: str, markup: bool = False, soft_wrap: bool | None = True) -> None:
+        """One line, as rich prints it (``soft_wrap`` None: off a terminal only); off a terminal
+        without rich while that gives the same text."""
+        line = plain_line(text, markup) if self._plain else None
+        if line is None:
+            self.console.print(text, markup=markup, highlight=False,
+                               soft_wrap=not self.console.is_terminal if soft_wrap is None else soft_wrap)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
     def _line(self, text: str, markup: bool = False) -> None:
         """One line off a terminal (soft wrap: never cut at the console's width), as is on one."""
-        self.console.print(text, markup=markup, highlight=False, soft_wrap=not self.console.is_terminal)
+        self._print(text, markup, soft_wrap=None)
 
     def start(self, prep: Prepared, run_id: str, state: Counters) -> None:
         self._state = state
@@ -91,7 +160,7 @@ class RunDisplay:
                    f"{len(prep.designs)} designs × {len(prep.suite.seeds)} seed(s)"
                    + (f" + CoT-SC pool k_max={prep.suite.cot_sc.k_max}" if prep.suite.cot_sc.enabled else "")
                    + (f" · {state.skipped} cells already done (resuming)" if state.skipped else ""), markup=True)
-        if self.console.is_terminal:
+        if not self._plain and self.console.is_terminal:
             # deferred: rich's live bar (~20 ms of imports) is drawn only on a terminal
             from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
                                        TimeRemainingColumn)
@@ -146,11 +215,11 @@ class RunDisplay:
     def sources(self, lines: list[str]) -> None:
         """Print what loading the suite's tasks read, one line per source group (before the run's header)."""
         for line in lines:
-            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self._print(line)
 
     def note(self, line: str) -> None:
         """Print one line above the bar (e.g. a sequential run's look: what was decided)."""
-        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        self._print(line)
 
     def stop(self) -> None:
         if self._bar is not None:

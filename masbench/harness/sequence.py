@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
 from ..spec import SuiteSpec
 
 DEFAULT_BATCH = 20
@@ -29,6 +27,8 @@ class SequentialError(ValueError):
 def task_order(task_ids: Sequence[str], seed: int) -> list[str]:
     """The tasks in the order a sequential run draws them: ``numpy.random.default_rng(seed)``'s
     permutation of their positions."""
+    import numpy as np  # deferred: start-up (only a sequential run draws an order; ~0.1 s of imports)
+
     perm = np.random.default_rng(seed).permutation(len(task_ids))
     return [task_ids[int(i)] for i in perm]
 

@@ -24,7 +24,6 @@ from ..bench import read_lines
 from ..llm import overrides_json
 from ..store import LiveBoard, RunSession, fill_outcomes, new_run_id, run_config, set_run_plan
 from ..store.db import DRIVER_MEMORY_LIMIT, STATS_MEMORY_LIMITS
-from .curve import compute_curve
 from .engine import EngineContext, engine_class, engine_name
 from .engine_parts import merge_parts
 from .memory import fixed_mmap_threshold, settle, under_limits
@@ -33,7 +32,6 @@ from .failures import failure_reasons, supersede_failed
 from .prepare import Prepared, RunOptions, prepare
 from .protocol import protocol_point
 from .resume import clean_unfinished, done_cells, find_run, nothing_cleaned
-from .task_groups import TaskGroups
 
 
 @dataclass
@@ -120,7 +118,7 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
             if todo and not getattr(engine, "workers_prepare", lambda _: False)(todo):
                 prep.tasks = prepare(opts).tasks
         else:
-            groups = TaskGroups.of_tasks(prep.tasks)  # what the curve needs of a task: its group (id bytes + 4)
+            groups = None  # the tasks' groups (numpy's) are made after the cells ran, for the curve
         try:
             if seq is None:
                 await engine.run(todo)
@@ -136,6 +134,10 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                 display.stop()
         settle(store)  # the merge's working memory and cached blocks are let go before the statistics
         if k_max and prep.suite.cot_sc.enabled:
+            from .curve import compute_curve  # deferred: start-up (numpy loads after the cells ran)
+            from .task_groups import TaskGroups  # deferred with the line above
+
+            groups = groups if groups is not None else TaskGroups.of_tasks(prep.tasks)  # what the curve needs of a task
             # the statistics read the store a slice at a time under a smaller DuckDB limit (what it
             # caches grows with the store up to its limit: db.STATS_MEMORY_LIMITS), raised if DuckDB runs out
             note = getattr(display, "note", None)
@@ -166,4 +168,4 @@ async def run_suite(opts: RunOptions, display: Any = None) -> RunSummary:
                       seq_rows, saving)
 
 
-__all__ = ["Prepared", "RunOptions", "RunSummary", "compute_curve", "prepare", "run_suite"]
+__all__ = ["Prepared", "RunOptions", "RunSummary", "prepare", "run_suite"]

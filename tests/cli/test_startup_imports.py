@@ -1,5 +1,5 @@
 """A command imports what it uses: ``validate`` starts without DuckDB, pyarrow, numpy, pandas or any
-model client; ``run`` on the simulator without litellm, openai, langgraph or pandas until its
+model client; ``run`` on the simulator without litellm, openai, langgraph, numpy or pandas until its
 calls are made. The package facades load each name on first use and still hand out the same
 objects as the modules that define them (not a submodule of the same name)."""
 
@@ -35,7 +35,9 @@ def test_the_run_command_on_the_simulator_imports_no_client_no_langgraph_and_no_
         import masbench.cli.run, masbench.harness.suite_run, masbench.harness.engine_inprocess
         import masbench.harness.engine_processes, masbench.llm.gateway, masbench.llm.sim_backend
     """)
-    assert set(loaded) == {"duckdb", "numpy"}  # the store and the simulator's draws; pyarrow at the first flush
+    # the store; pyarrow at the first flush, numpy with the curve (after the cells ran) or the error model's
+    # calibration (a sim profile with a difficulty block)
+    assert set(loaded) == {"duckdb"}
 
 
 def test_the_run_command_loads_the_routing_package_only_for_a_suite_that_routes():
@@ -106,10 +108,11 @@ def test_the_validate_command_imports_neither_the_bench_nor_networkx_nor_asyncio
 
 def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_steps_use(tmp_path):
     """``masbench run`` of the quickstart on the simulator, off a terminal, up to its first model call
-    (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich's live bar
-    (drawn only on a terminal), the process pool (a sharding driver's), the paired tests and the
-    sequential loop (after the cells ran), pandas and pyarrow (the statistics and the writer's first
-    flush), the generators the quickstart does not name (iGSM, the search benchmark, SMFR) are not
+    (read where the simulator is first asked, as ``benchmarks/startup.py`` does): rich (its console is
+    made for the first line it would print otherwise than plain; its live bar is drawn only on a
+    terminal), the process pool (a sharding driver's), the paired tests and the
+    sequential loop (after the cells ran), numpy, pandas and pyarrow (the curve, the statistics and the
+    writer's first flush), the generators the quickstart does not name (iGSM, the search benchmark, SMFR) are not
     loaded, and the store was copied from the kept
     template: no schema was built in this process."""
     store, cache = tmp_path / "s.duckdb", tmp_path / "cache"
@@ -120,13 +123,15 @@ def test_a_new_simulated_run_reaches_its_first_call_without_what_only_later_step
 
         async def first(self, a):
             from masbench.store import template
-            watched = ("rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
+            watched = ("rich.console", "rich.progress", "rich.live", "concurrent.futures.process", "multiprocessing",
                        "masbench.harness.paired_tests", "masbench.harness.until_decided",
                        "masbench.harness.stats.clustered", "pandas", "pyarrow", "litellm", "openai", "langgraph",
                        # generators the suite does not name: declared by name in masbench.bench.registry
                        "masbench.bench.igsm", "masbench.bench.search", "masbench.bench.smfr",
                        "masbench.bench.smfr_paper",
-                       "masbench.report")  # the verdicts' wording: printed after the run
+                       "masbench.report",  # the verdicts' wording: printed after the run
+                       # numpy: the curve's and the statistics' (after the cells ran); sim/medium draws without it
+                       "numpy", "masbench.harness.curve", "masbench.llm.sim.exact")
             print(json.dumps([sorted(m for m in watched if m in sys.modules), template._folder is None]), flush=True)
             os._exit(0)
 
@@ -167,3 +172,27 @@ def test_a_second_command_parses_no_library_file_to_learn_its_name(tmp_path):
                                       check=True).stdout.splitlines()[-1]) for _ in range(2)]
     assert runs[0][0] == runs[1][0] == 0
     assert runs[0][1] > 20 and runs[1][1] == 0  # ~80 bundled files of the kinds looked up, then none
+
+
+def test_a_command_s_modules_are_imported_with_the_gc_paused_then_frozen_and_the_gc_is_on_again():
+    """Loading ``validate`` (as the console does) pauses the cyclic GC while its modules are imported
+    and freezes what they made: no collection runs during the import, the objects stay out of later
+    collections (the freeze count), and the GC is on again for the command itself. A process that
+    had turned the GC off keeps it off."""
+    code = textwrap.dedent("""
+        import gc, json, sys
+        collections = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+        import typer
+        from masbench import cli
+        group = typer.main.get_group(cli.app)
+        before = len(collections)
+        group._load("validate")  # ~40,000 objects: a collection every 700 allocations if the GC ran
+        loaded = [len(collections) - before, gc.isenabled(), gc.get_freeze_count() > 10_000]
+        gc.unfreeze()
+        gc.disable()
+        group._load("graph")
+        print(json.dumps(loaded + [gc.isenabled(), "masbench.cli.spec" in sys.modules]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.splitlines()[-1]) == [0, True, True, False, True]

@@ -171,6 +171,7 @@ def test_under_limits_tries_only_the_environments_limit(tmp_path, monkeypatch):
 async def test_a_runs_statistics_run_under_the_smaller_limit_and_the_driver_limit_comes_back(tmp_path, monkeypatch):
     """The curve and the paired tests read under db.STATS_MEMORY_LIMITS[0] (64MB = 61.0 MiB as DuckDB
     prints it); what the driver does after them is under its own limit again (128MB)."""
+    import masbench.harness.curve as curve
     import masbench.harness.paired_tests as paired_tests
     import masbench.harness.suite_run as suite_run
     from masbench.harness import RunOptions, run_suite
@@ -185,7 +186,7 @@ async def test_a_runs_statistics_run_under_the_smaller_limit_and_the_driver_limi
             return fn(store, *a, **k)
         return wrapped
 
-    monkeypatch.setattr(suite_run, "compute_curve", spy("curve", suite_run.compute_curve))
+    monkeypatch.setattr(curve, "compute_curve", spy("curve", curve.compute_curve))  # imported after the cells ran
     monkeypatch.setattr(paired_tests, "compute_paired", spy("paired", paired_tests.compute_paired))
     monkeypatch.setattr(suite_run, "fill_outcomes", spy("outcomes", fill_outcomes))
     (tmp_path / "tasks").mkdir()

@@ -1,5 +1,6 @@
 """The plain (non-terminal) progress lines: the "[suite]" label and the SIMULATED mark, one line per
-update at most every 10 s (an injected clock), never wrapped (also through a real pipe)."""
+update at most every 10 s (an injected clock), never wrapped (also through a real pipe); written
+without rich where rich would print them as they are, and by rich everywhere else."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from rich.console import Console
 
 import pytest
 
-from masbench.harness.progress import LOG_INTERVAL_S, RunDisplay, log_interval_s
+from masbench.harness.progress import LOG_INTERVAL_S, RunDisplay, log_interval_s, plain_line, plain_stderr
 from simsuite import write_suite
 
 
@@ -114,3 +115,84 @@ def test_run_piped_to_a_log_has_no_wrapped_progress_line(tmp_path) -> None:
     assert len(head) == 1 and "suite log-friendly-suite-name [SIMULATED models]" in head[0] and "k_max=3" in head[0]
     assert any(x.startswith("report: masbench report --store ") and x.endswith("--out reports/" + proc.stdout.strip())
                for x in lines)
+
+
+def _rich(text: str, markup: bool) -> str:
+    """What rich's console prints off a terminal, as the display asks it to (no highlighting, soft-wrapped)."""
+    out = io.StringIO()
+    Console(file=out, force_terminal=False, width=20).print(text, markup=markup, highlight=False, soft_wrap=True)
+    return out.getvalue()
+
+
+# (text, markup, plain?): the display's own lines, then what rich would change
+LINES = [
+    ("run [bold]quickstart-20261207-211711-024ddf[/] · suite quickstart [SIMULATED models] · 2 tasks × 3 designs "
+     "× 1 seed(s) + CoT-SC pool k_max=4", True, True),
+    ("[quickstart] 8/8 cells · calls 18 · tokens 2,048 · $0.0000 · cache hits 2 · elapsed 0s · ETA 0s", False,
+     True),
+    ("warning: arithmetic: 40 tasks made by generator masbench.arith (distinct: true draws distinct ones)", False,
+     True),
+    ("a \\[bold] and [red] stay in plain text", False, True),
+    ("suite [Big] [1] [_x] in markup stay", True, True),
+    ("run [bold]r[/] · [red]s[/]", True, False),  # another tag
+    ("run [/]r", True, False),  # a closing tag with nothing open: rich refuses it
+    ("run [bold]a[bold]b[/]", True, False),
+    ("escaped \\[bold] tag", True, False),
+    ("a :thumbs_up: code", False, False),
+    ("a\ttab", False, False),
+    ("a carriage\rreturn", False, False),
+    ("two\nlines", False, False),
+]
+
+
+@pytest.mark.parametrize(("text", "markup", "plain"), LINES)
+def test_a_plain_line_is_what_rich_prints_or_left_to_rich(text: str, markup: bool, plain: bool) -> None:
+    line = plain_line(text, markup)
+    assert (line is not None) == plain
+    if line is not None:
+        assert line + "\n" == _rich(text, markup)
+
+
+def test_stderr_is_plain_off_a_terminal_unless_the_environment_says_otherwise(monkeypatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert plain_stderr() is True and Console(stderr=True).is_terminal is False
+    monkeypatch.setattr(sys, "stderr", Tty())
+    assert plain_stderr() is False and Console(stderr=True).is_terminal is True
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich calls a pipe a terminal now
+    assert plain_stderr() is False and Console(stderr=True).is_terminal is True
+    monkeypatch.delenv("FORCE_COLOR")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    assert plain_stderr() is False and Console(stderr=True).is_terminal is True
+
+
+def test_a_display_without_a_console_writes_plain_lines_and_makes_one_only_when_asked(monkeypatch) -> None:
+    """Off a terminal the header and the progress lines go to stderr as rich would print them, with
+    no console made; a line rich would change (here an emoji code in a note) makes the console, on
+    stderr and soft-wrapped, and it prints that line."""
+    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES"):
+        monkeypatch.delenv(var, raising=False)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    display = RunDisplay(interval_s=0.0)
+    suite = SimpleNamespace(name="quickstart", seeds=[0], cot_sc=SimpleNamespace(enabled=False))
+    prep = SimpleNamespace(simulated=True, suite=suite, task_ids=["a", "b"], designs=[1])
+    state = SimpleNamespace(total=2, done=0, skipped=0, failed=0)
+    display.sources(["one-step: 2 tasks made by generator masbench.depth"])
+    display.start(prep, "run-1", state)
+    state.done = 2
+    display.update()
+    assert display._console is None
+    assert err.getvalue().splitlines()[:2] == [
+        "one-step: 2 tasks made by generator masbench.depth",
+        "run run-1 · suite quickstart [SIMULATED models] · 2 tasks × 1 designs × 1 seed(s)"]
+    assert err.getvalue().splitlines()[2].startswith("[quickstart] 2/2 cells · calls 0 · tokens 0")
+    display.note("decided :thumbs_up:")
+    assert display._console is not None and display.console.soft_wrap is True
+    assert err.getvalue().splitlines()[3] == "decided \N{THUMBS UP SIGN}"

@@ -19,26 +19,34 @@ The study API (see docs/simulator.md)::
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
+from ...lazy import lazy_exports
 from ...spec.model import ModelSpec, SimProfile
 from .engine import SimReply, Simulator, consensus, prompt_tokens, reaction_for
-from .exact import (
-    correctness_correlation,
-    expected_unanimity,
-    fit_concentration,
-    fit_difficulty,
-    maj_at_k,
-    pool_curve,
-    task_arrays,
-    tune_unanimity,
-    unanimity,
-)
+
+if TYPE_CHECKING:
+    from .exact import (
+        correctness_correlation,
+        expected_unanimity,
+        fit_concentration,
+        fit_difficulty,
+        maj_at_k,
+        pool_curve,
+        task_arrays,
+        tune_unanimity,
+        unanimity,
+    )
 from .latent import SimModel, calibrate, skill_accuracy, wrong_answer
 from .profiles import BUILTIN_PROFILES, FRONTIER, SEVEN_B, profile_for
 from .react import react_step, retrieval_competence, summary_text
 
 _prompt_tokens = prompt_tokens  # the name runtime/testing and gateway have always imported
+
+# deferred: start-up (the study API's exact numbers need numpy, ~0.1 s of imports; a simulated call does not)
+__getattr__ = lazy_exports(__name__, dict.fromkeys(
+    ("correctness_correlation", "expected_unanimity", "fit_concentration", "fit_difficulty", "maj_at_k", "pool_curve",
+     "task_arrays", "tune_unanimity", "unanimity"), "exact"), globals())
 
 
 def sim_model(model: str | ModelSpec, profile: SimProfile | None = None) -> SimModel:

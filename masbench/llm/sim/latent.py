@@ -23,16 +23,26 @@ import random
 import re
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ...spec.model import SimProfile
 
+if TYPE_CHECKING:
+    import numpy as np
+
 NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
-_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(80)
-_GH_W = _GH_W / _GH_W.sum()  # E[f(Z)] for Z ~ N(0, 1) is Σ w·f(x)
 _CACHE_MAX = 200_000
+
+
+@lru_cache(maxsize=1)
+def _gauss_hermite() -> tuple[np.ndarray, np.ndarray]:
+    """The 80-point Gauss–Hermite nodes and weights, the weights normalised so that E[f(Z)] for
+    Z ~ N(0, 1) is Σ w·f(x). Deferred: start-up (numpy, ~0.1 s of imports, is for the error model's
+    calibration; a fixed-probability profile never calls it)."""
+    import numpy as np
+
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    return x, w / w.sum()
 
 
 def seeded(*parts: Any) -> random.Random:
@@ -50,7 +60,10 @@ def sigmoid(x: float) -> float:
 
 def _mean_p(theta: float, sd: float) -> float:
     """E[σ(θ − sd·Z)], Z ~ N(0, 1), by Gauss–Hermite quadrature."""
-    return float(np.dot(_GH_W, 1.0 / (1.0 + np.exp(-(theta - sd * _GH_X)))))
+    import numpy as np  # loaded by _gauss_hermite
+
+    x, w = _gauss_hermite()
+    return float(np.dot(w, 1.0 / (1.0 + np.exp(-(theta - sd * x)))))
 
 
 @lru_cache(maxsize=4096)
