@@ -186,7 +186,7 @@ def wire_key(spec: ModelSpec) -> str | None:
     ``PermissionError`` as on litellm's path), else ``litellm.anthropic_key``/``litellm.api_key``,
     else ``ANTHROPIC_API_KEY`` (blank counts as unset, as in litellm); None when litellm would
     authenticate otherwise (an OAuth token, ``ANTHROPIC_AUTH_TOKEN``, workload identity, none)."""
-    from ._litellm import litellm
+    from ._litellm import litellm  # deferred: heavy import, only when an anthropic/ call is sent
 
     key = api_key_of(spec) or getattr(litellm, "anthropic_key", None) or getattr(litellm, "api_key", None)
     key = (key or "").strip() or os.environ.get("ANTHROPIC_API_KEY", "").strip()
