@@ -7,9 +7,7 @@ litellm's; and the calls litellm would rewrite still go through litellm."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import re
 from typing import Any
 
@@ -18,20 +16,17 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from masbench.llm import Gateway
 from masbench.llm import anthropic_sdk, errors, litellm_sdk
 from masbench.llm.backends import Attempt
-from masbench.llm.health import BreakerConfig
 from masbench.llm.litellm_sdk import LitellmClient
 from masbench.spec import ModelSpec
-from masbench.store import Store, StoreWriter
+
+from gateway_rows import calls_rows
 
 pytest.importorskip("anthropic")
 
 MODEL = "anthropic/claude-haiku-4-5"
-VOLATILE = ("call_id", "ts", "t_start", "latency_s")
 USAGE = {"input_tokens": 30, "output_tokens": 11, "cache_read_input_tokens": 400, "cache_creation_input_tokens": 20}
-TAGS = {"design": "d", "task_id": "t", "seed": 0, "node": "n", "agent": "a"}
 PRICES = {"input_usd_per_mtok": 1.0, "cached_input_usd_per_mtok": 0.1, "cache_write_usd_per_mtok": 1.25,
           "output_usd_per_mtok": 5.0}
 
@@ -87,31 +82,11 @@ def _env(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
-def _rows(store: Store, order: list[str]) -> list[dict[str, Any]]:
-    df = store.df("SELECT * FROM calls")
-    rows = {r["call_id"]: {str(k): None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
-            for r in df.to_dict("records")}  # pandas reads NULL floats as NaN (never equal to itself)
-    return [{k: v for k, v in rows[cid].items() if k not in VOLATILE} for cid in order]
-
-
 async def _calls(tmp_path, base: str | None, calls: list[dict[str, Any]], **spec: Any) -> list[dict[str, Any]]:
     """The ``calls`` rows of ``calls`` (each: messages, params, max_tokens) through one gateway."""
-    store = Store(tmp_path / f"s{len(list(tmp_path.iterdir()))}.duckdb")
-    writer = StoreWriter(store)
     model = ModelSpec(**{"id": MODEL, "api_base": base, "client": "litellm", "api_key_env": "MASBENCH_TEST_KEY",
                          **spec})
-    gw = Gateway({"m": model}, retry_base_s=0.01, retry_max_s=0.02, breaker=BreakerConfig(cooldown_s=0.05),
-                 sink=lambda r: writer.put(dataclasses.replace(r, run_id="x")))
-    order = []
-    for c in calls:
-        res = await gw.complete("m", c.get("messages", [{"role": "user", "content": "q"}]), params=c.get("params"),
-                                max_tokens=c.get("max_tokens", 16), tags=TAGS)
-        order.append(res.call_id)
-    await gw.aclose()
-    writer.flush()
-    out = _rows(store, order)
-    store.close()
-    return out
+    return await calls_rows(tmp_path, model, calls)
 
 
 async def _both(tmp_path, monkeypatch, litellm_spy, reply: dict[str, Any], calls: list[dict[str, Any]],

@@ -6,24 +6,19 @@ on 127.0.0.1; and the calls litellm would rewrite still go through litellm."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 from typing import Any
 
 import pytest
 from aiohttp import web
 
-from masbench.llm import Gateway
 from masbench.llm import litellm_sdk
-from masbench.llm.health import BreakerConfig
 from masbench.spec import ModelSpec
-from masbench.store import Store, StoreWriter
 
-VOLATILE = ("call_id", "ts", "t_start", "latency_s")
+from gateway_rows import calls_rows
+
 USAGE = {"prompt_tokens": 37, "completion_tokens": 11, "total_tokens": 48,
          "prompt_tokens_details": {"cached_tokens": 5}, "completion_tokens_details": {"reasoning_tokens": 4}}
-TAGS = {"design": "d", "task_id": "t", "seed": 0, "node": "n", "agent": "a"}
 PRICES = {"input_usd_per_mtok": 2.0, "cached_input_usd_per_mtok": 1.0, "output_usd_per_mtok": 8.0,
           "reasoning_usd_per_mtok": 10.0}
 
@@ -75,30 +70,10 @@ def _env(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
-def _rows(store: Store, order: list[str]) -> list[dict[str, Any]]:
-    df = store.df("SELECT * FROM calls")
-    rows = {r["call_id"]: {str(k): None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
-            for r in df.to_dict("records")}  # pandas reads NULL floats as NaN (never equal to itself)
-    return [{k: v for k, v in rows[cid].items() if k not in VOLATILE} for cid in order]
-
-
 async def _calls(tmp_path, base: str, calls: list[dict[str, Any]], **spec: Any) -> list[dict[str, Any]]:
     """The ``calls`` rows of ``calls`` (each: messages, params, max_tokens) through one gateway."""
-    store = Store(tmp_path / f"s{len(list(tmp_path.iterdir()))}.duckdb")
-    writer = StoreWriter(store)
     model = ModelSpec(**{"id": "openai/served", "api_base": base, "client": "litellm", **PRICES, **spec})
-    gw = Gateway({"m": model}, retry_base_s=0.01, retry_max_s=0.02, breaker=BreakerConfig(cooldown_s=0.05),
-                 sink=lambda r: writer.put(dataclasses.replace(r, run_id="x")))
-    order = []
-    for c in calls:
-        res = await gw.complete("m", c.get("messages", [{"role": "user", "content": "q"}]), params=c.get("params"),
-                                max_tokens=c.get("max_tokens", 16), tags=TAGS)
-        order.append(res.call_id)
-    await gw.aclose()
-    writer.flush()
-    out = _rows(store, order)
-    store.close()
-    return out
+    return await calls_rows(tmp_path, model, calls)
 
 
 async def _both(tmp_path, monkeypatch, litellm_spy, reply: dict[str, Any], calls: list[dict[str, Any]],
