@@ -28,7 +28,7 @@ from ..spec import CotScSpec
 from ..store import Store, StoreWriter
 from ..store.rows import CurveRow, TaskCurveRow
 from .stats.majk import exact_majk
-from .task_groups import Group, TaskGroups
+from .task_groups import Group, TaskGroups, group_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,7 +107,7 @@ def build_curve(per_cell: np.ndarray, tokens: np.ndarray, usd: np.ndarray, boots
 
 def groups_of_tasks(tasks: list[TaskInstance]) -> dict[str, tuple[str, int | None]]:
     """task id → its group: (axis, axis value) for tasks with an axis, else (source, None)."""
-    return {t.id: (t.axis or t.source, t.axis_value) for t in tasks}
+    return {t.id: group_of(t) for t in tasks}
 
 
 def groups_of_results(store: Store, run_id: str) -> dict[str, tuple[str, int | None]]:

@@ -26,6 +26,11 @@ Group = tuple[str, int | None]
 """A task's group: (axis or source, axis value or None)."""
 
 
+def group_of(task: TaskInstance) -> Group:
+    """A task's group: its axis and axis value, else its source."""
+    return (task.axis or task.source, task.axis_value)
+
+
 class TaskGroups:
     """task id → :data:`Group`, as sorted UTF-8 ids and a group code each (see the module)."""
 
@@ -60,7 +65,7 @@ class TaskGroups:
     @classmethod
     def of_tasks(cls, tasks: Iterable[TaskInstance]) -> TaskGroups:
         """Of loaded tasks: a task's axis and axis value, else its source."""
-        return cls((t.id, (t.axis or t.source, t.axis_value)) for t in tasks)
+        return cls((t.id, group_of(t)) for t in tasks)
 
     def __len__(self) -> int:
         return len(self._ids) + len(self._odd)
@@ -99,4 +104,4 @@ class TaskGroups:
         return int(self._ids.nbytes + self._code.nbytes)
 
 
-__all__ = ["Group", "TaskGroups"]
+__all__ = ["Group", "TaskGroups", "group_of"]
