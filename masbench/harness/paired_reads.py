@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..store import Store
+from ..store.paired import paired_matches
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: a worker process never needs it
     import pandas as pd
@@ -57,75 +58,77 @@ class FamilyRead:
     """Columns read from a cell's first row only (repeated over its rows in the cell's frame)."""
     task_codes: bool = False
     """Whether a cell's rows carry their task as an integer ``task_id`` (for a per-task mean)."""
-    order: str = "task_id"
-    """What orders a cell's rows after its keys."""
+    order: str = ""
+    """What orders a cell's rows after their task (a task with several rows: its seeds)."""
 
 
 CURVE_READ = FamilyRead(("axis_value", "design"), ("seeds", "diff", "cost", "sample_cost", "slope"),
                         ("unit", "position", "k_match", "k_max"))
 COT_READ = FamilyRead(("axis_value", "design"), ("seeds", "diff_cot", "cot_is_design"), ("unit",))
-PAIR_READ = FamilyRead(("axis_value", "design_a", "design_b"), ("diff",), (), task_codes=True, order="task_id, diff")
+PAIR_READ = FamilyRead(("axis_value", "design_a", "design_b"), ("diff",), (), task_codes=True, order="diff")
+
+
+FAMILY_TABLE = "paired_family"
+"""The prefix of the temporary tables a family's rows are gathered in (DuckDB's, under its memory
+limit): one a family read, numbered, dropped when its cells are read (or when the reads end)."""
+
+_families_read = itertools.count()
 
 
 def _read_cells(store: Store, view: Callable[[str], str], read: FamilyRead, where: str, params: dict[str, Any],
                 slices: list[tuple[str, str | None]]) -> Cells:
-    """One Holm family's cells from a paired view, read a slice of tasks at a time (``view(cells)``:
-    the view's SELECT for those cells) as numpy arrays; DuckDB's working memory is one slice's.
+    """One Holm family's cells from a paired view (``view(cells)``: the view's SELECT for those
+    cells), each handed over as a frame of its rows in task order (the order the tests draw signs
+    in), in the order a frame's ``groupby(sort=True, dropna=False)`` gives them (a NULL axis value
+    last).
 
-    Held until the family is tested: per cell, its ``per_row`` columns (8 bytes a value: ≈ 40
-    bytes a task and cell against the curve, 24 against CoT, 16 a task, seed and pair between
-    designs) and its first row's ``first`` values. Cells come in the order a frame's
-    ``groupby(sort=True, dropna=False)`` gives them (a NULL axis value last), each as a frame of
-    its rows in task order (the order the tests draw signs in), made when it is tested."""
+    The family's rows are gathered a slice of tasks at a time into a temporary DuckDB table (under
+    DuckDB's memory limit, spilling to disk), so DuckDB's working memory is one slice's; then each
+    cell's rows are fetched from it when the cell is tested. The driver holds one cell's numbers
+    (its ``per_row`` columns, 8 bytes a value: ≈ 40 bytes a task against the curve) and the cells'
+    keys, whatever the family's size."""
+    cols = ", ".join([*read.keys, *read.per_row, *read.first, "dense_rank() OVER (ORDER BY task_id) + $code AS task"])
+    table = f"temp.{FAMILY_TABLE}_{next(_families_read)}"
+    with store.lock:
+        for i, (lo, hi) in enumerate(slices):  # a task's code: its rank in the slice, after every earlier slice's
+            args = {**params, "lo": lo, "code": i << 32} | ({} if hi is None else {"hi": hi})
+            select = f"SELECT {cols} FROM ({view(slice_condition(hi is None))}) WHERE {where}"
+            store.sql(f"CREATE TEMP TABLE {table.removeprefix('temp.')} AS {select}" if i == 0
+                      else f"INSERT INTO {table} {select}", args)
+        got = store.arrays(f"SELECT DISTINCT {', '.join(read.keys)} FROM {table}") if slices else {}
+    keys = sorted((tuple(_key_value(got[k], i) for k in read.keys) for i in range(len(got.get(read.keys[0], ())))),
+                  key=_key_order)
+    if not keys and slices:
+        store.sql(f"DROP TABLE IF EXISTS {table}")
+    return keys, _frames(store, read, table, keys)
+
+
+def _frames(store: Store, read: FamilyRead, table: str, keys: list[tuple]) -> Iterator[pd.DataFrame]:
+    """Each cell's frame from the family's ``table``, in ``keys``' order; the table is dropped
+    after the last (or when the reader stops early)."""
     import pandas as pd  # deferred, as in _base
 
-    chunks: dict[tuple, list[dict[str, np.ndarray]]] = {}
-    firsts: dict[tuple, dict[str, Any]] = {}
-    task = ["dense_rank() OVER (ORDER BY task_id) AS task_id"] if read.task_codes else []
-    cols = ", ".join([*read.keys, *read.per_row, *read.first, *task])
-    for i, (lo, hi) in enumerate(slices):
-        args = {**params, "lo": lo} | ({} if hi is None else {"hi": hi})
-        got = store.arrays(f"SELECT {cols} FROM ({view(slice_condition(hi is None))}) WHERE {where} "
-                           f"ORDER BY {', '.join(read.keys)}, {read.order}", args)
-        n = len(got[read.keys[0]])
-        if not n:
-            continue
-        if read.task_codes:  # a task's code: its rank in the slice, after every earlier slice's
-            got["task_id"] = np.asarray(got["task_id"], np.int64) + i * (1 << 32)
-        starts = _cell_starts([got[k] for k in read.keys], n)
-        for s, e in zip(starts, [*starts[1:], n]):
-            key = tuple(_key_value(got[k], s) for k in read.keys)
-            part = {c: _column(got[c][s:e], c) for c in (*read.per_row, *(["task_id"] if read.task_codes else []))}
-            chunks.setdefault(key, []).append(part)
-            firsts.setdefault(key, {c: _key_value(got[c], s) for c in read.first})
-        del got
-    keys = sorted(chunks, key=_key_order)
-
-    def frames() -> Iterator[pd.DataFrame]:
-        for k in keys:
-            parts = chunks.pop(k)
-            rows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
-            del parts
-            n = len(next(iter(rows.values())))
-            for c, v in firsts[k].items():
-                rows[c] = np.full(n, np.nan) if v is None or v is pd.NA else np.full(n, v, dtype=object if isinstance(
-                    v, str) else None)
+    same = " AND ".join(f"{k} IS NOT DISTINCT FROM ${k}" for k in read.keys)
+    rows_of = [*read.per_row, *(["task_id"] if read.task_codes else [])]
+    order = ", ".join(["task", *([read.order] if read.order else [])])
+    try:
+        for key in keys:
+            args = {k: None if v is pd.NA else v for k, v in zip(read.keys, key)}
+            got = store.arrays(f"SELECT {', '.join([*read.per_row, *(['task AS task_id'] if read.task_codes else [])])} "
+                               f"FROM {table} WHERE {same} ORDER BY {order}", args)
+            rows = {c: _column(got[c], c) for c in rows_of}
+            del got
+            n = len(rows[rows_of[0]])
+            if read.first:
+                first = store.arrays(f"SELECT {', '.join(read.first)} FROM {table} WHERE {same} "
+                                     f"ORDER BY {order} LIMIT 1", args)
+                for c in read.first:
+                    v = _key_value(first[c], 0)
+                    rows[c] = np.full(n, np.nan) if v is None or v is pd.NA else np.full(n, v, dtype=object if isinstance(
+                        v, str) else None)
             yield pd.DataFrame(rows)
-
-    return keys, frames()
-
-
-def _cell_starts(keys: list[np.ndarray], n: int) -> list[int]:
-    """The rows where a new cell starts (the rows are ordered by the key columns)."""
-    change = np.zeros(n, bool)
-    change[0] = True
-    for col in keys:
-        if isinstance(col, np.ma.MaskedArray):
-            mask = np.ma.getmaskarray(col)
-            change[1:] |= mask[1:] != mask[:-1]
-            col = np.asarray(col.filled(0))
-        change[1:] |= col[1:] != col[:-1]
-    return np.flatnonzero(change).tolist()
+    finally:
+        store.sql(f"DROP TABLE IF EXISTS {table}")
 
 
 def _key_value(col: np.ndarray, i: int) -> Any:
@@ -177,17 +180,30 @@ def _first_key(axis: str, unit: str, keys: list[tuple], first: tuple | None) -> 
     return first
 
 
+MATCHED_TABLE = "temp.paired_matched"
+"""Where the reads keep the run's matched points (:func:`~masbench.store.paired.paired_matches`),
+computed once instead of once a slice (each slice's query re-read the whole run's results: on a
+100,000-task store ≈ 150 CPU-s of the phase's 170)."""
+
+
 @contextmanager
-def _lean_reads(store: Store) -> Iterator[None]:
-    """DuckDB settings while the families are read: one thread (a thread keeps its own share of a
-    join's and an aggregate's tables) and no insertion order kept (every read has its ORDER BY).
-    Measured on a 100,000-task store: the first family's query 41.6 → 29.6 s, 630 → 585 MB."""
+def _lean_reads(store: Store, run_id: str) -> Iterator[None]:
+    """While the families are read: the run's matched points in :data:`MATCHED_TABLE`, and DuckDB
+    on one thread (a thread keeps its own share of a join's and an aggregate's tables) with no
+    insertion order kept (every read has its ORDER BY). Measured on a 100,000-task store: the
+    first family's query 41.6 → 29.6 s, 630 → 585 MB. Every temporary table is dropped after."""
     with store.lock:
         threads, order = store.sql("SELECT current_setting('threads'), current_setting('preserve_insertion_order')")[0]
         store.sql("SET threads = 1")
         store.sql("SET preserve_insertion_order = false")
         try:
+            store.sql(f"CREATE OR REPLACE TEMP TABLE {MATCHED_TABLE.removeprefix('temp.')} AS "
+                      f"SELECT * FROM ({paired_matches()}) WHERE run_id = ?", [run_id])
             yield
         finally:
+            for (t,) in store.sql("SELECT table_name FROM duckdb_tables() WHERE temporary AND (table_name = ? "
+                                  "OR starts_with(table_name, ?))",
+                                  [MATCHED_TABLE.removeprefix("temp."), FAMILY_TABLE + "_"]):
+                store.sql(f"DROP TABLE IF EXISTS temp.{t}")
             store.sql(f"SET threads = {int(threads)}")
             store.sql(f"SET preserve_insertion_order = {'true' if order else 'false'}")

@@ -34,7 +34,7 @@ from ..store import Store, StoreWriter
 from ..store.paired import UNITS, design_pair_diffs, paired_task_diffs
 from ..store.rows import PairedTestRow
 from .paired_reads import (COT_READ, CURVE_READ, PAIR_READ, PAIRED_CHUNK_TASKS, Cells, _by_value,
-                           _first_key, _lean_reads, _read_cells, slice_condition, task_slices)
+                           MATCHED_TABLE, _first_key, _lean_reads, _read_cells, slice_condition, task_slices)
 from .stats.clustered import clustered_mcnemar, comparison_seed
 from .stats.decide import decide
 from .stats.matched import cost_adjusted
@@ -234,7 +234,7 @@ def compute_paired(store: Store, run_id: str, spec: StatsSpec | None = None) -> 
     limit. On a 100,000-task store (10,000 replicated ×10, 128 MB DuckDB limit) the phase's peak
     RSS fell from 447 MB (whole family frames) to 364 MB, the same rows written."""
     spec = spec or StatsSpec()
-    with _lean_reads(store):
+    with _lean_reads(store, run_id):
         rows = _paired_rows(store, run_id, spec)
     store.sql("DELETE FROM paired_tests WHERE run_id = ?", [run_id])
     if rows:
@@ -258,7 +258,7 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestR
     first = None
     for axis in sorted(axes):  # one family at a time, its cells tested one by one
         for unit in sorted(UNITS):
-            cells = _read_cells(store, paired_task_diffs, CURVE_READ, "axis = $axis AND unit = $unit",
+            cells = _read_cells(store, _task_diffs, CURVE_READ, "axis = $axis AND unit = $unit",
                                 {"run_id": run_id, "axis": axis, "unit": unit}, slices)
             if cells[0]:
                 units.add(unit)
@@ -273,7 +273,7 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestR
         assert first is not None  # a non-empty family has a first row
         first_unit = first[-1]  # the tests against CoT read one unit's rows: the first in ORDER BY ALL
         for axis in sorted(axes):
-            cells = _read_cells(store, paired_task_diffs, COT_READ, "axis = $axis AND unit = $unit AND design <> 'cot'",
+            cells = _read_cells(store, _task_diffs, COT_READ, "axis = $axis AND unit = $unit AND design <> 'cot'",
                                 {"run_id": run_id, "axis": axis, "unit": first_unit}, slices)
             for keys, frames in _by_value(axis, cells):
                 rows += _cot_family(run_id, axis, keys, frames, spec)
@@ -283,6 +283,11 @@ def _paired_rows(store: Store, run_id: str, spec: StatsSpec) -> list[PairedTestR
         for keys, frames in _by_value(axis, cells):
             rows += _pair_family(run_id, axis, keys, frames, spec)
     return rows
+
+
+def _task_diffs(cells: str) -> str:
+    """``paired_task_diffs`` of a slice of cells, on the matched points the reads computed once."""
+    return paired_task_diffs(cells, MATCHED_TABLE)
 
 
 def _finite(row: PairedTestRow) -> PairedTestRow:

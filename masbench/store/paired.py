@@ -51,13 +51,11 @@ def _by_unit(unit: str, tokens: str, calls: str, usd: str, budget: str) -> str:
     return f"CASE {unit} WHEN 'tokens' THEN {tokens} WHEN 'calls' THEN {calls} WHEN 'usd' THEN {usd} ELSE {budget} END"
 
 
-def paired_diffs(cells: str = "") -> str:
-    """``paired_diffs``' SELECT; ``cells`` (a condition on ``run_id`` and ``task_id``) keeps only
-    those cells, the filter applied to every per-cell table it joins (results, the per-task curve,
-    the pool): a slice of the run's tasks is read without a join table of the whole run's. What is
-    per group (a design's mean cost, the group curve) is always the whole run's."""
-    return f"""
-WITH units(unit) AS (VALUES {', '.join(f"('{u}')" for u in UNITS)}),
+def _matched_ctes() -> str:
+    """The CTEs that match each design's mean cost per group and unit to the group's CoT-SC curve
+    (``mw``: the matched segment ``k_lo``, its weight ``w``, ``position``, ``slope``, ``c``, ``x1``,
+    ``k_max``): the whole run's, whatever slice of cells is read."""
+    return f"""units(unit) AS (VALUES {', '.join(f"('{u}')" for u in UNITS)}),
 dm AS (  -- a design's mean cost per group (as design_metrics, without its per-task tables)
     SELECT run_id, design, axis, axis_value, avg(tokens) AS tokens, avg(calls) AS calls, avg(cost_usd) AS cost_usd,
            avg(budget_spent) AS budget_spent
@@ -92,7 +90,25 @@ dm AS (  -- a design's mean cost per group (as design_metrics, without its per-t
            CASE WHEN m.position <> 'within' OR s.x2 IS NULL THEN 0.0 ELSE s.y2 - s.y END AS slope
     FROM m JOIN seg2 s ON s.run_id = m.run_id AND s.axis = m.axis {_G.format(a='s', b='m')}
                       AND s.unit = m.unit AND s.k = m.k_lo
-), pb AS (  -- a cell's mean CoT sample spend on the budget basis
+)"""
+
+
+def paired_matches() -> str:
+    """Each design's matched point on its group's curve per unit (the ``mw`` rows every cell of
+    :func:`paired_diffs` joins): what a reader of many slices computes once (:func:`paired_diffs`'
+    ``matched``) instead of once a slice, each slice's query re-reading the whole run's results."""
+    return f"WITH {_matched_ctes()}\nSELECT * FROM mw"
+
+
+def paired_diffs(cells: str = "", matched: str | None = None) -> str:
+    """``paired_diffs``' SELECT; ``cells`` (a condition on ``run_id`` and ``task_id``) keeps only
+    those cells, the filter applied to every per-cell table it joins (results, the per-task curve,
+    the pool): a slice of the run's tasks is read without a join table of the whole run's. What is
+    per group (a design's mean cost, the group curve) is always the whole run's: computed here, or
+    read from the table ``matched`` holding :func:`paired_matches`' rows."""
+    mw = f"mw AS (SELECT * FROM {matched})" if matched else _matched_ctes()
+    return f"""
+WITH {mw}, pb AS (  -- a cell's mean CoT sample spend on the budget basis
     SELECT run_id, task_id, seed, avg(budget_spent) AS b FROM pool{_where(cells)} GROUP BY ALL
 ), r AS ({grouped_results('correct, tokens, calls, cost_usd, budget_spent', cells)}), tc AS (
     SELECT * FROM cot_sc_task_curve{_where(cells)}
@@ -127,8 +143,8 @@ LEFT JOIN cr ON cr.run_id = r.run_id AND cr.task_id = r.task_id AND cr.seed = r.
 PAIRED_DIFFS = paired_diffs()
 
 
-def paired_task_diffs(cells: str = "") -> str:
-    """``paired_task_diffs``' SELECT; ``cells`` as in :func:`paired_diffs`."""
+def paired_task_diffs(cells: str = "", matched: str | None = None) -> str:
+    """``paired_task_diffs``' SELECT; ``cells`` and ``matched`` as in :func:`paired_diffs`."""
     return f"""
 SELECT run_id, axis, axis_value, design, unit, task_id, any_value(position) AS position,
        any_value(k_match) AS k_match, any_value(k_max) AS k_max, count(*) AS seeds,
@@ -136,7 +152,7 @@ SELECT run_id, axis, axis_value, design, unit, task_id, any_value(position) AS p
        bool_and(cot_is_design) AS cot_is_design, avg(cost) AS cost, avg(sample_cost) AS sample_cost,
        any_value(cost_mean) AS cost_mean, any_value(sample_cost_mean) AS sample_cost_mean,
        any_value(slope) AS slope
-FROM {f"({paired_diffs(cells)})" if cells else "paired_diffs"} GROUP BY run_id, axis, axis_value, design, unit, task_id
+FROM {f"({paired_diffs(cells, matched)})" if cells or matched else "paired_diffs"} GROUP BY run_id, axis, axis_value, design, unit, task_id
 """
 
 

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, cast
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -404,64 +405,52 @@ def test_the_monte_carlo_seed_key_is_the_documented_one():
         assert SignFlip().run(d, resamples=400, seed=key + 1).ci(0.95) != want.ci(0.95)
 
 
-class FakeStore:
-    """Answers compute_paired's reads from frames — one slice of one family at a time, filtered by
-    the query's parameters as the views would be, as the numpy arrays DuckDB fetches (NULL
-    masked, strings as objects) — and records every statement (case-folded and with whitespace
-    collapsed: SQL keywords and DuckDB identifiers are case-insensitive)."""
+class FrameStore:
+    """A real DuckDB connection whose paired views are the test's frames (``tasks_view``,
+    ``pairs_view``, under the run's id; the patched view functions read them a slice at a time) and
+    whose ``results`` give the design names, the axes and the task ids. Records every statement
+    (case-folded, whitespace collapsed), each family's slice reads and each cell's ORDER BY."""
 
-    def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]]):
-        self.tasks, self.pairs, self.names, self.log = tasks, pairs, names, []
-        self.lock = threading.RLock()
+    def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]], run_id: str = "run9"):
+        self.con, self.lock = duckdb.connect(), threading.RLock()
+        self.log: list[tuple[str, Any]] = []
+        self.reads: list[tuple[str, dict]] = []
+        """Each slice read of a family: the view and its parameters (the task code's left out)."""
+        self.orders: list[str] = []
+        """Each cell's read: its ORDER BY."""
         self.settings: list[str] = []
         """DuckDB settings read and set (kept apart from ``log``)."""
-        self.orders: list[str] = []
-        """Each slice read's ORDER BY."""
+        for name, f in (("tasks_view", tasks), ("pairs_view", pairs)):
+            self.con.register("frame", f.assign(run_id=run_id))
+            self.con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
+            self.con.unregister("frame")
+        self.con.execute("CREATE TABLE paired_tests (run_id VARCHAR)")  # the run's old rows: deleted
+        self.con.execute("CREATE TABLE design_names (design VARCHAR, design_name VARCHAR)")
+        self.con.executemany("INSERT INTO design_names VALUES (?, ?)", names or [("z", "z")])
+        self.con.execute("CREATE TABLE results AS SELECT DISTINCT t.run_id, n.design, n.design_name, t.task_id, "
+                         "nullif(t.axis, 'all') AS axis, 'all' AS source FROM (SELECT run_id, task_id, axis FROM "
+                         "tasks_view UNION ALL SELECT run_id, task_id, axis FROM pairs_view) t, design_names n")
+        self.names = names
 
     def sql(self, q, params=None):
         q = " ".join(q.casefold().split())
         if q.startswith(("set ", "select current_setting")):
             self.settings.append(q)
-            return [(2, True)]  # two threads, insertion order kept: DuckDB's defaults here
-        self.log.append((q, params))
-        if self.log[-1][0].startswith("select design, any_value(design_name) from results"):
-            return self.names
-        if self.log[-1][0].startswith("select distinct coalesce(axis, source) from results"):
-            axes = set(self.tasks["axis"]) | set(self.pairs["axis"]) if len(self.tasks) or len(self.pairs) else set()
-            return [(a,) for a in sorted(axes - {"all"})]
-        if q.startswith("select task_id from (select task_id, row_number() over (order by task_id)"):
-            ids = sorted(set(self.tasks["task_id"]) | set(self.pairs["task_id"]))  # every ``size``-th id
-            size = (params or [None, 1])[1]
-            return [(t,) for i, t in enumerate(ids) if i % size == 0]
-        return []
-
-    def arrays(self, q, params: dict):
-        """One slice of one family: the view told by the columns read, filtered by the named
-        parameters (axis, unit, the slice's first task and the next slice's), in the query's order."""
-        q = " ".join(q.casefold().split())
-        select = q.removeprefix("select ").split(" from (")[0]
-        pairs = "design_a" in select
-        self.log.append(("design_pair_diffs" if pairs else "paired_task_diffs", params))
-        f = self.pairs if pairs else self.tasks
-        f = f[(f["axis"] == params["axis"]) & (f["task_id"] >= params["lo"])]
-        f = f[f["task_id"] < params["hi"]] if "hi" in params else f
-        if pairs:
-            f = f[f["design_a"] < f["design_b"]]
         else:
-            f = f[f["unit"] == params["unit"]]
-            f = f[f["design"] != "cot"] if "design <> 'cot'" in q else f
-        order = q.rsplit(" order by ", 1)[1]
-        self.orders.append(order)
-        f = f.sort_values(order.split(", "), kind="stable", na_position="last")
-        out = {}
-        for col in select.split(", "):
-            if col == "dense_rank() over (order by task_id) as task_id":
-                out["task_id"] = f["task_id"].rank(method="dense").astype("int64").to_numpy()
-                continue
-            v = f[col]
-            out[col] = np.ma.masked_array(v.to_numpy(object if v.dtype == object or col == "axis_value" else None),
-                                          mask=v.isna().to_numpy()) if v.isna().any() else v.to_numpy()
-        return out
+            self.log.append((q, params))
+        if q.startswith("select design, any_value(design_name) from results") and not self.names:
+            return []
+        for view in ("tasks_view", "pairs_view"):
+            if f"from (select * from {view} where" in q:
+                self.reads.append(("paired_task_diffs" if view == "tasks_view" else "design_pair_diffs",
+                                   {k: v for k, v in params.items() if k != "code"}))
+        return self.con.execute(q, params or []).fetchall()
+
+    def arrays(self, q, params=None):
+        q = " ".join(q.casefold().split())
+        if " order by " in q and "limit 1" not in q:
+            self.orders.append(q.rsplit(" order by ", 1)[1])
+        return self.con.execute(q, params or []).fetchnumpy()
 
 
 class Writer:
@@ -498,32 +487,43 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     tasks = _tasks([dict(design="b", diff=[0.5, 0.5], diff_cot=[0.5, 0.5]),
                     dict(design="x", diff=[0.5, 0.5], diff_cot=[0.25, 0.25])])
     pairs = _pairs([("all", None, "x", "y", [("t0", 1.0), ("t1", 0.0)])])
-    st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
+    # the views are the frames, read a slice at a time; the matched points are computed once
+    monkeypatch.setattr(pt, "_task_diffs", lambda cells: f"SELECT * FROM tasks_view WHERE {cells}")
+    monkeypatch.setattr(pt, "design_pair_diffs", lambda cells: f"SELECT * FROM pairs_view WHERE {cells}")
+    monkeypatch.setattr(paired_reads, "paired_matches", lambda: "SELECT 'run9' AS run_id, 1 AS k_lo")
+    st = FrameStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])  # b: the CoT-SC baseline by its name
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
-    reads = st.log[3:-1]
-    assert st.log[0] == ("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"])
-    assert st.log[2][1] == ["run9", paired_reads.PAIRED_CHUNK_TASKS]  # the run's tasks cut in slices: here one
+    # the matched points first, then the names, the axes and the run's tasks cut in slices: here one
+    assert st.log[0] == ("create or replace temp table paired_matched as select * from (select 'run9' as run_id, 1 as "
+                         "k_lo) where run_id = ?", ["run9"])
+    assert st.log[1] == ("select design, any_value(design_name) from results where run_id = ? group by all", ["run9"])
+    assert st.log[3][1] == ["run9", paired_reads.PAIRED_CHUNK_TASKS]
     # one family at a time: (axis, unit) against the curve, then an axis against CoT (the first
     # unit's rows), then an axis's design pairs; each cell's rows by task
     one = {"run_id": "run9", "axis": "all", "lo": "t0"}
-    assert reads == [*(("paired_task_diffs", {**one, "unit": u}) for u in ("budget", "calls", "tokens", "usd")),
-                     ("paired_task_diffs", {**one, "unit": "tokens"}), ("design_pair_diffs", one)]
+    assert st.reads == [*(("paired_task_diffs", {**one, "unit": u}) for u in ("budget", "calls", "tokens", "usd")),
+                        ("paired_task_diffs", {**one, "unit": "tokens"}), ("design_pair_diffs", one)]
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
-    # each slice's rows by cell, then task (a pair's seeds by their difference)
-    assert st.orders == ["axis_value, design, task_id"] * 5 + ["axis_value, design_a, design_b, task_id, diff"]
+    # each cell's rows by task (a pair's seeds by their difference): b and x against the curve (in
+    # tokens, the only unit with rows) and against CoT, one pair
+    assert st.orders == ["task"] * 4 + ["task, diff"]
+    # every family's table and the matched points dropped: nothing temporary left
+    assert st.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
+    assert sum(q.startswith("drop table if exists temp.paired_family_") for q, _ in st.log) >= 6
     # a slice of one task: each family read task by task (t0, then t1), the same rows written
     whole = [{c: r[c] for c in r.columns()} for _, r in Writer.added]
     monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 1)
     spies["decide"].clear()  # the fake verdicts count decide's calls
-    st = FakeStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])
+    st = FrameStore(tasks, pairs, [("x", "X"), ("b", "cot-sc")])
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 5
-    assert [(v, p["unit"] if "unit" in p else None, p["lo"], p.get("hi")) for v, p in st.log[3:7]] == \
+    assert [(v, p["unit"] if "unit" in p else None, p["lo"], p.get("hi")) for v, p in st.reads[:4]] == \
         [("paired_task_diffs", "budget", "t0", "t1"), ("paired_task_diffs", "budget", "t1", None),
          ("paired_task_diffs", "calls", "t0", "t1"), ("paired_task_diffs", "calls", "t1", None)]
     assert [{c: r[c] for c in r.columns()} for _, r in Writer.added] == whole
     monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 5_000)
     # the families were read on one thread without insertion order, and the settings put back
-    assert st.settings[1:] == ["set threads = 1", "set preserve_insertion_order = false", "set threads = 2",
+    threads = st.con.execute("SELECT current_setting('threads')").fetchone()[0]
+    assert st.settings[1:] == ["set threads = 1", "set preserve_insertion_order = false", f"set threads = {threads}",
                                "set preserve_insertion_order = true"]
     assert Writer.flushed == 1 and [t for t, _ in Writer.added] == ["paired_tests"] * 5
     rows = [r for _, r in Writer.added]
@@ -536,14 +536,14 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     assert rows[3]["mean_diff"] == 0.25 and rows[0]["ci_lo"] == 0.5 - 0.95 and rows[0]["method"] == "fake method"
     # nothing to test: the run's old rows are deleted and nothing is written
     Writer.added, Writer.flushed = [], 0
-    st = FakeStore(tasks.iloc[:0], pairs.iloc[:0], [])
-    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and len(st.log) == 4
+    st = FrameStore(tasks.iloc[:0], pairs.iloc[:0], [])
+    assert pt.compute_paired(cast(Any, st), "run9") == 0 and Writer.flushed == 0 and Writer.added == [] and st.reads == []
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
     # only pairs: only the pair row, under the default spec (B = max(2000, 400))
-    st = FakeStore(tasks.iloc[:0], pairs, [])
+    st = FrameStore(tasks.iloc[:0], pairs, [])
     assert pt.compute_paired(cast(Any, st), "run9") == 1 and Writer.added[0][1]["bootstrap"] == 2000
     # only tasks: no pair rows
-    st = FakeStore(tasks, pairs.iloc[:0], [])
+    st = FrameStore(tasks, pairs.iloc[:0], [])
     assert pt.compute_paired(cast(Any, st), "run9", SPEC) == 4
 
 
