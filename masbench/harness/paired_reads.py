@@ -1,14 +1,16 @@
 """How the paired tests read a run's Holm families (:mod:`.paired_tests`): the run's tasks cut
 into slices, each family's cells fetched a slice at a time as numpy arrays (no pandas frame of the
-family) and handed over one cell frame at a time, in the order a frame's ``groupby`` gives them."""
+family), set aside in a temporary file and handed over one cell frame at a time, in the order a
+frame's ``groupby`` gives them; the run's matched points computed once for every slice."""
 
 from __future__ import annotations
 
 import itertools
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,21 +60,14 @@ class FamilyRead:
     """Columns read from a cell's first row only (repeated over its rows in the cell's frame)."""
     task_codes: bool = False
     """Whether a cell's rows carry their task as an integer ``task_id`` (for a per-task mean)."""
-    order: str = ""
-    """What orders a cell's rows after their task (a task with several rows: its seeds)."""
+    order: str = "task_id"
+    """What orders a cell's rows after its keys."""
 
 
 CURVE_READ = FamilyRead(("axis_value", "design"), ("seeds", "diff", "cost", "sample_cost", "slope"),
                         ("unit", "position", "k_match", "k_max"))
 COT_READ = FamilyRead(("axis_value", "design"), ("seeds", "diff_cot", "cot_is_design"), ("unit",))
-PAIR_READ = FamilyRead(("axis_value", "design_a", "design_b"), ("diff",), (), task_codes=True, order="diff")
-
-
-FAMILY_TABLE = "paired_family"
-"""The prefix of the temporary tables a family's rows are gathered in (DuckDB's, under its memory
-limit): one a family read, numbered, dropped when its cells are read (or when the reads end)."""
-
-_families_read = itertools.count()
+PAIR_READ = FamilyRead(("axis_value", "design_a", "design_b"), ("diff",), (), task_codes=True, order="task_id, diff")
 
 
 def _read_cells(store: Store, view: Callable[[str], str], read: FamilyRead, where: str, params: dict[str, Any],
@@ -82,53 +77,77 @@ def _read_cells(store: Store, view: Callable[[str], str], read: FamilyRead, wher
     in), in the order a frame's ``groupby(sort=True, dropna=False)`` gives them (a NULL axis value
     last).
 
-    The family's rows are gathered a slice of tasks at a time into a temporary DuckDB table (under
-    DuckDB's memory limit, spilling to disk), so DuckDB's working memory is one slice's; then each
-    cell's rows are fetched from it when the cell is tested. The driver holds one cell's numbers
-    (its ``per_row`` columns, 8 bytes a value: ≈ 40 bytes a task against the curve) and the cells'
-    keys, whatever the family's size."""
-    cols = ", ".join([*read.keys, *read.per_row, *read.first, "dense_rank() OVER (ORDER BY task_id) + $code AS task"])
-    table = f"temp.{FAMILY_TABLE}_{next(_families_read)}"
-    with store.lock:
-        for i, (lo, hi) in enumerate(slices):  # a task's code: its rank in the slice, after every earlier slice's
-            args = {**params, "lo": lo, "code": i << 32} | ({} if hi is None else {"hi": hi})
-            select = f"SELECT {cols} FROM ({view(slice_condition(hi is None))}) WHERE {where}"
-            store.sql(f"CREATE TEMP TABLE {table.removeprefix('temp.')} AS {select}" if i == 0
-                      else f"INSERT INTO {table} {select}", args)
-        got = store.arrays(f"SELECT DISTINCT {', '.join(read.keys)} FROM {table}") if slices else {}
-    keys = sorted((tuple(_key_value(got[k], i) for k in read.keys) for i in range(len(got.get(read.keys[0], ())))),
-                  key=_key_order)
-    if not keys and slices:
-        store.sql(f"DROP TABLE IF EXISTS {table}")
-    return keys, _frames(store, read, table, keys)
+    The family is read a slice of tasks at a time (DuckDB's working memory is one slice's); each
+    slice's cells are appended to an anonymous temporary file as raw arrays (``per_row`` columns,
+    8 bytes a value: ≈ 40 bytes a task and cell against the curve) and read back one cell at a
+    time when it is tested. The driver holds one slice's rows, then one cell's, and per cell its
+    key, its first row's ``first`` values and where its parts lie in the file: nothing per task.
+    (A DuckDB temporary table in its place kept ≈ 28 MB more of the driver's memory on a
+    100,000-task family, outside DuckDB's limit.)"""
+    task = ["dense_rank() OVER (ORDER BY task_id) AS task_id"] if read.task_codes else []
+    cols = ", ".join([*read.keys, *read.per_row, *read.first, *task])
+    rows_of = [*read.per_row, *(["task_id"] if read.task_codes else [])]
+    spill = tempfile.TemporaryFile(prefix="masbench-paired-")
+    parts: dict[tuple, list[tuple[int, int]]] = {}
+    firsts: dict[tuple, dict[str, Any]] = {}
+    for i, (lo, hi) in enumerate(slices):
+        args = {**params, "lo": lo} | ({} if hi is None else {"hi": hi})
+        got = store.arrays(f"SELECT {cols} FROM ({view(slice_condition(hi is None))}) WHERE {where} "
+                           f"ORDER BY {', '.join(read.keys)}, {read.order}", args)
+        n = len(got[read.keys[0]])
+        if not n:
+            continue
+        if read.task_codes:  # a task's code: its rank in the slice, after every earlier slice's
+            got["task_id"] = np.asarray(got["task_id"], np.int64) + i * (1 << 32)
+        starts = _cell_starts([got[k] for k in read.keys], n)
+        for s, e in zip(starts, [*starts[1:], n]):
+            key = tuple(_key_value(got[k], s) for k in read.keys)
+            parts.setdefault(key, []).append((spill.tell(), e - s))
+            for c in rows_of:
+                spill.write(_column(got[c][s:e], c).tobytes())
+            firsts.setdefault(key, {c: _key_value(got[c], s) for c in read.first})
+        del got
+    keys = sorted(parts, key=_key_order)
+    return keys, _frames(spill, rows_of, parts, firsts, keys)
 
 
-def _frames(store: Store, read: FamilyRead, table: str, keys: list[tuple]) -> Iterator[pd.DataFrame]:
-    """Each cell's frame from the family's ``table``, in ``keys``' order; the table is dropped
-    after the last (or when the reader stops early)."""
+def _frames(spill: IO[bytes], rows_of: list[str], parts: dict[tuple, list[tuple[int, int]]],
+            firsts: dict[tuple, dict[str, Any]], keys: list[tuple]) -> Iterator[pd.DataFrame]:
+    """Each cell's frame, read back from the ``spill`` file, in ``keys``' order (the file is
+    closed, so deleted, after the last or when the reader stops)."""
     import pandas as pd  # deferred, as in _base
 
-    same = " AND ".join(f"{k} IS NOT DISTINCT FROM ${k}" for k in read.keys)
-    rows_of = [*read.per_row, *(["task_id"] if read.task_codes else [])]
-    order = ", ".join(["task", *([read.order] if read.order else [])])
-    try:
-        for key in keys:
-            args = {k: None if v is pd.NA else v for k, v in zip(read.keys, key)}
-            got = store.arrays(f"SELECT {', '.join([*read.per_row, *(['task AS task_id'] if read.task_codes else [])])} "
-                               f"FROM {table} WHERE {same} ORDER BY {order}", args)
-            rows = {c: _column(got[c], c) for c in rows_of}
-            del got
+    with spill:
+        for k in keys:
+            chunks: dict[str, list[np.ndarray]] = {c: [] for c in rows_of}
+            for offset, n in parts.pop(k):
+                spill.seek(offset)
+                for c in rows_of:
+                    dtype = _dtype(c)
+                    chunks[c].append(np.frombuffer(spill.read(n * dtype.itemsize), dtype))
+            rows = {c: np.concatenate(v) for c, v in chunks.items()}
+            del chunks
             n = len(rows[rows_of[0]])
-            if read.first:
-                first = store.arrays(f"SELECT {', '.join(read.first)} FROM {table} WHERE {same} "
-                                     f"ORDER BY {order} LIMIT 1", args)
-                for c in read.first:
-                    v = _key_value(first[c], 0)
-                    rows[c] = np.full(n, np.nan) if v is None or v is pd.NA else np.full(n, v, dtype=object if isinstance(
-                        v, str) else None)
-            yield pd.DataFrame(rows)
-    finally:
-        store.sql(f"DROP TABLE IF EXISTS {table}")
+            for c, v in firsts.pop(k).items():
+                rows[c] = np.full(n, np.nan) if v is None or v is pd.NA else np.full(n, v, dtype=object if isinstance(
+                    v, str) else None)
+            frame = pd.DataFrame(rows)
+            del rows  # the frame copied them: one copy of the cell while it is tested
+            yield frame
+            del frame
+
+
+def _cell_starts(keys: list[np.ndarray], n: int) -> list[int]:
+    """The rows where a new cell starts (the rows are ordered by the key columns)."""
+    change = np.zeros(n, bool)
+    change[0] = True
+    for col in keys:
+        if isinstance(col, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(col)
+            change[1:] |= mask[1:] != mask[:-1]
+            col = np.asarray(col.filled(0))
+        change[1:] |= col[1:] != col[:-1]
+    return np.flatnonzero(change).tolist()
 
 
 def _key_value(col: np.ndarray, i: int) -> Any:
@@ -141,13 +160,19 @@ def _key_value(col: np.ndarray, i: int) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+def _dtype(name: str) -> np.dtype:
+    """A ``per_row`` column's type once read (:func:`_column`)."""
+    return np.dtype(np.int64 if name in ("seeds", "task_id") else bool if name == "cot_is_design" else float)
+
+
 def _column(col: np.ndarray, name: str) -> np.ndarray:
-    """A slice of a fetched column as its own array: NULL as NaN (as in a pandas frame), ``seeds``
-    and task codes as integers, a NULL ``cot_is_design`` as true (``all()`` skips it)."""
-    if name in ("seeds", "task_id"):
-        return np.array(col, np.int64)
+    """A slice of a fetched column as its own array of :func:`_dtype`: NULL as NaN (as in a pandas
+    frame), ``seeds`` and task codes as integers, a NULL ``cot_is_design`` as true (``all()``
+    skips it)."""
     if name == "cot_is_design":
         return np.ma.filled(col, True).astype(bool) if isinstance(col, np.ma.MaskedArray) else np.array(col, bool)
+    if name in ("seeds", "task_id"):
+        return np.array(col, np.int64)
     return np.ma.filled(np.ma.asarray(col, float), np.nan) if isinstance(col, np.ma.MaskedArray) \
         else np.array(col, float)
 
@@ -191,7 +216,7 @@ def _lean_reads(store: Store, run_id: str) -> Iterator[None]:
     """While the families are read: the run's matched points in :data:`MATCHED_TABLE`, and DuckDB
     on one thread (a thread keeps its own share of a join's and an aggregate's tables) with no
     insertion order kept (every read has its ORDER BY). Measured on a 100,000-task store: the
-    first family's query 41.6 → 29.6 s, 630 → 585 MB. Every temporary table is dropped after."""
+    first family's query 41.6 → 29.6 s, 630 → 585 MB. The matched points are dropped after."""
     with store.lock:
         threads, order = store.sql("SELECT current_setting('threads'), current_setting('preserve_insertion_order')")[0]
         store.sql("SET threads = 1")
@@ -201,9 +226,6 @@ def _lean_reads(store: Store, run_id: str) -> Iterator[None]:
                       f"SELECT * FROM ({paired_matches()}) WHERE run_id = ?", [run_id])
             yield
         finally:
-            for (t,) in store.sql("SELECT table_name FROM duckdb_tables() WHERE temporary AND (table_name = ? "
-                                  "OR starts_with(table_name, ?))",
-                                  [MATCHED_TABLE.removeprefix("temp."), FAMILY_TABLE + "_"]):
-                store.sql(f"DROP TABLE IF EXISTS temp.{t}")
+            store.sql(f"DROP TABLE IF EXISTS {MATCHED_TABLE}")
             store.sql(f"SET threads = {int(threads)}")
             store.sql(f"SET preserve_insertion_order = {'true' if order else 'false'}")

@@ -154,6 +154,7 @@ def _curve_family(run_id: str, axis: str, keys: list[tuple], cells: Iterator[pd.
             family.append(row)
             fres.append(res)
             k_max.append(int(d["k_max"].iloc[0]))
+        del d  # let a cell's frame go before the next is read (a read family's cells come one by one)
     if family:
         _apply_holm(family, spec, fres)
     for r, res, k in zip(family, fres, k_max):
@@ -195,6 +196,7 @@ def _cot_family(run_id: str, axis: str, keys: list[tuple], cells: Iterator[pd.Da
         rows.append(_base(run_id, axis, value, str(design), "cot", "-", spec, res, resamples=b_f,
                           n_cells=int(d["seeds"].sum()), **kw))
         results.append(res)
+        del d  # as in _curve_family
     if rows:
         _apply_holm(rows, spec, results)
     return rows
@@ -220,6 +222,7 @@ def _pair_family(run_id: str, axis: str, keys: list[tuple], cells: Iterator[pd.D
                                     comparison_seed(spec.seed, axis, value, a, b_))
         rows.append(_base(run_id, axis, value, a, b_, "-", spec, res, resamples=b_f, n_cells=len(d), **kw))
         results.append(res)
+        del d, per_task  # as in _curve_family
     _apply_holm(rows, spec, results)
     return rows
 

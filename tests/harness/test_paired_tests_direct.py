@@ -409,15 +409,15 @@ class FrameStore:
     """A real DuckDB connection whose paired views are the test's frames (``tasks_view``,
     ``pairs_view``, under the run's id; the patched view functions read them a slice at a time) and
     whose ``results`` give the design names, the axes and the task ids. Records every statement
-    (case-folded, whitespace collapsed), each family's slice reads and each cell's ORDER BY."""
+    (case-folded, whitespace collapsed), and each family's slice reads with their ORDER BY."""
 
     def __init__(self, tasks: pd.DataFrame, pairs: pd.DataFrame, names: list[tuple[str, str]], run_id: str = "run9"):
         self.con, self.lock = duckdb.connect(), threading.RLock()
         self.log: list[tuple[str, Any]] = []
         self.reads: list[tuple[str, dict]] = []
-        """Each slice read of a family: the view and its parameters (the task code's left out)."""
+        """Each slice read of a family: the view and its parameters."""
         self.orders: list[str] = []
-        """Each cell's read: its ORDER BY."""
+        """Each slice read's ORDER BY."""
         self.settings: list[str] = []
         """DuckDB settings read and set (kept apart from ``log``)."""
         for name, f in (("tasks_view", tasks), ("pairs_view", pairs)):
@@ -440,16 +440,14 @@ class FrameStore:
             self.log.append((q, params))
         if q.startswith("select design, any_value(design_name) from results") and not self.names:
             return []
-        for view in ("tasks_view", "pairs_view"):
-            if f"from (select * from {view} where" in q:
-                self.reads.append(("paired_task_diffs" if view == "tasks_view" else "design_pair_diffs",
-                                   {k: v for k, v in params.items() if k != "code"}))
         return self.con.execute(q, params or []).fetchall()
 
     def arrays(self, q, params=None):
         q = " ".join(q.casefold().split())
-        if " order by " in q and "limit 1" not in q:
-            self.orders.append(q.rsplit(" order by ", 1)[1])
+        for view in ("tasks_view", "pairs_view"):
+            if f"from (select * from {view} where" in q:
+                self.reads.append(("paired_task_diffs" if view == "tasks_view" else "design_pair_diffs", params))
+                self.orders.append(q.rsplit(" order by ", 1)[1])
         return self.con.execute(q, params or []).fetchnumpy()
 
 
@@ -504,12 +502,10 @@ def test_compute_paired_reads_the_views_in_order_and_writes_every_row(spies, mon
     assert st.reads == [*(("paired_task_diffs", {**one, "unit": u}) for u in ("budget", "calls", "tokens", "usd")),
                         ("paired_task_diffs", {**one, "unit": "tokens"}), ("design_pair_diffs", one)]
     assert st.log[-1] == ("delete from paired_tests where run_id = ?", ["run9"])
-    # each cell's rows by task (a pair's seeds by their difference): b and x against the curve (in
-    # tokens, the only unit with rows) and against CoT, one pair
-    assert st.orders == ["task"] * 4 + ["task, diff"]
-    # every family's table and the matched points dropped: nothing temporary left
+    # each slice's rows by cell, then task (a pair's seeds by their difference)
+    assert st.orders == ["axis_value, design, task_id"] * 5 + ["axis_value, design_a, design_b, task_id, diff"]
+    # the matched points dropped: nothing temporary left in DuckDB
     assert st.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone() == (0,)
-    assert sum(q.startswith("drop table if exists temp.paired_family_") for q, _ in st.log) >= 6
     # a slice of one task: each family read task by task (t0, then t1), the same rows written
     whole = [{c: r[c] for c in r.columns()} for _, r in Writer.added]
     monkeypatch.setattr(paired_reads, "PAIRED_CHUNK_TASKS", 1)
