@@ -119,7 +119,7 @@ def test_the_file_is_closed_when_the_cells_are_read_or_the_reader_stops(monkeypa
                                _slices(2))
     next(frames)
     assert not files[1].closed
-    frames.close()  # the reader stopped after one cell
+    cast(Any, frames).close()  # the reader stopped after one cell (a generator)
     assert files[1].closed
     # a family with no rows: no cell
     assert _read(con, CURVE_READ, 2, "axis = $axis AND design = 'none'") == ([], [])
